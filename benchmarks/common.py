@@ -1,0 +1,286 @@
+"""Shared helpers for the benchmark scripts.
+
+Each script runs as a driver that starts one worker subprocess per
+(framework, thread count): oar with .venv/bin/python, the peers with
+.venv-peers/bin/python. A worker imports only its own framework, pins the
+thread count, times its cases and prints one JSON object on its last line.
+The driver collects the objects, prints a table and optionally saves JSON.
+"""
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_PEERS_PY = Path(os.environ.get("PEERS_PYTHON", ROOT / ".venv-peers" / "bin" / "python"))
+PYTHONS = {
+    "oar": Path(os.environ.get("OAR_PYTHON", ROOT / ".venv" / "bin" / "python")),
+    "torch": _PEERS_PY,
+    "paddle": _PEERS_PY,
+}
+FRAMEWORKS = ("oar", "torch", "paddle")
+PEERS = ("torch", "paddle")
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+# ---------------------------------------------------------------- timing
+
+def bench(fn, repeats=7, min_time=0.2):
+    """Median seconds per call of fn() over `repeats` runs of a calibrated
+    number of calls, each run lasting about `min_time` seconds."""
+    fn()  # warm-up
+    number = 1
+    while True:
+        t = _run(fn, number)
+        if t >= min_time / 4 or number >= 1 << 24:
+            break
+        number *= 10
+    number = max(1, int(number * min_time / max(t, 1e-9)))
+    return statistics.median(_run(fn, number) / number for _ in range(repeats))
+
+
+def _run(fn, number):
+    gc.disable()  # as timeit does
+    try:
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        return time.perf_counter() - start
+    finally:
+        gc.enable()
+
+
+# ---------------------------------------------------------------- frameworks
+
+def import_framework(name, threads):
+    """Import `name` with its intra-op thread count set to `threads`."""
+    if name == "oar":
+        try:
+            import oar as fw
+        except ImportError:  # not installed: try the in-tree package
+            sys.path.insert(0, str(ROOT / "python"))
+            import oar as fw
+        if hasattr(fw, "set_num_threads"):
+            fw.set_num_threads(threads)
+    elif name == "torch":
+        import torch as fw
+        fw.set_num_threads(threads)
+    elif name == "paddle":
+        import paddle as fw
+        fw.set_device("cpu")
+        core = getattr(getattr(fw, "base", None), "core", None)
+        if core is not None and hasattr(core, "set_num_threads"):
+            core.set_num_threads(threads)
+    else:
+        raise ValueError(f"unknown framework {name!r}")
+    return fw
+
+
+def to_tensor(fw, name, array):
+    import numpy as np
+    array = np.ascontiguousarray(array)
+    return fw.from_numpy(array.copy()) if name == "torch" else fw.to_tensor(array)
+
+
+def thread_env(threads):
+    env = dict(os.environ)
+    for var in THREAD_VARS:
+        env[var] = str(threads)
+    return env
+
+
+# ---------------------------------------------------------------- worker side
+
+def worker_main(cases):
+    """Entry point of a worker. `cases(fw, name, quick)` yields
+    (case, fn, amount, unit): unit "us" reports microseconds per call,
+    any other unit reports amount / seconds / 1e9 (GFLOP/s, GB/s).
+    A case that raises is recorded under "errors" and the rest still run."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--worker", required=True)
+    p.add_argument("--threads", type=int, required=True)
+    p.add_argument("--quick", action="store_true")
+    args, _ = p.parse_known_args()
+    out = {"framework": args.worker, "threads": args.threads}
+    try:
+        fw = import_framework(args.worker, args.threads)
+    except Exception as e:  # framework missing or broken: report and skip
+        out["skipped"] = f"import failed: {type(e).__name__}: {e}"
+        print(json.dumps(out))
+        return
+    out["version"] = str(getattr(fw, "__version__", "unknown"))
+    if args.worker == "torch":
+        out["threads_reported"] = fw.get_num_threads()
+    repeats, min_time = (3, 0.05) if args.quick else (7, 0.2)
+    results, errors = {}, {}
+    gen = cases(fw, args.worker, args.quick)
+    while True:
+        try:
+            case, fn, amount, unit = next(gen)
+        except StopIteration:
+            break
+        except Exception as e:  # setup of the remaining cases failed
+            errors["setup"] = f"{type(e).__name__}: {e}"
+            break
+        try:
+            s = bench(fn, repeats, min_time)
+        except Exception as e:
+            errors[case] = f"{type(e).__name__}: {e}"
+            continue
+        value = s * 1e6 if unit == "us" else amount / s / 1e9
+        results[case] = {"seconds": s, "value": value, "unit": unit}
+    out["results"] = results
+    if errors:
+        out["errors"] = errors
+    print(json.dumps(out))
+
+
+# ---------------------------------------------------------------- driver side
+
+def parse_args(description, default_threads):
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--frameworks", default=",".join(FRAMEWORKS),
+                   help="comma list out of oar,torch,paddle")
+    p.add_argument("--threads", default=default_threads,
+                   help="comma list of thread counts, e.g. 1,2")
+    p.add_argument("--json", metavar="PATH", help="also write results here")
+    p.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
+    args = p.parse_args()
+    args.frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()]
+    bad = set(args.frameworks) - set(FRAMEWORKS)
+    if bad:
+        p.error(f"unknown frameworks: {', '.join(sorted(bad))}")
+    args.threads = [int(t) for t in str(args.threads).split(",")]
+    return args
+
+
+def run_worker(script, name, threads, quick=False, timeout=1800):
+    """Run `script` as a worker for framework `name`; always returns a dict,
+    with a "skipped" reason if the framework could not be run."""
+    python = PYTHONS[name]
+    base = {"framework": name, "threads": threads}
+    if not python.exists():
+        hint = "build oar into .venv" if name == "oar" else "run benchmarks/setup_peers.sh"
+        return {**base, "skipped": f"{python} not found ({hint})"}
+    cmd = [str(python), str(script), "--worker", name, "--threads", str(threads)]
+    if quick:
+        cmd.append("--quick")
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env=thread_env(threads), cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {**base, "skipped": f"timed out after {timeout}s"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode == 0 and lines:
+        try:
+            return json.loads(lines[-1])
+        except json.JSONDecodeError:
+            pass
+    err = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return {**base, "skipped": f"exit code {proc.returncode}: {err}"}
+
+
+def run_all(script, args):
+    """Run every (framework, threads) worker, reporting skips as they happen."""
+    runs = []
+    for threads in args.threads:
+        for name in args.frameworks:
+            r = run_worker(script, name, threads, args.quick)
+            if "skipped" in r:
+                print(f"skipping {name} ({threads} thread(s)): {r['skipped']}")
+            for case, err in r.get("errors", {}).items():
+                print(f"{name} ({threads} thread(s)) failed {case}: {err}")
+            runs.append(r)
+    return runs
+
+
+def machine_info():
+    import numpy as np
+    cpu = platform.processor()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"python": platform.python_version(), "numpy": np.__version__,
+            "cpu": cpu, "cores": os.cpu_count(), "machine": platform.machine()}
+
+
+def print_header(info, runs):
+    print(f"machine: {info['cpu']}, {info['cores']} cores ({info['machine']})")
+    seen = set()
+    for r in runs:
+        if r["framework"] not in seen and "version" in r:
+            seen.add(r["framework"])
+            print(f"  {r['framework']:<7}{r['version']}")
+    print()
+
+
+def table(runs, ratio_peers):
+    """Print one row per (case, threads) with each framework's value and the
+    ratios oar time / peer time (< 1 means oar is faster).
+
+    ratio_peers: peer names to compare with one by one, or "best" to compare
+    with the faster of the available peers."""
+    frameworks = list(dict.fromkeys(r["framework"] for r in runs if "results" in r))
+    by_key, pos = {}, {}
+    for r in runs:
+        for i, (case, res) in enumerate(r.get("results", {}).items()):
+            by_key.setdefault((case, r["threads"]), {})[r["framework"]] = res
+            pos[case] = max(pos.get(case, i), i)  # a run missing cases shifts others up
+    if not by_key:
+        print("no results")
+        return
+    if "oar" not in frameworks:
+        ratio_cols = []
+    elif ratio_peers == "best":
+        ratio_cols = ["oar/best peer"]
+    else:
+        ratio_cols = [f"oar/{p}" for p in ratio_peers]
+    head = ["case", "thr", "unit"] + frameworks + ratio_cols
+    rows = []
+    for (case, threads), res in sorted(by_key.items(), key=lambda kv: (kv[0][1], pos[kv[0][0]])):
+        row = [case, str(threads), next(iter(res.values()))["unit"]]
+        row += [f"{res[f]['value']:.4g}" if f in res else "-" for f in frameworks]
+        if ratio_cols:
+            if ratio_peers == "best":
+                peers = [res[p] for p in PEERS if p in res]
+                best = min(peers, key=lambda x: x["seconds"]) if peers else None
+                row.append(_ratio(res.get("oar"), best))
+            else:
+                row += [_ratio(res.get("oar"), res.get(p)) for p in ratio_peers]
+        rows.append(row)
+    widths = [max(len(c) for c in col) for col in zip(head, *rows)]
+
+    def fmt(cells):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths)))
+
+    print(fmt(head))
+    print(fmt(["-" * w for w in widths]))
+    for row in rows:
+        print(fmt(row))
+    if ratio_cols:
+        print("\nratio = oar time / peer time (< 1: oar faster)")
+
+
+def _ratio(oar, peer):
+    if not oar or not peer:
+        return "-"
+    return f"{oar['seconds'] / peer['seconds']:.2f}x"
+
+
+def save_json(path, benchmark, info, runs, extra=None):
+    if not path:
+        return
+    doc = {"benchmark": benchmark, "machine": info, "runs": runs, **(extra or {})}
+    Path(path).write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"\nwrote {path}")

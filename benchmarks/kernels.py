@@ -1,0 +1,72 @@
+"""CPU kernel throughput: float32 matmul GFLOP/s and memory-bound ops in GB/s.
+
+GB/s counts the bytes each op must read and write once (add: 2 inputs + 1
+output; exp, gelu, softmax: 1 in + 1 out; row sum: the input + the small
+output). The numpy copy bandwidth measured on the same machine is the
+practical ceiling for these rows.
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+F32 = 4
+
+
+def sizes(quick):
+    if quick:
+        return dict(matmul=(256, 512), elems=1 << 20, rows=(1024, 1024))
+    return dict(matmul=(256, 512, 1024, 2048), elems=16 << 20, rows=(4096, 4096))
+
+
+def cases(fw, name, quick):
+    rng = np.random.default_rng(0)
+    sz = sizes(quick)
+    axis = "dim" if name == "torch" else "axis"
+    tensor = lambda *shape: common.to_tensor(fw, name, rng.standard_normal(shape, dtype=np.float32))
+
+    for n in sz["matmul"]:
+        a, b = tensor(n, n), tensor(n, n)
+        yield f"matmul {n}x{n}", lambda: fw.matmul(a, b), 2 * n**3, "GFLOP/s"
+
+    n = sz["elems"]
+    a, b = tensor(n), tensor(n)
+    label = f"{n >> 20}M"
+    yield f"add {label}", lambda: a + b, 3 * n * F32, "GB/s"
+    yield f"exp {label}", lambda: fw.exp(a), 2 * n * F32, "GB/s"
+    yield f"gelu {label}", lambda: fw.nn.functional.gelu(a), 2 * n * F32, "GB/s"
+
+    r, c = sz["rows"]
+    x = tensor(r, c)
+    yield f"sum rows {r}x{c}", lambda: x.sum(**{axis: -1}), (r * c + r) * F32, "GB/s"
+    yield f"softmax rows {r}x{c}", lambda: fw.nn.functional.softmax(x, **{axis: -1}), 2 * r * c * F32, "GB/s"
+
+
+def copy_bandwidth(quick):
+    """Reference: GB/s of a numpy copy (bytes read + written)."""
+    n = sizes(quick)["elems"]
+    src = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
+    dst = np.empty_like(src)
+    s = common.bench(lambda: np.copyto(dst, src), 7, 0.2)
+    return 2 * n * F32 / s / 1e9
+
+
+def main():
+    args = common.parse_args(__doc__.splitlines()[0], default_threads="1,2")
+    info = common.machine_info()
+    copy = copy_bandwidth(args.quick)
+    runs = common.run_all(__file__, args)
+    common.print_header(info, runs)
+    common.table(runs, ratio_peers="best")
+    print(f"reference: numpy copy of {sizes(args.quick)['elems'] >> 20}M float32 = {copy:.4g} GB/s (read + write)")
+    common.save_json(args.json, "kernels", info, runs, {"copy_gbps": copy})
+
+
+if __name__ == "__main__":
+    if "--worker" in sys.argv:
+        common.worker_main(cases)
+    else:
+        main()

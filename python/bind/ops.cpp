@@ -1,0 +1,255 @@
+// Op functions of the oar module and the Tensor operators and methods that
+// map straight onto them. No logic beyond argument conversion.
+#include <omp.h>
+
+#include "autograd/autograd.h"
+#include "common.h"
+#include "dtype_arg.h"
+
+namespace oar::bind {
+namespace {
+
+using nb::arg;
+const auto kNone = nb::none();
+
+const char* kBinary[] = {"add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
+                         "maximum", "minimum", "fmax", "fmin", "atan2", "equal", "not_equal", "less_than",
+                         "less_equal", "greater_than", "greater_equal", "logical_and", "logical_or",
+                         "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"};
+const char* kUnary[] = {"neg", "abs", "sign", "exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+                        "square", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+                        "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfinv", "lgamma", "digamma",
+                        "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "logical_not",
+                        "bitwise_not", "real", "imag", "conj", "angle"};
+// Python operators: (dunder, op, reflected).
+struct OpName { const char* py; const char* op; bool reflected; };
+const OpName kOperators[] = {
+    {"__add__", "add", false}, {"__radd__", "add", true}, {"__sub__", "subtract", false},
+    {"__rsub__", "subtract", true}, {"__mul__", "multiply", false}, {"__rmul__", "multiply", true},
+    {"__truediv__", "divide", false}, {"__rtruediv__", "divide", true}, {"__floordiv__", "floor_divide", false},
+    {"__rfloordiv__", "floor_divide", true}, {"__mod__", "remainder", false}, {"__rmod__", "remainder", true},
+    {"__pow__", "pow", false}, {"__rpow__", "pow", true}, {"__eq__", "equal", false},
+    {"__ne__", "not_equal", false}, {"__lt__", "less_than", false}, {"__le__", "less_equal", false},
+    {"__gt__", "greater_than", false}, {"__ge__", "greater_equal", false}, {"__and__", "bitwise_and", false},
+    {"__rand__", "bitwise_and", true}, {"__or__", "bitwise_or", false}, {"__ror__", "bitwise_or", true},
+    {"__xor__", "bitwise_xor", false}, {"__rxor__", "bitwise_xor", true}};
+const OpName kInplace[] = {{"__iadd__", "add", false}, {"__isub__", "subtract", false},
+                           {"__imul__", "multiply", false}, {"__itruediv__", "divide", false}};
+
+// Logical ops on bool tensors for &, |, ^.
+std::string bool_aware(const std::string& op, const Tensor& x) {
+  if (x.dtype() != DType::Bool) return op;
+  if (op == "bitwise_and") return "logical_and";
+  if (op == "bitwise_or") return "logical_or";
+  if (op == "bitwise_xor") return "logical_xor";
+  return op;
+}
+
+void bind_ops(nb::module_& m) {
+  auto cls = nb::borrow<nb::class_<TensorImpl>>(m.attr("Tensor"));
+
+  for (const char* name : kBinary) {
+    std::string op = name;
+    m.def(name, [op](const Tensor& x, const Tensor& y, nb::handle) { return ops::binary(op, x, y); },
+          arg("x"), arg("y"), arg("name") = kNone);
+    m.def(name, [op](const Tensor& x, const Scalar& y, nb::handle) { return ops::binary_scalar(op, x, y, false); },
+          arg("x"), arg("y"), arg("name") = kNone);
+    m.def(name, [op](const Scalar& x, const Tensor& y, nb::handle) { return ops::binary_scalar(op, y, x, true); },
+          arg("x"), arg("y"), arg("name") = kNone);
+    cls.def(name, [op](TensorImpl* x, const Tensor& y, nb::handle) { return ops::binary(op, Tensor(x), y); },
+            arg("y"), arg("name") = kNone);
+    cls.def(name, [op](TensorImpl* x, const Scalar& y, nb::handle) { return ops::binary_scalar(op, Tensor(x), y, false); },
+            arg("y"), arg("name") = kNone);
+    std::string ip = op + "_";
+    cls.def(ip.c_str(), [op](TensorImpl* x, const Tensor& y, nb::handle) {
+      Tensor t(x);
+      return ops::binary_(op, t, y);
+    }, arg("y"), arg("name") = kNone);
+    cls.def(ip.c_str(), [op](TensorImpl* x, const Scalar& y, nb::handle) {
+      Tensor t(x);
+      return ops::binary_(op, t, ops::scalar_tensor(y, ops::result_type(t, y)));
+    }, arg("y"), arg("name") = kNone);
+  }
+  for (const OpName& o : kOperators) {
+    std::string op = o.op;
+    if (o.reflected) {
+      cls.def(o.py, [op](TensorImpl* x, const Scalar& y) {
+        Tensor t(x);
+        return ops::binary_scalar(bool_aware(op, t), t, y, true);
+      }, nb::is_operator());
+    } else {
+      cls.def(o.py, [op](TensorImpl* x, const Tensor& y) {
+        Tensor t(x);
+        return ops::binary(bool_aware(op, t), t, y);
+      }, nb::is_operator());
+      cls.def(o.py, [op](TensorImpl* x, const Scalar& y) {
+        Tensor t(x);
+        return ops::binary_scalar(bool_aware(op, t), t, y, false);
+      }, nb::is_operator());
+    }
+  }
+  for (const OpName& o : kInplace) {
+    std::string op = o.op;
+    cls.def(o.py, [op](TensorImpl* x, const Tensor& y) { Tensor t(x); return ops::binary_(op, t, y); }, nb::is_operator());
+    cls.def(o.py, [op](TensorImpl* x, const Scalar& y) {
+      Tensor t(x);
+      return ops::binary_(op, t, ops::scalar_tensor(y, ops::result_type(t, y)));
+    }, nb::is_operator());
+  }
+  cls.def("__neg__", [](TensorImpl* x) { return ops::neg(Tensor(x)); });
+  cls.def("__abs__", [](TensorImpl* x) { return ops::abs(Tensor(x)); });
+  cls.def("__invert__", [](TensorImpl* x) {
+    Tensor t(x);
+    return t.dtype() == DType::Bool ? ops::logical_not(t) : ops::unary("bitwise_not", t);
+  });
+  cls.def("__matmul__", [](TensorImpl* x, const Tensor& y) { return ops::matmul(Tensor(x), y); }, nb::is_operator());
+  cls.def("__rmatmul__", [](TensorImpl* x, const Tensor& y) { return ops::matmul(y, Tensor(x)); }, nb::is_operator());
+
+  for (const char* name : kUnary) {
+    std::string op = name;
+    m.def(name, [op](const Tensor& x, nb::handle) { return ops::unary(op, x); }, arg("x"), arg("name") = kNone);
+    cls.def(name, [op](TensorImpl* x, nb::handle) { return ops::unary(op, Tensor(x)); }, arg("name") = kNone);
+    std::string ip = op + "_";
+    cls.def(ip.c_str(), [op](TensorImpl* x, nb::handle) { Tensor t(x); return ops::unary_(op, t); },
+            arg("name") = kNone);
+  }
+
+  // Creation
+  m.def("full", [](const Dims& shape, const Scalar& v, nb::handle dtype, nb::handle) {
+    auto dt = opt_dtype(dtype, "oar.full");
+    return ops::full(shape, v, dt ? *dt : (v.is_integral() && v.kind == Scalar::Kind::Int ? DType::Int64 : v.natural_dtype()));
+  }, arg("shape"), arg("fill_value"), arg("dtype") = kNone, arg("name") = kNone);
+  m.def("arange", [](const Scalar& start, std::optional<Scalar> end, const Scalar& step, nb::handle dtype, nb::handle) {
+    Scalar s = start, e;
+    if (end) e = *end; else { e = start; s = Scalar(int64_t(0)); }
+    return ops::arange(s, e, step, opt_dtype(dtype, "oar.arange"));
+  }, arg("start") = Scalar(int64_t(0)), arg("end") = kNone, arg("step") = Scalar(int64_t(1)), arg("dtype") = kNone,
+     arg("name") = kNone);
+  m.def("linspace", [](double start, double stop, int64_t num, nb::handle dtype, nb::handle) {
+    return ops::linspace(start, stop, num, opt_dtype(dtype, "oar.linspace").value_or(default_float_dtype()));
+  }, arg("start"), arg("stop"), arg("num"), arg("dtype") = kNone, arg("name") = kNone);
+  m.def("eye", [](int64_t n, std::optional<int64_t> mcols, nb::handle dtype, nb::handle) {
+    return ops::eye(n, mcols.value_or(n), opt_dtype(dtype, "oar.eye").value_or(default_float_dtype()));
+  }, arg("num_rows"), arg("num_columns") = kNone, arg("dtype") = kNone, arg("name") = kNone);
+
+  // Copy and cast
+  m.def("cast", [](const Tensor& x, nb::handle dtype) { return ops::cast(x, to_dtype(dtype, "oar.cast")); },
+        arg("x"), arg("dtype"));
+  cls.def("astype", [](TensorImpl* x, nb::handle dtype) { return ops::cast(Tensor(x), to_dtype(dtype, "Tensor.astype")); });
+  cls.def("cast", [](TensorImpl* x, nb::handle dtype) { return ops::cast(Tensor(x), to_dtype(dtype, "Tensor.cast")); });
+  m.def("clone", [](const Tensor& x, nb::handle) { return ops::clone(x); }, arg("x"), arg("name") = kNone);
+  cls.def("clone", [](TensorImpl* x) { return ops::clone(Tensor(x)); });
+  cls.def("copy_", [](TensorImpl* x, const Tensor& src, bool) { Tensor t(x); return ops::copy_(t, src); },
+          arg("src"), arg("blocking") = true);
+  m.def("where", [](const Tensor& c, const Tensor& x, const Tensor& y, nb::handle) { return ops::where(c, x, y); },
+        arg("condition"), arg("x"), arg("y"), arg("name") = kNone);
+  m.def("where", [](const Tensor& c, const Scalar& x, const Tensor& y, nb::handle) {
+    return ops::where(c, ops::scalar_tensor(x, ops::result_type(y, x)), y);
+  }, arg("condition"), arg("x"), arg("y"), arg("name") = kNone);
+  m.def("where", [](const Tensor& c, const Tensor& x, const Scalar& y, nb::handle) {
+    return ops::where(c, x, ops::scalar_tensor(y, ops::result_type(x, y)));
+  }, arg("condition"), arg("x"), arg("y"), arg("name") = kNone);
+  m.def("clip", [](const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi, nb::handle) {
+    return ops::clip(x, lo, hi);
+  }, arg("x"), arg("min") = kNone, arg("max") = kNone, arg("name") = kNone);
+  m.def("complex", [](const Tensor& re, const Tensor& im, nb::handle) { return ops::complex(re, im); },
+        arg("real"), arg("imag"), arg("name") = kNone);
+
+  // Reductions
+  auto axes_of = [](std::optional<Dims> a) { return a ? *a : Dims{}; };
+  m.def("sum", [axes_of](const Tensor& x, std::optional<Dims> axis, nb::handle dtype, bool keepdim, nb::handle) {
+    if (axis && axis->empty()) return x.dim() == 0 ? ops::clone(x) : ops::sum(x, Dims{}, keepdim, opt_dtype(dtype, "oar.sum"));
+    return ops::sum(x, axes_of(axis), keepdim, opt_dtype(dtype, "oar.sum"));
+  }, arg("x"), arg("axis") = kNone, arg("dtype") = kNone, arg("keepdim") = false, arg("name") = kNone);
+  m.def("mean", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle) {
+    return ops::mean(x, axes_of(axis), keepdim);
+  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone);
+  m.def("prod", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle dtype, nb::handle) {
+    auto dt = opt_dtype(dtype, "oar.prod");
+    return ops::prod(dt ? ops::cast(x, *dt) : x, axes_of(axis), keepdim);
+  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("dtype") = kNone, arg("name") = kNone);
+  m.def("amax", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle) {
+    return ops::amax(x, axes_of(axis), keepdim);
+  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone);
+  m.def("amin", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle) {
+    return ops::amin(x, axes_of(axis), keepdim);
+  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone);
+  cls.def("sum", [axes_of](TensorImpl* x, std::optional<Dims> axis, nb::handle dtype, bool keepdim, nb::handle) {
+    return ops::sum(Tensor(x), axes_of(axis), keepdim, opt_dtype(dtype, "Tensor.sum"));
+  }, arg("axis") = kNone, arg("dtype") = kNone, arg("keepdim") = false, arg("name") = kNone);
+  cls.def("mean", [axes_of](TensorImpl* x, std::optional<Dims> axis, bool keepdim, nb::handle) {
+    return ops::mean(Tensor(x), axes_of(axis), keepdim);
+  }, arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone);
+
+  // Shape
+  m.def("reshape", [](const Tensor& x, const Dims& shape, nb::handle) { return ops::reshape(x, shape); },
+        arg("x"), arg("shape"), arg("name") = kNone);
+  m.def("transpose", [](const Tensor& x, const Dims& perm, nb::handle) { return ops::transpose(x, perm); },
+        arg("x"), arg("perm"), arg("name") = kNone);
+  m.def("expand", [](const Tensor& x, const Dims& shape, nb::handle) { return ops::expand(x, shape); },
+        arg("x"), arg("shape"), arg("name") = kNone);
+  m.def("squeeze", [axes_of](const Tensor& x, std::optional<Dims> axis, nb::handle) { return ops::squeeze(x, axes_of(axis)); },
+        arg("x"), arg("axis") = kNone, arg("name") = kNone);
+  m.def("unsqueeze", [](const Tensor& x, const Dims& axis, nb::handle) { return ops::unsqueeze(x, axis); },
+        arg("x"), arg("axis"), arg("name") = kNone);
+  m.def("flatten", [](const Tensor& x, int64_t s, int64_t e, nb::handle) { return ops::flatten(x, s, e); },
+        arg("x"), arg("start_axis") = 0, arg("stop_axis") = -1, arg("name") = kNone);
+  m.def("strided_slice", [](const Tensor& x, const Dims& axes, const Dims& starts, const Dims& ends,
+                            const Dims& strides, nb::handle) { return ops::strided_slice(x, axes, starts, ends, strides); },
+        arg("x"), arg("axes"), arg("starts"), arg("ends"), arg("strides"), arg("name") = kNone);
+  m.def("slice_scatter", [](const Tensor& x, const Tensor& v, const Dims& axes, const Dims& starts, const Dims& ends,
+                            const Dims& strides, nb::handle) { return ops::slice_scatter(x, v, axes, starts, ends, strides); },
+        arg("x"), arg("value"), arg("axes"), arg("starts"), arg("ends"), arg("strides"), arg("name") = kNone);
+
+  m.def("_setitem_slice", [](const Tensor& x, const Tensor& v, const Dims& axes, const Dims& starts, const Dims& ends,
+                             const Dims& strides) {
+    Tensor t = x;
+    ops::slice_scatter_(t, v, axes, starts, ends, strides);
+  });
+
+  // Linear algebra
+  m.def("matmul", [](const Tensor& x, const Tensor& y, bool tx, bool ty, nb::handle) { return ops::matmul(x, y, tx, ty); },
+        arg("x"), arg("y"), arg("transpose_x") = false, arg("transpose_y") = false, arg("name") = kNone);
+  cls.def("matmul", [](TensorImpl* x, const Tensor& y, bool tx, bool ty, nb::handle) {
+    return ops::matmul(Tensor(x), y, tx, ty);
+  }, arg("y"), arg("transpose_x") = false, arg("transpose_y") = false, arg("name") = kNone);
+
+  // Autograd
+  m.def("is_grad_enabled", &grad_enabled);
+  m.def("set_grad_enabled", &set_grad_enabled);
+  m.def("_backward", [](std::vector<Tensor> outs, std::vector<std::optional<Tensor>> grads, bool retain) {
+    Tensors o(outs.begin(), outs.end()), g;
+    for (auto& x : grads) g.push_back(x ? *x : Tensor());
+    run_backward(o, g, retain, false);
+  });
+  m.def("_grad", [](std::vector<Tensor> outs, std::vector<Tensor> inputs, std::vector<std::optional<Tensor>> grads,
+                    bool retain, bool create, bool allow_unused) {
+    Tensors o(outs.begin(), outs.end()), in(inputs.begin(), inputs.end()), g;
+    for (auto& x : grads) g.push_back(x ? *x : Tensor());
+    Tensors r = run_backward(o, g, retain, create, in, allow_unused);
+    std::vector<Tensor> res(r.begin(), r.end());
+    return res;
+  });
+
+  // Runtime
+  m.def("memory_allocated", []() { return device_interface(DeviceType::CPU).memory_stats(0).allocated; });
+  m.def("max_memory_allocated", []() { return device_interface(DeviceType::CPU).memory_stats(0).max_allocated; });
+  m.def("memory_reserved", []() { return device_interface(DeviceType::CPU).memory_stats(0).reserved; });
+  m.def("reset_max_memory_allocated", []() { device_interface(DeviceType::CPU).reset_peak_stats(0); });
+  m.def("empty_cache", []() { device_interface(DeviceType::CPU).empty_cache(0); });
+  m.def("set_num_threads", [](int n) {
+    OAR_CHECK(n >= 1, Value, "[oar.set_num_threads] expects a positive count, got ", n);
+    omp_set_num_threads(n);
+  });
+  m.def("get_num_threads", []() { return omp_get_max_threads(); });
+  m.def("_registered_ops", []() {
+    std::vector<std::string> names;
+    for (OpDef* op : all_ops()) names.push_back(op->name);
+    return names;
+  });
+}
+
+Binder b(bind_ops);
+
+}  // namespace
+}  // namespace oar::bind

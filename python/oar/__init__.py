@@ -1,0 +1,49 @@
+"""oar: a deep-learning framework with a C++ core and a Paddle-compatible Python API.
+
+>>> import oar
+>>> x = oar.to_tensor([[1.0, 2.0], [3.0, 4.0]], stop_gradient=False)
+>>> y = (x * x).sum()
+>>> y.backward()
+>>> x.grad.numpy().tolist()
+[[2.0, 4.0], [6.0, 8.0]]
+"""
+from . import _C
+from ._C import Tensor, dtype
+
+# dtypes, as paddle.float32 etc.
+bool = dtype.bool  # noqa: A001 - the framework's dtype names shadow builtins on purpose
+uint8 = dtype.uint8
+int8 = dtype.int8
+int16 = dtype.int16
+int32 = dtype.int32
+int64 = dtype.int64
+float16 = dtype.float16
+bfloat16 = dtype.bfloat16
+float32 = dtype.float32
+float64 = dtype.float64
+complex64 = dtype.complex64
+complex128 = dtype.complex128
+
+from ._C import (  # noqa: E402  elementwise, reductions, shape, linalg bound in C++
+    add, subtract, multiply, divide, floor_divide, remainder, pow, maximum, minimum, fmax, fmin, atan2,
+    equal, not_equal, less_than, less_equal, greater_than, greater_equal, logical_and, logical_or,
+    logical_xor, bitwise_and, bitwise_or, bitwise_xor,
+    neg, abs, sign, exp, expm1, log, log2, log10, log1p, sqrt, rsqrt, square, reciprocal, sin, cos, tan,
+    asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, sigmoid, erf, erfinv, lgamma, digamma,
+    floor, ceil, round, trunc, isnan, isinf, isfinite, logical_not, bitwise_not, real, imag, conj, angle,
+    cast, clone, where, clip, complex,
+    sum, mean, prod, amax, amin,
+    reshape, transpose, expand, squeeze, unsqueeze, flatten, strided_slice, slice_scatter,
+    matmul, set_num_threads, get_num_threads, set_default_dtype as _set_default_dtype,
+    get_default_dtype as _get_default_dtype,
+)
+from .framework import set_default_dtype, get_default_dtype, is_tensor, in_dynamic_mode  # noqa: E402
+from .creation import (  # noqa: E402
+    to_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like, arange, linspace,
+    eye, broadcast_to, slice, mod, floor_mod, scale, multiply_, add_n, numel, shape, rank,
+)
+from .autograd import grad, no_grad, enable_grad, set_grad_enabled, is_grad_enabled  # noqa: E402
+from . import autograd, device, framework  # noqa: E402
+from . import _tensor_methods  # noqa: E402,F401  attaches Python-level Tensor methods
+
+__version__ = "0.1.0"

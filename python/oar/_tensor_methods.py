@@ -1,0 +1,263 @@
+"""Tensor methods written in Python: printing, indexing, conversions, backward."""
+import builtins
+
+import numpy as np
+
+from . import _C
+from .autograd import backward as _backward_many
+
+Tensor = _C.Tensor
+
+
+def _place(self):
+    return "Place(cpu)"
+
+
+def _repr(self):
+    arr = self.numpy() if self.dtype != _C.dtype.bfloat16 else self.numpy()
+    prefix = "       "
+    body = np.array2string(arr, separator=", ", prefix=prefix, precision=8, threshold=1000)
+    dt = str(self.dtype).split(".")[-1]
+    return (f"Tensor(shape={self.shape}, dtype={dt}, place={_place(self)}, "
+            f"stop_gradient={self.stop_gradient},\n{prefix}{body})")
+
+
+def _item(self, *idx):
+    if idx:
+        return self[idx].item()
+    if self.size != 1:
+        raise ValueError(f"[Tensor.item] only a tensor with one element can be converted to a Python number, "
+                         f"got shape {self.shape}")
+    return self.numpy().reshape(-1)[0].item()
+
+
+def _scalar_conv(kind):
+    def conv(self):
+        if self.size != 1:
+            raise TypeError(f"[Tensor.__{kind.__name__}__] only a tensor with one element can be converted, "
+                            f"got shape {self.shape}")
+        return kind(self.item())
+    return conv
+
+
+def _index(self):
+    if self.dtype not in (_C.dtype.int8, _C.dtype.int16, _C.dtype.int32, _C.dtype.int64, _C.dtype.uint8) \
+            or self.size != 1:
+        raise TypeError("[Tensor.__index__] only a one-element integer tensor can be used as an index")
+    return int(self.item())
+
+
+def _len(self):
+    if self.ndim == 0:
+        raise TypeError("[Tensor.__len__] len() of a 0-D tensor")
+    return self.shape[0]
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("[Tensor.__iter__] iteration over a 0-D tensor")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
+# ---- indexing
+
+def _expand_index(x, index):
+    """Splits a basic index into per-axis slices, int axes and new axes.
+
+    Returns (axes, starts, ends, steps, int_axes, new_axis_positions) or None if
+    the index needs advanced indexing.
+    """
+    if not isinstance(index, tuple):
+        index = (index,)
+    n_real = builtins.sum(1 for i in index if i is not None and i is not Ellipsis)
+    if builtins.sum(1 for i in index if i is Ellipsis) > 1:
+        raise IndexError("[Tensor.__getitem__] an index can only have a single ellipsis ('...')")
+    if n_real > x.ndim:
+        raise IndexError(f"[Tensor.__getitem__] too many indices: the tensor is {x.ndim}-D but {n_real} were given")
+    axes, starts, ends, steps, int_axes, new_axes = [], [], [], [], [], []
+    dim = 0   # axis of x
+    out_pos = 0  # position in the result
+    for item in index:
+        if item is Ellipsis:
+            skip = x.ndim - n_real
+            dim += skip
+            out_pos += skip
+        elif item is None:
+            new_axes.append(out_pos)
+            out_pos += 1
+        elif isinstance(item, builtins.slice):
+            step = 1 if item.step is None else _int_of(item.step)
+            if step == 0:
+                raise ValueError("[Tensor.__getitem__] slice step cannot be zero")
+            n = x.shape[dim]
+            start = item.start if item.start is not None else (0 if step > 0 else n - 1)
+            stop = item.stop if item.stop is not None else (n if step > 0 else -n - 1)
+            axes.append(dim)
+            starts.append(_int_of(start))
+            ends.append(_int_of(stop))
+            steps.append(step)
+            dim += 1
+            out_pos += 1
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, (builtins.bool, np.bool_)):
+            n = x.shape[dim]
+            i = int(item)
+            if i < -n or i >= n:
+                raise IndexError(f"[Tensor.__getitem__] index {i} is out of bounds for axis {dim} with size {n}")
+            i = i + n if i < 0 else i
+            axes.append(dim)
+            starts.append(i)
+            ends.append(i + 1)
+            steps.append(1)
+            int_axes.append(dim)
+            dim += 1
+        elif isinstance(item, Tensor) and item.ndim == 0 and item.dtype != _C.dtype.bool and \
+                not item.dtype.is_floating_point:
+            return _expand_index(x, tuple(int(i.item()) if i is item else i for i in index))
+        else:
+            return None
+    return axes, starts, ends, steps, int_axes, new_axes
+
+
+def _int_of(v):
+    if isinstance(v, Tensor):
+        return int(v.item())
+    return int(v)
+
+
+def _apply_basic(x, parts):
+    axes, starts, ends, steps, int_axes, new_axes = parts
+    out = _C.strided_slice(x, axes, starts, ends, steps) if axes else x
+    if int_axes:
+        out = _C.squeeze(out, int_axes)
+    if new_axes:
+        out = _C.unsqueeze(out, new_axes)
+    return out
+
+
+def _getitem(self, index):
+    parts = _expand_index(self, index)
+    if parts is not None:
+        return _apply_basic(self, parts)
+    return _advanced_getitem(self, index)
+
+
+def _advanced_getitem(self, index):
+    raise NotImplementedError("[Tensor.__getitem__] advanced (tensor or list) indexing is not available yet")
+
+
+def _setitem(self, index, value):
+    parts = _expand_index(self, index)
+    if parts is None:
+        return _advanced_setitem(self, index, value)
+    axes, starts, ends, steps, int_axes, new_axes = parts
+    if not isinstance(value, Tensor):
+        value = _C.full([], value, self.dtype) if not isinstance(value, (list, tuple, np.ndarray)) \
+            else _C.cast(_C.from_numpy(np.asarray(value)), self.dtype)
+    view_shape = _apply_basic(self.detach(), parts).shape
+    v = value if value.dtype == self.dtype else _C.cast(value, self.dtype)
+    v = _C.expand(v, view_shape) if v.shape != view_shape else v
+    if new_axes:
+        v = _C.squeeze(v, new_axes)
+    if int_axes:
+        # Put back the size-1 axes that integer indices removed.
+        positions, removed = [], 0
+        for k, ax in enumerate(sorted(int_axes)):
+            positions.append(ax)
+        v = _C.unsqueeze(v, positions)
+    if not axes:
+        self.copy_(v)
+        return
+    _C._setitem_slice(self, v, axes, starts, ends, steps)
+
+
+def _advanced_setitem(self, index, value):
+    raise NotImplementedError("[Tensor.__setitem__] advanced (tensor or list) indexing is not available yet")
+
+
+def _backward(self, grad_tensor=None, retain_graph=False):
+    """Accumulates the gradient of this tensor into the .grad of the leaves."""
+    _backward_many([self], [grad_tensor], retain_graph)
+
+
+def _register_hook(self, hook):
+    """Calls hook(grad) when the gradient of this tensor is computed; a returned tensor replaces it."""
+    self._register_hook(hook)
+
+    class _Handle:
+        def remove(self_inner):
+            raise NotImplementedError("[Tensor.register_hook] removing hooks is not supported yet")
+    return _Handle()
+
+
+def _clear_gradient(self, set_to_zero=True):
+    self._clear_grad(set_to_zero)
+
+
+def _T(self):
+    return _C.transpose(self, list(range(self.ndim))[::-1])
+
+
+def _tolist(self):
+    return self.numpy().tolist()
+
+
+def _requires_grad_get(self):
+    return not self.stop_gradient
+
+
+def _requires_grad_set(self, v):
+    self.stop_gradient = not v
+
+
+def _reshape(self, *shape, name=None):
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = shape[0]
+    return _C.reshape(self, list(shape))
+
+
+def _transpose(self, perm=None, name=None):
+    return _C.transpose(self, perm)
+
+
+def _dim_size(self, axis=None):
+    return self.size if axis is None else self.shape[axis]
+
+
+Tensor.__repr__ = _repr
+Tensor.__str__ = _repr
+Tensor.item = _item
+Tensor.__float__ = _scalar_conv(float)
+Tensor.__int__ = _scalar_conv(int)
+Tensor.__bool__ = _scalar_conv(builtins.bool)
+Tensor.__complex__ = _scalar_conv(complex)
+Tensor.__index__ = _index
+Tensor.__len__ = _len
+Tensor.__iter__ = _iter
+Tensor.__getitem__ = _getitem
+Tensor.__setitem__ = _setitem
+Tensor.__hash__ = object.__hash__
+Tensor.__array__ = lambda self, dtype=None, copy=None: self.numpy() if dtype is None else self.numpy().astype(dtype)
+Tensor.backward = _backward
+Tensor.register_hook = _register_hook
+Tensor.clear_grad = _clear_gradient
+Tensor.clear_gradient = _clear_gradient
+Tensor.place = property(_place)
+Tensor.T = property(_T)
+Tensor.tolist = _tolist
+Tensor.requires_grad = property(_requires_grad_get, _requires_grad_set)
+Tensor.reshape = _reshape
+Tensor.transpose = _transpose
+Tensor.expand = lambda self, shape, name=None: _C.expand(self, shape)
+Tensor.broadcast_to = lambda self, shape, name=None: _C.expand(self, shape)
+Tensor.squeeze = lambda self, axis=None, name=None: _C.squeeze(self, axis)
+Tensor.unsqueeze = lambda self, axis, name=None: _C.unsqueeze(self, axis)
+Tensor.flatten = lambda self, start_axis=0, stop_axis=-1, name=None: _C.flatten(self, start_axis, stop_axis)
+Tensor.prod = lambda self, axis=None, keepdim=False, dtype=None, name=None: _C.prod(self, axis, keepdim, dtype)
+Tensor.amax = lambda self, axis=None, keepdim=False, name=None: _C.amax(self, axis, keepdim)
+Tensor.amin = lambda self, axis=None, keepdim=False, name=None: _C.amin(self, axis, keepdim)
+Tensor.where = lambda self, x, y, name=None: _C.where(self, x, y)
+Tensor.clip = lambda self, min=None, max=None, name=None: _C.clip(self, min, max)
+Tensor.is_tensor = lambda self: True
+Tensor.cpu = lambda self: self
+Tensor.value = lambda self: self

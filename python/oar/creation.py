@@ -1,0 +1,250 @@
+"""Tensor creation and a few composite functions with Paddle signatures."""
+import builtins
+
+import numpy as np
+
+from . import _C
+from .framework import _dtype
+
+_NP_OF = {
+    "bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+    "int64": np.int64, "float16": np.float16, "float32": np.float32, "float64": np.float64,
+    "complex64": np.complex64, "complex128": np.complex128,
+}
+
+
+def _shape_list(shape, api):
+    if isinstance(shape, _C.Tensor):
+        return [int(v) for v in shape.numpy().reshape(-1)]
+    if isinstance(shape, (int, np.integer)):
+        return [int(shape)]
+    if isinstance(shape, (list, tuple)):
+        out = []
+        for s in shape:
+            if isinstance(s, _C.Tensor):
+                s = s.item()
+            if not isinstance(s, (int, np.integer)) or isinstance(s, builtins.bool):
+                raise TypeError(f"[{api}] shape entries must be ints, got {type(s).__name__}")
+            out.append(int(s))
+        return out
+    raise TypeError(f"[{api}] shape must be a list, tuple or Tensor of ints, got {type(shape).__name__}")
+
+
+def to_tensor(data, dtype=None, place=None, stop_gradient=True):
+    """Creates a Tensor from a scalar, a (nested) list, a NumPy array or a Tensor (copied).
+
+    Python floats get the default dtype (float32); NumPy arrays keep theirs.
+
+    >>> import oar
+    >>> oar.to_tensor([1, 2, 3]).dtype == oar.int64
+    True
+    >>> oar.to_tensor([1.0, 2.0]).dtype == oar.float32
+    True
+    """
+    dt = _dtype(dtype)
+    if isinstance(data, _C.Tensor):
+        t = _C.clone(data.detach())
+    else:
+        if isinstance(data, (np.ndarray, np.generic)):
+            arr = np.asarray(data)
+        else:
+            try:
+                arr = np.array(data)
+            except ValueError as e:
+                raise ValueError(f"[oar.to_tensor] data must be a rectangular nested list of numbers: {e}") from e
+            if arr.dtype == np.float64 and dt is None:
+                arr = arr.astype(_NP_OF[str(_C.get_default_dtype()).split(".")[-1]]
+                                 if _C.get_default_dtype() != _C.dtype.bfloat16 else np.float32)
+            elif arr.dtype == np.complex128 and dt is None and _C.get_default_dtype() != _C.dtype.float64:
+                arr = arr.astype(np.complex64)
+        if arr.dtype == object or arr.dtype.kind in "USV":
+            raise TypeError(f"[oar.to_tensor] data must be numeric, got an array of dtype {arr.dtype}")
+        if arr.dtype.kind == "u" and arr.dtype != np.uint8:
+            arr = arr.astype(np.int64)
+        if dt is None and str(_C.get_default_dtype()) == "paddle.bfloat16" and arr.dtype == np.float32 \
+                and not isinstance(data, (np.ndarray, np.generic)):
+            dt = _C.dtype.bfloat16
+        t = _C.clone(_C.from_numpy(arr))
+    if dt is not None and t.dtype != dt:
+        t = _C.cast(t, dt)
+    t.stop_gradient = stop_gradient
+    return t
+
+
+def full(shape, fill_value, dtype=None, name=None):
+    """A tensor of `shape` filled with `fill_value`.
+
+    >>> import oar
+    >>> oar.full([2, 2], 7).numpy().tolist()
+    [[7, 7], [7, 7]]
+    """
+    if isinstance(fill_value, _C.Tensor):
+        fill_value = fill_value.item()
+    dt = _dtype(dtype)
+    if dt is None and isinstance(fill_value, float):
+        dt = _C.get_default_dtype()
+    return _C.full(_shape_list(shape, "oar.full"), fill_value, dt)
+
+
+def zeros(shape, dtype=None, name=None):
+    """A tensor of zeros (default dtype float32).
+
+    >>> import oar
+    >>> oar.zeros([2]).numpy().tolist()
+    [0.0, 0.0]
+    """
+    return _C.full(_shape_list(shape, "oar.zeros"), 0, _dtype(dtype) or _C.get_default_dtype())
+
+
+def ones(shape, dtype=None, name=None):
+    """A tensor of ones (default dtype float32).
+
+    >>> import oar
+    >>> oar.ones([1, 2]).shape
+    [1, 2]
+    """
+    return _C.full(_shape_list(shape, "oar.ones"), 1, _dtype(dtype) or _C.get_default_dtype())
+
+
+def empty(shape, dtype=None, name=None):
+    """An uninitialised tensor (here: zero-filled, which costs little and is deterministic)."""
+    return zeros(shape, dtype)
+
+
+def full_like(x, fill_value, dtype=None, name=None):
+    """A tensor shaped like x filled with fill_value (x's dtype unless given)."""
+    return _C.full(x.shape, fill_value, _dtype(dtype) or x.dtype)
+
+
+def zeros_like(x, dtype=None, name=None):
+    """Zeros shaped like x.
+
+    >>> import oar
+    >>> oar.zeros_like(oar.ones([2, 1])).numpy().tolist()
+    [[0.0], [0.0]]
+    """
+    return _C.full(x.shape, 0, _dtype(dtype) or x.dtype)
+
+
+def ones_like(x, dtype=None, name=None):
+    """Ones shaped like x."""
+    return _C.full(x.shape, 1, _dtype(dtype) or x.dtype)
+
+
+def empty_like(x, dtype=None, name=None):
+    """An uninitialised tensor shaped like x."""
+    return zeros_like(x, dtype)
+
+
+def arange(start=0, end=None, step=1, dtype=None, name=None):
+    """Values from start (inclusive) to end (exclusive) by step.
+
+    >>> import oar
+    >>> oar.arange(5).numpy().tolist()
+    [0, 1, 2, 3, 4]
+    >>> oar.arange(0, 1, 0.25).numpy().tolist()
+    [0.0, 0.25, 0.5, 0.75]
+    """
+    vals = [v.item() if isinstance(v, _C.Tensor) else v for v in (start, end, step)]
+    return _C.arange(vals[0], vals[1], vals[2], _dtype(dtype))
+
+
+def linspace(start, stop, num, dtype=None, name=None):
+    """num evenly spaced values from start to stop inclusive.
+
+    >>> import oar
+    >>> oar.linspace(0, 1, 3).numpy().tolist()
+    [0.0, 0.5, 1.0]
+    """
+    vals = [v.item() if isinstance(v, _C.Tensor) else v for v in (start, stop, num)]
+    return _C.linspace(float(vals[0]), float(vals[1]), int(vals[2]), _dtype(dtype))
+
+
+def eye(num_rows, num_columns=None, dtype=None, name=None):
+    """An identity matrix.
+
+    >>> import oar
+    >>> oar.eye(2).numpy().tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    return _C.eye(num_rows, num_columns, _dtype(dtype))
+
+
+def broadcast_to(x, shape, name=None):
+    """Broadcasts x to shape (a view).
+
+    >>> import oar
+    >>> oar.broadcast_to(oar.ones([3]), [2, 3]).shape
+    [2, 3]
+    """
+    return _C.expand(x, _shape_list(shape, "oar.broadcast_to"))
+
+
+def slice(input, axes, starts, ends):  # noqa: A001 - Paddle's name
+    """Slices input along axes from starts to ends (step 1).
+
+    >>> import oar
+    >>> oar.slice(oar.arange(6).reshape([2, 3]), [1], [1], [3]).numpy().tolist()
+    [[1, 2], [4, 5]]
+    """
+    starts = _shape_list(starts, "oar.slice")
+    ends = _shape_list(ends, "oar.slice")
+    return _C.strided_slice(input, list(axes), starts, ends, [1] * len(axes))
+
+
+def mod(x, y, name=None):
+    """Elementwise remainder with the sign of y (Python's %)."""
+    return _C.remainder(x, y)
+
+
+floor_mod = mod
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    """scale * x + bias (or scale * (x + bias)).
+
+    >>> import oar
+    >>> oar.scale(oar.to_tensor([1.0, 2.0]), 2.0, 1.0).numpy().tolist()
+    [3.0, 5.0]
+    """
+    if isinstance(scale, _C.Tensor):
+        scale = scale.item()
+    out = x * scale + bias if bias_after_scale else (x + bias) * scale
+    return out.astype(x.dtype) if out.dtype != x.dtype else out
+
+
+def multiply_(x, y):
+    """In-place x *= y."""
+    return x.multiply_(y)
+
+
+def add_n(inputs, name=None):
+    """Sum of a list of tensors.
+
+    >>> import oar
+    >>> oar.add_n([oar.ones([2]), oar.ones([2])]).numpy().tolist()
+    [2.0, 2.0]
+    """
+    if isinstance(inputs, _C.Tensor):
+        return inputs
+    if not inputs:
+        raise ValueError("[oar.add_n] expects at least one tensor")
+    out = inputs[0]
+    for t in inputs[1:]:
+        out = out + t
+    return out
+
+
+def numel(x, name=None):
+    """Number of elements as an int64 0-D tensor."""
+    return _C.full([], x.size, _C.dtype.int64)
+
+
+def shape(input):
+    """The shape as an int64 tensor."""
+    return to_tensor(np.array(input.shape, dtype=np.int64))
+
+
+def rank(input):
+    """The number of dims as an int32 0-D tensor."""
+    return _C.full([], input.ndim, _C.dtype.int32)

@@ -1,0 +1,167 @@
+// Kernels of the binary elementwise ops (definitions: ops/elementwise.cpp).
+#include <cmath>
+#include <limits>
+
+#include "kernels/cpu/dtype_lists.h"
+#include "kernels/cpu/loops.h"
+
+namespace oar::cpu {
+namespace {
+
+template <typename C> inline bool nan_of(C v) {
+  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+  else return false;
+}
+
+template <typename C> inline C int_pow(C a, C b) {
+  if (b < 0) return a == 1 ? C(1) : (a == C(-1) ? (b % 2 ? C(-1) : C(1)) : C(0));
+  using U = std::make_unsigned_t<C>;
+  U r = 1, base = U(a);
+  for (auto e = b; e > 0; e >>= 1) {
+    if (e & 1) r *= base;
+    base *= base;
+  }
+  return C(r);
+}
+
+template <typename C> inline C floor_div(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if constexpr (std::is_signed_v<C>) {
+      if (b == -1) return C(-static_cast<std::make_unsigned_t<C>>(a));  // no overflow trap at INT_MIN
+      C q = a / b;
+      return (q * b != a && ((a < 0) != (b < 0))) ? C(q - 1) : q;
+    } else {
+      return a / b;
+    }
+  } else {
+    return std::floor(a / b);
+  }
+}
+
+template <typename C> inline C py_mod(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if constexpr (std::is_signed_v<C>) {
+      if (b == -1) return 0;
+      C r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? C(r + b) : r;
+    } else {
+      return a % b;
+    }
+  } else {
+    C r = std::fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+}
+
+// Integer division by zero would trap; it is a user error.
+template <typename T> void check_nonzero(const Tensor& y, const char* api) {
+  if constexpr (std::is_integral_v<T>) {
+    Tensor yc = y;
+    bool zero = false;
+    Geometry<1> g({&yc});
+    g.for_each_run(0, g.numel, [&](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) zero = zero || *reinterpret_cast<const T*>(p[0] + i * s[0]) == T(0);
+    });
+    OAR_CHECK(!zero, Value, "[", api, "] integer division by zero");
+  }
+}
+
+#define OAR_BINARY_KERNEL(NAME, VISIT, DTYPES, OUT, EXPR)                                       \
+  void NAME##_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {         \
+    VISIT(in[0].dtype(), [&](auto tag) {                                                         \
+      using T = decltype(tag);                                                                   \
+      using C = compute_t<T>;                                                                    \
+      using O = OUT;                                                                             \
+      elementwise<O, T, T>(out[0], [](C a, C b) { return EXPR; }, in[0], in[1]);                 \
+    });                                                                                          \
+  }                                                                                              \
+  KernelRegistrar NAME##_reg(#NAME, DeviceType::CPU, DTYPES, NAME##_kernel);
+
+OAR_BINARY_KERNEL(add, visit_numeric, OAR_NUMERIC_DTYPES, T, a + b)
+OAR_BINARY_KERNEL(subtract, visit_numeric, OAR_NUMERIC_DTYPES, T, a - b)
+OAR_BINARY_KERNEL(multiply, visit_numeric, OAR_NUMERIC_DTYPES, T, a * b)
+OAR_BINARY_KERNEL(divide, visit_inexact, OAR_INEXACT_DTYPES, T, a / b)
+OAR_BINARY_KERNEL(maximum, visit_real, OAR_REAL_DTYPES, T, nan_of(a) ? a : (nan_of(b) ? b : (a > b ? a : b)))
+OAR_BINARY_KERNEL(minimum, visit_real, OAR_REAL_DTYPES, T, nan_of(a) ? a : (nan_of(b) ? b : (a < b ? a : b)))
+OAR_BINARY_KERNEL(fmax, visit_real, OAR_REAL_DTYPES, T, (a >= b || nan_of(b)) ? a : b)
+OAR_BINARY_KERNEL(fmin, visit_real, OAR_REAL_DTYPES, T, (a <= b || nan_of(b)) ? a : b)
+OAR_BINARY_KERNEL(atan2, visit_float, OAR_FLOAT_DTYPES, T, std::atan2(a, b))
+OAR_BINARY_KERNEL(equal, visit_dtype, OAR_ALL_DTYPES, bool, a == b)
+OAR_BINARY_KERNEL(not_equal, visit_dtype, OAR_ALL_DTYPES, bool, a != b)
+OAR_BINARY_KERNEL(less_than, visit_real, OAR_REAL_DTYPES, bool, a < b)
+OAR_BINARY_KERNEL(less_equal, visit_real, OAR_REAL_DTYPES, bool, a <= b)
+OAR_BINARY_KERNEL(greater_than, visit_real, OAR_REAL_DTYPES, bool, a > b)
+OAR_BINARY_KERNEL(greater_equal, visit_real, OAR_REAL_DTYPES, bool, a >= b)
+OAR_BINARY_KERNEL(logical_and, visit_int, {DType::Bool}, bool, a && b)
+OAR_BINARY_KERNEL(logical_or, visit_int, {DType::Bool}, bool, a || b)
+OAR_BINARY_KERNEL(logical_xor, visit_int, {DType::Bool}, bool, bool(a) != bool(b))
+OAR_BINARY_KERNEL(bitwise_and, visit_int, OAR_INT_BOOL_DTYPES, T, T(a & b))
+OAR_BINARY_KERNEL(bitwise_or, visit_int, OAR_INT_BOOL_DTYPES, T, T(a | b))
+OAR_BINARY_KERNEL(bitwise_xor, visit_int, OAR_INT_BOOL_DTYPES, T, T(a ^ b))
+
+void pow_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  visit_numeric(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    if constexpr (std::is_same_v<C, bool>) {
+      fail(ErrorKind::NotImplemented, "[oar.pow] does not support bool tensors");
+    } else if constexpr (std::is_integral_v<C>) {
+      elementwise<T, T, T>(out[0], [](C a, C b) { return int_pow<C>(a, b); }, in[0], in[1]);
+    } else {
+      elementwise<T, T, T>(out[0], [](C a, C b) { return C(std::pow(a, b)); }, in[0], in[1]);
+    }
+  });
+}
+KernelRegistrar pow_reg("pow", DeviceType::CPU, OAR_NUMERIC_DTYPES, pow_kernel);
+
+void floor_divide_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  visit_real(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    check_nonzero<T>(in[1], "oar.floor_divide");
+    elementwise<T, T, T>(out[0], [](C a, C b) { return floor_div<C>(a, b); }, in[0], in[1]);
+  });
+}
+KernelRegistrar floor_divide_reg("floor_divide", DeviceType::CPU, OAR_REAL_DTYPES, floor_divide_kernel);
+
+void remainder_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  visit_real(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    check_nonzero<T>(in[1], "oar.remainder");
+    elementwise<T, T, T>(out[0], [](C a, C b) { return py_mod<C>(a, b); }, in[0], in[1]);
+  });
+}
+KernelRegistrar remainder_reg("remainder", DeviceType::CPU, OAR_REAL_DTYPES, remainder_kernel);
+
+void complex_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  if (in[0].dtype() == DType::Float64)
+    elementwise<complex128, double, double>(out[0], [](double a, double b) { return complex128(a, b); }, in[0], in[1]);
+  else
+    elementwise<complex64, float, float>(out[0], [](float a, float b) { return complex64(a, b); }, in[0], in[1]);
+}
+KernelRegistrar complex_reg("complex", DeviceType::CPU, {DType::Float32, DType::Float64}, complex_kernel);
+
+// where(cond, x, y); clip(x, lo, hi) with optional bounds.
+void where_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  visit_dtype(in[1].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    elementwise<T, bool, T, T>(out[0], [](bool c, C a, C b) { return c ? a : b; }, in[0], in[1], in[2]);
+  });
+}
+KernelRegistrar where_reg("where", DeviceType::CPU, OAR_ALL_DTYPES, where_kernel);
+
+void clip_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  visit_real(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    C lo = in[1].defined() ? C(*in[1].data<T>()) : std::numeric_limits<C>::lowest();
+    C hi = in[2].defined() ? C(*in[2].data<T>()) : std::numeric_limits<C>::max();
+    elementwise<T, T>(out[0], [lo, hi](C a) { return a < lo ? lo : (a > hi ? hi : a); }, in[0]);
+  });
+}
+KernelRegistrar clip_reg("clip", DeviceType::CPU, OAR_REAL_DTYPES, clip_kernel);
+
+}  // namespace
+}  // namespace oar::cpu

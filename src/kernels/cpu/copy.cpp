@@ -1,0 +1,37 @@
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/loops.h"
+
+namespace oar::cpu {
+namespace {
+
+// out = cast(in): every (input, output) dtype pair.
+void cast_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  visit_dtype(in[0].dtype(), [&](auto itag) {
+    using In = decltype(itag);
+    visit_dtype(out[0].dtype(), [&](auto otag) {
+      using Out = decltype(otag);
+      if constexpr (std::is_same_v<In, Out>) {
+        if (in[0].is_contiguous() && in[0].shape() == out[0].shape()) {
+          const char* s = static_cast<const char*>(in[0].raw_data());
+          char* d = static_cast<char*>(out[0].raw_data());
+          int64_t bytes = out[0].numel() * int64_t(sizeof(Out));
+          parallel_for(bytes, kParallelGrain * 8, [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, size_t(e - b)); });
+          return;
+        }
+      }
+      Geometry<2> g({&out[0], &in[0]});
+      if (g.numel == 0) return;
+      parallel_for(g.numel, kParallelGrain, [&](int64_t b, int64_t e) {
+        g.for_each_run(b, e, [&](const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+          for (int64_t i = 0; i < n; ++i)
+            *reinterpret_cast<Out*>(p[0] + i * s[0]) = convert<Out>(*reinterpret_cast<const In*>(p[1] + i * s[1]));
+        });
+      });
+    });
+  });
+}
+
+KernelRegistrar r("cast", DeviceType::CPU, OAR_ALL_DTYPES, cast_kernel);
+
+}  // namespace
+}  // namespace oar::cpu

@@ -1,0 +1,157 @@
+// The shared elementwise iterator: an op writes its scalar functor once and
+// this runs it over broadcast, strided operands of any dtype, vectorisable in
+// the contiguous case and threaded above a size threshold.
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <tuple>
+#include <utility>
+
+#include "tensor/tensor.h"
+
+namespace oar::cpu {
+
+constexpr int64_t kParallelGrain = 32768;  // elements per thread at least
+constexpr int kMaxDims = 16;
+
+// Runs f(begin, end) over [0, n) on the OpenMP pool when n is large enough.
+template <typename F> void parallel_for(int64_t n, int64_t grain, F&& f) {
+  int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (n < 2 * grain || nt <= 1) {
+    if (n > 0) f(int64_t(0), n);
+    return;
+  }
+  int64_t chunks = std::min<int64_t>(nt, n / grain);
+#pragma omp parallel num_threads(int(chunks))
+  {
+    int t = omp_get_thread_num();
+    int64_t b = n * t / chunks, e = n * (t + 1) / chunks;
+    if (b < e) f(b, e);
+  }
+}
+
+// Operand geometry after broadcasting to the output shape and merging dims.
+template <int NOps> struct Geometry {
+  int ndim = 0;
+  int64_t shape[kMaxDims];
+  int64_t strides[NOps][kMaxDims];  // bytes; innermost dim last
+  char* base[NOps];
+  int64_t numel = 1;
+  bool contiguous = true;  // every operand dense and in the same order
+
+  // ops[0] is the output.
+  Geometry(const std::array<const Tensor*, NOps>& ops) {
+    const Dims& oshape = ops[0]->shape();
+    int nd = int(oshape.size());
+    int64_t tmp_shape[kMaxDims];
+    int64_t tmp_str[NOps][kMaxDims];
+    for (int d = 0; d < nd; ++d) tmp_shape[d] = oshape[d];
+    for (int k = 0; k < NOps; ++k) {
+      const Tensor& t = *ops[k];
+      base[k] = static_cast<char*>(t.raw_data());
+      int64_t isz = int64_t(t.itemsize());
+      int off = nd - int(t.dim());
+      for (int d = 0; d < nd; ++d) {
+        int td = d - off;
+        tmp_str[k][d] = (td < 0 || t.shape()[td] == 1) ? 0 : t.strides()[td] * isz;
+      }
+    }
+    for (int d = 0; d < nd; ++d) numel *= tmp_shape[d];
+    // Drop size-1 dims, merge dims that are contiguous in every operand.
+    ndim = 0;
+    for (int d = 0; d < nd; ++d) {
+      if (tmp_shape[d] == 1) continue;
+      if (ndim > 0) {
+        bool merge = true;
+        for (int k = 0; k < NOps; ++k)
+          if (strides[k][ndim - 1] != tmp_str[k][d] * tmp_shape[d]) { merge = false; break; }
+        if (merge) {
+          shape[ndim - 1] *= tmp_shape[d];
+          for (int k = 0; k < NOps; ++k) strides[k][ndim - 1] = tmp_str[k][d];
+          continue;
+        }
+      }
+      shape[ndim] = tmp_shape[d];
+      for (int k = 0; k < NOps; ++k) strides[k][ndim] = tmp_str[k][d];
+      ++ndim;
+    }
+    if (ndim == 0) {  // a single element
+      ndim = 1;
+      shape[0] = 1;
+      for (int k = 0; k < NOps; ++k) strides[k][0] = 0;
+    }
+    contiguous = ndim == 1;
+    for (int k = 0; k < NOps && contiguous; ++k)
+      contiguous = strides[k][0] == int64_t(ops[k]->itemsize()) || shape[0] == 1;
+  }
+
+  // Calls inner(ptrs, strides_of_inner_dim, n) for each run of the innermost
+  // dim within linear index range [begin, end).
+  template <typename Inner> void for_each_run(int64_t begin, int64_t end, Inner&& inner) const {
+    int64_t idx[kMaxDims];
+    int64_t rem = begin;
+    for (int d = ndim - 1; d >= 0; --d) { idx[d] = rem % shape[d]; rem /= shape[d]; }
+    std::array<char*, NOps> p;
+    std::array<int64_t, NOps> inner_str;
+    for (int k = 0; k < NOps; ++k) inner_str[k] = strides[k][ndim - 1];
+    int64_t pos = begin;
+    while (pos < end) {
+      for (int k = 0; k < NOps; ++k) {
+        char* q = base[k];
+        for (int d = 0; d < ndim; ++d) q += idx[d] * strides[k][d];
+        p[k] = q;
+      }
+      int64_t n = std::min(shape[ndim - 1] - idx[ndim - 1], end - pos);
+      inner(p, inner_str, n);
+      pos += n;
+      idx[ndim - 1] += n;
+      for (int d = ndim - 1; d > 0 && idx[d] >= shape[d]; --d) { idx[d] = 0; ++idx[d - 1]; }
+    }
+  }
+};
+
+namespace detail {
+template <typename T> inline compute_t<T> load(const char* p) { return compute_t<T>(*reinterpret_cast<const T*>(p)); }
+template <typename T, typename V> inline void store(char* p, V v) { *reinterpret_cast<T*>(p) = T(v); }
+}  // namespace detail
+
+namespace detail {
+template <typename Out, typename... In, typename F, size_t... I>
+void elementwise_impl(std::index_sequence<I...>, Tensor& out, F& f,
+                      const std::array<const Tensor*, sizeof...(In)>& in) {
+  constexpr int N = 1 + sizeof...(In);
+  Geometry<N> g({&out, in[I]...});
+  if (g.numel == 0) return;
+  if (g.contiguous) {
+    Out* o = reinterpret_cast<Out*>(g.base[0]);
+    const std::tuple<const In*...> ip{reinterpret_cast<const In*>(g.base[I + 1])...};
+    parallel_for(g.numel, kParallelGrain, [&](int64_t b, int64_t e) {
+#pragma omp simd
+      for (int64_t i = b; i < e; ++i) o[i] = Out(f(compute_t<In>(std::get<I>(ip)[i])...));
+    });
+    return;
+  }
+  parallel_for(g.numel, kParallelGrain, [&](int64_t b, int64_t e) {
+    g.for_each_run(b, e, [&](const std::array<char*, N>& p, const std::array<int64_t, N>& s, int64_t n) {
+      char* op = p[0];
+      const int64_t os = s[0];
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(op + i * os) = Out(f(load<In>(p[I + 1] + i * s[I + 1])...));
+    });
+  });
+}
+}  // namespace detail
+
+// out[i] = f(in0[i], in1[i], ...), computed in compute_t precision. Out and In
+// are storage types; inputs broadcast to out's shape.
+template <typename Out, typename... In, typename F, typename... Ts>
+void elementwise(Tensor& out, F f, const Ts&... in) {
+  static_assert(sizeof...(In) == sizeof...(Ts), "one storage type per input");
+  detail::elementwise_impl<Out, In...>(std::index_sequence_for<In...>{}, out, f,
+                                       std::array<const Tensor*, sizeof...(In)>{&in...});
+}
+
+}  // namespace oar::cpu

@@ -1,0 +1,118 @@
+// Batched, broadcasting matmul on BLAS (float, double, complex) with a plain
+// loop for integers. 16-bit floats are widened to float around sgemm.
+#include <cblas.h>
+
+#include <vector>
+
+#include "kernels/cpu/dtype_lists.h"
+#include "kernels/cpu/loops.h"
+#include "ops/ops.h"
+
+namespace oar::cpu {
+namespace {
+
+// A matrix operand: pointer, leading dimension and whether BLAS must transpose it.
+struct MatArg {
+  int64_t ld;
+  bool trans;
+};
+
+// Describes a [rows x cols] matrix with element strides (rs, cs) as a BLAS
+// row-major operand, or returns false if neither stride is 1.
+bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, MatArg* m) {
+  if (cols == 1) cs = 1;  // strides of size-1 dims do not matter
+  if (rows == 1) rs = std::max<int64_t>(cols, 1);
+  if (cs == 1 && rs >= std::max<int64_t>(cols, 1)) { m->ld = rs; m->trans = false; return true; }
+  if (rs == 1 && cs >= std::max<int64_t>(rows, 1)) { m->ld = cs; m->trans = true; return true; }
+  return false;
+}
+
+template <typename T>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+          int64_t ldc) {
+  auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+  } else if constexpr (std::is_same_v<T, complex64>) {
+    const complex64 one(1), zero(0);
+    cblas_cgemm(CblasRowMajor, TA, TB, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc);
+  } else if constexpr (std::is_same_v<T, complex128>) {
+    const complex128 one(1), zero(0);
+    cblas_zgemm(CblasRowMajor, TA, TB, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc);
+  } else {
+    // Integers: a plain loop, accumulating in the type itself (wrapping).
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T s = T(0);
+        for (int64_t p = 0; p < k; ++p) {
+          T av = ta ? a[p * lda + i] : a[i * lda + p];
+          T bv = tb ? b[j * ldb + p] : b[p * ldb + j];
+          s = T(s + av * bv);
+        }
+        c[i * ldc + j] = s;
+      }
+  }
+}
+
+template <typename T> void matmul_typed(const Tensor& x0, const Tensor& y0, Tensor& out, bool tx, bool ty) {
+  int64_t nd = out.dim();
+  int64_t M = out.shape()[nd - 2], N = out.shape()[nd - 1];
+  int64_t K = x0.shape()[x0.dim() - (tx ? 2 : 1)];
+  T* o = out.data<T>();
+  if (out.numel() == 0) return;
+  if (K == 0) { std::fill(o, o + out.numel(), T(0)); return; }
+  // Logical (untransposed-op) matrix views of x: [M x K], y: [K x N].
+  auto mat = [](const Tensor& t, bool trans, int64_t* rs, int64_t* cs) {
+    int64_t r = t.strides()[t.dim() - 2], c = t.strides()[t.dim() - 1];
+    *rs = trans ? c : r;
+    *cs = trans ? r : c;
+  };
+  Tensor x = x0, y = y0;
+  int64_t xrs, xcs, yrs, ycs;
+  MatArg ax, ay;
+  mat(x, tx, &xrs, &xcs);
+  if (!blas_layout(M, K, xrs, xcs, &ax)) { x = ops::contiguous(x0); mat(x, tx, &xrs, &xcs); blas_layout(M, K, xrs, xcs, &ax); }
+  mat(y, ty, &yrs, &ycs);
+  if (!blas_layout(K, N, yrs, ycs, &ay)) { y = ops::contiguous(y0); mat(y, ty, &yrs, &ycs); blas_layout(K, N, yrs, ycs, &ay); }
+  // Batch offsets with broadcasting.
+  int64_t nb = out.numel() / (M * N);
+  int64_t bnd = nd - 2;
+  const T* xp = x.data<T>();
+  const T* yp = y.data<T>();
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t rem = b, xo = 0, yo = 0;
+    for (int64_t d = bnd - 1; d >= 0; --d) {
+      int64_t i = rem % out.shape()[d];
+      rem /= out.shape()[d];
+      int64_t xd = d - (bnd - (x.dim() - 2)), yd = d - (bnd - (y.dim() - 2));
+      if (xd >= 0 && x.shape()[xd] != 1) xo += i * x.strides()[xd];
+      if (yd >= 0 && y.shape()[yd] != 1) yo += i * y.strides()[yd];
+    }
+    gemm<T>(ax.trans, ay.trans, M, N, K, xp + xo, ax.ld, yp + yo, ay.ld, o + b * M * N, N);
+  }
+}
+
+void matmul_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  bool tx = a.b(0), ty = a.b(1);
+  DType t = in[0].dtype();
+  if (t == DType::Float16 || t == DType::BFloat16) {
+    Tensor xf = ops::cast(in[0], DType::Float32), yf = ops::cast(in[1], DType::Float32);
+    Tensor of = empty_tensor(out[0].shape(), DType::Float32);
+    matmul_typed<float>(xf, yf, of, tx, ty);
+    Tensor o = out[0];
+    ops::copy_(o, of);
+    return;
+  }
+  visit_numeric(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) return;
+    else matmul_typed<T>(in[0], in[1], out[0], tx, ty);
+  });
+}
+
+KernelRegistrar r("matmul", DeviceType::CPU, OAR_NUMERIC_DTYPES, matmul_kernel);
+
+}  // namespace
+}  // namespace oar::cpu

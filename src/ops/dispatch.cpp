@@ -1,0 +1,126 @@
+#include "ops/dispatch.h"
+
+#include "autograd/autograd.h"
+#include "ops/ops.h"
+
+namespace oar {
+
+DispatchHooks& dispatch_hooks() {
+  static DispatchHooks h;
+  return h;
+}
+
+DispatchState& dispatch_state() {
+  thread_local DispatchState s;
+  return s;
+}
+
+namespace {
+
+KernelFn find_kernel(const OpDef& op, Device dev, DType dt) {
+  KernelFn k = op.kernels[int(dev.type)][int(dt)];
+  if (!k) {
+    bool any = false;
+    for (int t = 0; t < kNumDTypes; ++t) any = any || op.kernels[int(dev.type)][t];
+    if (!any)
+      fail(ErrorKind::NotImplemented, "[oar.", op.name, "] has no kernel for device ", dev.str());
+    fail(ErrorKind::NotImplemented, "[oar.", op.name, "] does not support dtype ", dtype_name(dt),
+         " on ", dev.str());
+  }
+  return k;
+}
+
+Device pick_device(std::span<const Tensor> inputs) {
+  for (const Tensor& t : inputs)
+    if (t.defined()) return t.device();
+  return Device{};
+}
+
+}  // namespace
+
+Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  Metas metas = op.infer_meta(inputs, attrs);
+  Tensors outs;
+  if (op.traits.view) {
+    const Tensor& base = inputs[0];
+    for (TensorMeta& m : metas) outs.push_back(make_view(base, std::move(m.shape), std::move(m.strides), m.offset));
+    return outs;
+  }
+  Device dev = pick_device(inputs);
+  DType key = !inputs.empty() && inputs[0].defined() ? inputs[0].dtype() : metas[0].dtype;
+  KernelFn k = find_kernel(op, dev, key);
+  outs.resize(metas.size());
+  if (!op.traits.dynamic_shape)
+    for (size_t i = 0; i < metas.size(); ++i) outs[i] = empty_tensor(metas[i].shape, metas[i].dtype, dev);
+  k(inputs, std::span<Tensor>(outs.data(), outs.size()), attrs);
+  return outs;
+}
+
+Tensors dispatch(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  DispatchState& st = dispatch_state();
+  Tensors outs;
+  // 1. trace
+  if (st.tracing && dispatch_hooks().trace && dispatch_hooks().trace(op, inputs, attrs, outs)) return outs;
+  // 2. distributed
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.is_dist()) {
+      OAR_CHECK(dispatch_hooks().distributed, NotImplemented, "[oar.", op.name,
+                "] distributed tensors need the oar.distributed module");
+      if (dispatch_hooks().distributed(op, inputs, attrs, outs)) return outs;
+      break;
+    }
+  // 3. autocast
+  Tensors cast_inputs;
+  if (st.autocast && dispatch_hooks().autocast && dispatch_hooks().autocast(op, inputs, cast_inputs))
+    inputs = std::span<const Tensor>(cast_inputs.data(), cast_inputs.size());
+  // 4. eager
+  bool track = op.grad && grad_enabled() && any_requires_grad(inputs);
+  if (track) {
+    // Kernels and infer_meta never see autograd state.
+    NoGradGuard ng;
+    outs = run_eager(op, inputs, attrs);
+  } else {
+    outs = run_eager(op, inputs, attrs);
+  }
+  // 5. autograd
+  if (track) record_op(op, inputs, attrs, outs);
+  return outs;
+}
+
+Tensor dispatch1(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  Tensors o = dispatch(op, inputs, attrs);
+  return std::move(o[0]);
+}
+
+Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> inputs, const Attrs& attrs) {
+  check_inplace(self, op.name.c_str());
+  Metas metas = op.infer_meta(inputs, attrs);
+  OAR_CHECK(metas.size() == 1 && metas[0].shape == self.shape(), Value, "[oar.", op.name,
+            "_] the result shape ", ops::shape_str(metas[0].shape),
+            " must equal the shape of the tensor modified in place ", ops::shape_str(self.shape()));
+  bool track = op.grad && grad_enabled() && any_requires_grad(inputs);
+  // The gradient rule may need the inputs as they were before the write.
+  Tensors saved;
+  if (track && op.save_inputs) {
+    NoGradGuard ng;
+    for (const Tensor& t : inputs) saved.push_back(t.defined() && t.same(self) ? detach(ops::clone(t)) : t);
+  }
+  {
+    NoGradGuard ng;
+    DType key = inputs[0].dtype();
+    KernelFn k = find_kernel(op, self.device(), key);
+    Tensor out = self;
+    if (metas[0].dtype != self.dtype()) {
+      Tensor tmp = empty_tensor(metas[0].shape, metas[0].dtype, self.device());
+      k(inputs, std::span<Tensor>(&tmp, 1), attrs);
+      ops::copy_(out, tmp);
+    } else {
+      k(inputs, std::span<Tensor>(&out, 1), attrs);
+    }
+  }
+  self.storage().bump_version();
+  if (track) record_inplace(op, inputs, attrs, self, std::span<const Tensor>(saved.data(), saved.size()));
+  return self;
+}
+
+}  // namespace oar

@@ -1,0 +1,40 @@
+// The one dispatch entry with fixed stages (DESIGN.md §1):
+//   1 trace, 2 distributed, 3 autocast, 4 eager, 5 autograd.
+#pragma once
+#include "ops/op.h"
+
+namespace oar {
+
+Tensors dispatch(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = {});
+Tensor dispatch1(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = {});
+// Runs `op` writing its single output into `self` (which is also input 0 for
+// unary/binary in-place ops). Bumps the storage version.
+Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> inputs,
+                         const Attrs& attrs = {});
+
+inline Tensor dispatch1(const OpDef& op, std::initializer_list<Tensor> in, const Attrs& attrs = {}) {
+  return dispatch1(op, std::span<const Tensor>(in.begin(), in.size()), attrs);
+}
+
+// Hooks for the stages that other layers provide. Each is null until the
+// layer that implements it installs it (ir/ installs the tracer, dist/ the
+// SPMD stage, amp the autocast stage).
+struct DispatchHooks {
+  // Returns true and fills `out` if it handled the call.
+  bool (*trace)(const OpDef&, std::span<const Tensor>, const Attrs&, Tensors& out) = nullptr;
+  bool (*distributed)(const OpDef&, std::span<const Tensor>, const Attrs&, Tensors& out) = nullptr;
+  // May replace the inputs with cast copies.
+  bool (*autocast)(const OpDef&, std::span<const Tensor>, Tensors& cast_inputs) = nullptr;
+};
+DispatchHooks& dispatch_hooks();
+// Thread-local switches the hooks read, so the fast path tests one word.
+struct DispatchState {
+  bool tracing = false;
+  bool autocast = false;
+};
+DispatchState& dispatch_state();
+
+// Stage 4 only: infer_meta, allocate, run the kernel. No autograd.
+Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
+
+}  // namespace oar

@@ -1,0 +1,72 @@
+// matmul (kernels/cpu/matmul.cpp). Inputs reaching the op are at least 2-D;
+// the front end lifts 1-D operands and squeezes the result.
+#include "autograd/autograd.h"
+#include "ops/dispatch.h"
+#include "ops/ops.h"
+
+namespace oar {
+namespace {
+
+using namespace ops;
+
+Metas matmul_meta(std::span<const Tensor> in, const Attrs& a) {
+  const Tensor &x = in[0], &y = in[1];
+  bool tx = a.b(0), ty = a.b(1);
+  OAR_CHECK(x.dtype() == y.dtype(), Type, "[oar.matmul] x and y must have the same dtype, got ",
+            dtype_name(x.dtype()), " and ", dtype_name(y.dtype()));
+  OAR_CHECK(x.dim() >= 2 && y.dim() >= 2, Runtime, "[oar.matmul] internal: operands must be at least 2-D");
+  int64_t m = x.shape()[x.dim() - (tx ? 1 : 2)], kx = x.shape()[x.dim() - (tx ? 2 : 1)];
+  int64_t ky = y.shape()[y.dim() - (ty ? 1 : 2)], n = y.shape()[y.dim() - (ty ? 2 : 1)];
+  OAR_CHECK(kx == ky, Value, "[oar.matmul] the contracted dims differ: x has ", kx, " (shape ", shape_str(x.shape()),
+            tx ? ", transposed" : "", ") and y has ", ky, " (shape ", shape_str(y.shape()), ty ? ", transposed" : "", ")");
+  Dims bx(x.shape().begin(), x.shape().end() - 2), by(y.shape().begin(), y.shape().end() - 2);
+  Dims out = broadcast_shapes(bx, by, "oar.matmul");
+  out.push_back(m);
+  out.push_back(n);
+  return {TensorMeta{out, x.dtype()}};
+}
+
+Tensors matmul_grad(const GradCtx& c) {
+  const Tensor &x = c.in(0), &y = c.in(1);
+  bool tx = c.attr().b(0), ty = c.attr().b(1);
+  Tensor g = c.grad();
+  Tensor xc = conj(x), yc = conj(y);
+  Tensor gx, gy;
+  if (c.needs_grad(0)) {
+    if (!tx) gx = ty ? matmul(g, yc, false, false) : matmul(g, yc, false, true);
+    else gx = ty ? matmul(yc, g, true, true) : matmul(yc, g, false, true);
+    gx = sum_to(gx, x.shape());
+  }
+  if (c.needs_grad(1)) {
+    if (!ty) gy = tx ? matmul(xc, g, false, false) : matmul(xc, g, true, false);
+    else gy = tx ? matmul(g, xc, true, true) : matmul(g, xc, true, false);
+    gy = sum_to(gy, y.shape());
+  }
+  return {gx, gy};
+}
+
+OpDef& kMatmul = OpBuilder("matmul").attrs({"transpose_x", "transpose_y"}).meta(matmul_meta).grad(matmul_grad);
+
+}  // namespace
+
+namespace ops {
+
+Tensor matmul(const Tensor& x0, const Tensor& y0, bool tx, bool ty) {
+  OAR_CHECK(x0.dim() >= 1 && y0.dim() >= 1, Value, "[oar.matmul] operands must be at least 1-D, got shapes ",
+            shape_str(x0.shape()), " and ", shape_str(y0.shape()));
+  DType t = promote_types(x0.dtype(), y0.dtype());
+  OAR_CHECK(t != DType::Bool, Type, "[oar.matmul] does not support bool tensors");
+  Tensor x = cast(x0, t), y = cast(y0, t);
+  bool x1 = x.dim() == 1, y1 = y.dim() == 1;
+  if (x1) { x = unsqueeze(x, Dims{0}); tx = false; }
+  if (y1) { y = unsqueeze(y, Dims{1}); ty = false; }
+  Tensor in[2] = {x, y};
+  Tensor out = dispatch1(kMatmul, in, Attrs{tx, ty});
+  if (x1 && y1) return reshape(out, Dims{});
+  if (x1) return squeeze(out, Dims{out.dim() - 2});
+  if (y1) return squeeze(out, Dims{out.dim() - 1});
+  return out;
+}
+
+}  // namespace ops
+}  // namespace oar

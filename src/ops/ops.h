@@ -1,0 +1,136 @@
+// The C++ op API: every function here goes through dispatch(), so calling it
+// from a gradient rule, a graph or a distributed program runs the same op.
+// Front-end functions promote dtypes and normalise arguments once; the op's
+// infer_meta validates; kernels receive valid inputs.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "ops/op.h"
+#include "ops/scalar.h"
+
+namespace oar::ops {
+
+// ---- helpers (common.cpp)
+std::string shape_str(const Dims& s);
+// Maps axis in [-ndim, ndim) to [0, ndim); IndexError naming `api` otherwise.
+int64_t normalize_axis(int64_t axis, int64_t ndim, const char* api);
+// Normalised, sorted, de-duplicated; empty `axes` with all_if_empty means every axis.
+Dims normalize_axes(const Dims& axes, int64_t ndim, const char* api, bool all_if_empty = true);
+Dims broadcast_shapes(const Dims& a, const Dims& b, const char* api);
+// Result dtype of a binary op between a tensor and a Python number (the
+// number never widens the tensor within its category).
+DType result_type(const Tensor& a, const Scalar& s);
+AttrValue scalar_attr(const Scalar& s);
+Scalar attr_scalar(const AttrValue& a);
+// A 0-D tensor holding `s` with dtype `dt`.
+Tensor scalar_tensor(const Scalar& s, DType dt);
+
+// ---- creation (creation.cpp)
+Tensor full(const Dims& shape, const Scalar& value, DType dtype);
+Tensor zeros(const Dims& shape, DType dtype = DType::Float32);
+Tensor ones(const Dims& shape, DType dtype = DType::Float32);
+Tensor zeros_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor ones_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor full_like(const Tensor& x, const Scalar& value, std::optional<DType> dtype = std::nullopt);
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype);
+Tensor linspace(double start, double stop, int64_t num, DType dtype);
+Tensor eye(int64_t n, int64_t m, DType dtype);
+
+// ---- copy and cast (copy.cpp)
+Tensor cast(const Tensor& x, DType dtype);
+Tensor clone(const Tensor& x);
+Tensor contiguous(const Tensor& x);  // x itself when already contiguous
+// Writes src (broadcast, cast) into dst in place.
+Tensor& copy_(Tensor& dst, const Tensor& src);
+
+// ---- elementwise (elementwise.cpp)
+Tensor add(const Tensor& x, const Tensor& y);
+Tensor subtract(const Tensor& x, const Tensor& y);
+Tensor multiply(const Tensor& x, const Tensor& y);
+Tensor divide(const Tensor& x, const Tensor& y);
+Tensor floor_divide(const Tensor& x, const Tensor& y);
+Tensor remainder(const Tensor& x, const Tensor& y);
+Tensor pow(const Tensor& x, const Tensor& y);
+Tensor maximum(const Tensor& x, const Tensor& y);
+Tensor minimum(const Tensor& x, const Tensor& y);
+Tensor fmax(const Tensor& x, const Tensor& y);
+Tensor fmin(const Tensor& x, const Tensor& y);
+Tensor atan2(const Tensor& x, const Tensor& y);
+Tensor equal(const Tensor& x, const Tensor& y);
+Tensor not_equal(const Tensor& x, const Tensor& y);
+Tensor less_than(const Tensor& x, const Tensor& y);
+Tensor less_equal(const Tensor& x, const Tensor& y);
+Tensor greater_than(const Tensor& x, const Tensor& y);
+Tensor greater_equal(const Tensor& x, const Tensor& y);
+Tensor logical_and(const Tensor& x, const Tensor& y);
+Tensor logical_or(const Tensor& x, const Tensor& y);
+Tensor logical_xor(const Tensor& x, const Tensor& y);
+Tensor bitwise_and(const Tensor& x, const Tensor& y);
+Tensor bitwise_or(const Tensor& x, const Tensor& y);
+Tensor bitwise_xor(const Tensor& x, const Tensor& y);
+// Binary ops by name with a Python number on either side ("add", "multiply", ...).
+Tensor binary(const std::string& op, const Tensor& x, const Tensor& y);
+Tensor binary_scalar(const std::string& op, const Tensor& x, const Scalar& s, bool scalar_first);
+// In-place binary: x op= y (y broadcast to x, cast to x's dtype).
+Tensor& binary_(const std::string& op, Tensor& x, const Tensor& y);
+
+// Unary ops by name: "exp", "sin", ... (the list is in elementwise.cpp).
+Tensor unary(const std::string& op, const Tensor& x);
+Tensor& unary_(const std::string& op, Tensor& x);
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor logical_not(const Tensor& x);
+Tensor isnan(const Tensor& x);
+Tensor real(const Tensor& x);
+Tensor imag(const Tensor& x);
+Tensor conj(const Tensor& x);  // x itself for real dtypes
+Tensor angle(const Tensor& x);
+Tensor complex(const Tensor& re, const Tensor& im);
+Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y);
+Tensor clip(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
+Tensor scale(const Tensor& x, double s);  // x * s in x's dtype
+
+// ---- reductions (reduce.cpp)
+Tensor sum(const Tensor& x, const Dims& axes = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, const Dims& axes = {}, bool keepdim = false);
+Tensor amax(const Tensor& x, const Dims& axes = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const Dims& axes = {}, bool keepdim = false);
+Tensor prod(const Tensor& x, const Dims& axes = {}, bool keepdim = false);
+// Sums x over broadcast dims so that it has `shape` (gradient of broadcasting).
+Tensor sum_to(const Tensor& x, const Dims& shape);
+
+// ---- shape and views (shape.cpp)
+Tensor reshape(const Tensor& x, const Dims& shape);
+Tensor transpose(const Tensor& x, const Dims& perm);
+Tensor swapaxes(const Tensor& x, int64_t a, int64_t b);
+Tensor expand(const Tensor& x, const Dims& shape);
+Tensor squeeze(const Tensor& x, const Dims& axes = {});
+Tensor unsqueeze(const Tensor& x, const Dims& axes);
+// Strided slice along `axes` (Python slice semantics per axis, steps may be negative).
+Tensor strided_slice(const Tensor& x, const Dims& axes, const Dims& starts, const Dims& ends, const Dims& steps);
+// In-place form: x[slice] = src (x keeps its storage; autograd records slice_scatter).
+Tensor& slice_scatter_(Tensor& x, const Tensor& src, const Dims& axes, const Dims& starts, const Dims& ends,
+                       const Dims& steps);
+Tensor flatten(const Tensor& x, int64_t start_axis = 0, int64_t stop_axis = -1);
+// out = base with the strided slice replaced by src (the gradient of strided_slice,
+// and __setitem__).
+Tensor slice_scatter(const Tensor& base, const Tensor& src, const Dims& axes, const Dims& starts,
+                     const Dims& ends, const Dims& steps);
+
+// ---- linear algebra (linalg.cpp)
+Tensor matmul(const Tensor& x, const Tensor& y, bool transpose_x = false, bool transpose_y = false);
+
+}  // namespace oar::ops

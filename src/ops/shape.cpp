@@ -1,0 +1,296 @@
+// Shape ops. reshape/transpose/expand/squeeze/unsqueeze/strided_slice are
+// views (traits.view): infer_meta computes the strides and no data moves.
+#include <algorithm>
+
+#include "autograd/autograd.h"
+#include "ops/dispatch.h"
+#include "ops/ops.h"
+
+namespace oar {
+namespace {
+
+using namespace ops;
+
+// reshape: attrs shape (already resolved: no -1 or 0). Input is contiguous.
+Dims resolve_shape(const Dims& req, const Dims& in, int64_t numel, const char* api) {
+  Dims out(req.size());
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < req.size(); ++i) {
+    int64_t d = req[i];
+    if (d == -1) {
+      OAR_CHECK(infer < 0, Value, "[", api, "] only one dim may be -1, got shape ", shape_str(req));
+      infer = int64_t(i);
+      out[i] = 1;
+      continue;
+    }
+    if (d == 0) {
+      OAR_CHECK(i < in.size(), Value, "[", api, "] shape[", i, "] is 0 (copy the input dim) but the input has only ",
+                in.size(), " dims");
+      d = in[i];
+    }
+    OAR_CHECK(d >= 0, Value, "[", api, "] shape dims must be >= -1, got ", shape_str(req));
+    out[i] = d;
+    OAR_CHECK(!__builtin_mul_overflow(known, d, &known), Value, "[", api, "] shape ", shape_str(req),
+              " overflows int64");
+  }
+  if (infer >= 0) {
+    OAR_CHECK(known != 0 && numel % known == 0, Value, "[", api, "] cannot reshape a tensor of ", numel,
+              " elements (shape ", shape_str(in), ") to ", shape_str(req));
+    out[infer] = numel / known;
+  } else {
+    OAR_CHECK(known == numel, Value, "[", api, "] cannot reshape a tensor of ", numel, " elements (shape ",
+              shape_str(in), ") to ", shape_str(req), " (", known, " elements)");
+  }
+  return out;
+}
+
+Metas reshape_meta(std::span<const Tensor> in, const Attrs& a) {
+  Dims s = resolve_shape(a.ints(0), in[0].shape(), in[0].numel(), "oar.reshape");
+  OAR_CHECK(in[0].is_contiguous(), Runtime, "[oar.reshape] internal: the view needs a contiguous input");
+  Dims st = contiguous_strides(s);
+  return {TensorMeta{s, in[0].dtype(), st, in[0].offset()}};
+}
+Tensors reshape_grad(const GradCtx& c) { return {reshape(c.grad(), c.in(0).shape())}; }
+
+Metas transpose_meta(std::span<const Tensor> in, const Attrs& a) {
+  const Tensor& x = in[0];
+  const Dims& perm = a.ints(0);
+  OAR_CHECK(int64_t(perm.size()) == x.dim(), Value, "[oar.transpose] perm ", shape_str(perm), " must have ",
+            x.dim(), " entries for a ", x.dim(), "-D tensor");
+  Dims shape(perm.size()), strides(perm.size());
+  SmallVector<bool, 8> seen(perm.size(), false);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    int64_t p = normalize_axis(perm[i], x.dim(), "oar.transpose");
+    OAR_CHECK(!seen[p], Value, "[oar.transpose] perm ", shape_str(perm), " repeats axis ", p);
+    seen[p] = true;
+    shape[i] = x.shape()[p];
+    strides[i] = x.strides()[p];
+  }
+  return {TensorMeta{shape, x.dtype(), strides, x.offset()}};
+}
+Tensors transpose_grad(const GradCtx& c) {
+  const Dims& perm = c.attr().ints(0);
+  Dims inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i] < 0 ? perm[i] + perm.size() : perm[i]] = int64_t(i);
+  return {transpose(c.grad(), inv)};
+}
+
+Metas expand_meta(std::span<const Tensor> in, const Attrs& a) {
+  const Tensor& x = in[0];
+  const Dims& req = a.ints(0);
+  OAR_CHECK(int64_t(req.size()) >= x.dim(), Value, "[oar.expand] the target shape ", shape_str(req),
+            " has fewer dims than the input shape ", shape_str(x.shape()));
+  size_t lead = req.size() - size_t(x.dim());
+  Dims shape(req.size()), strides(req.size());
+  for (size_t i = 0; i < req.size(); ++i) {
+    if (i < lead) {
+      OAR_CHECK(req[i] >= 0, Value, "[oar.expand] new leading dims must be non-negative, got ", shape_str(req));
+      shape[i] = req[i];
+      strides[i] = 0;
+      continue;
+    }
+    int64_t xd = x.shape()[i - lead];
+    int64_t d = req[i] == -1 ? xd : req[i];
+    OAR_CHECK(d == xd || xd == 1, Value, "[oar.expand] cannot expand shape ", shape_str(x.shape()), " to ",
+              shape_str(req), ": dim ", i, " is ", xd, ", which is not 1");
+    OAR_CHECK(d >= 0, Value, "[oar.expand] target dims must be >= -1, got ", shape_str(req));
+    shape[i] = d;
+    strides[i] = (xd == 1 && d != 1) ? 0 : x.strides()[i - lead];
+  }
+  checked_numel(shape, "oar.expand");
+  return {TensorMeta{shape, x.dtype(), strides, x.offset()}};
+}
+Tensors expand_grad(const GradCtx& c) { return {sum_to(c.grad(), c.in(0).shape())}; }
+
+// squeeze/unsqueeze: attrs axes (normalised by the front end).
+Metas squeeze_meta(std::span<const Tensor> in, const Attrs& a) {
+  const Tensor& x = in[0];
+  const Dims& axes = a.ints(0);
+  Dims shape, strides;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    bool drop = x.shape()[d] == 1 && (axes.empty() || std::find(axes.begin(), axes.end(), d) != axes.end());
+    if (!drop) { shape.push_back(x.shape()[d]); strides.push_back(x.strides()[d]); }
+  }
+  return {TensorMeta{shape, x.dtype(), strides, x.offset()}};
+}
+Metas unsqueeze_meta(std::span<const Tensor> in, const Attrs& a) {
+  const Tensor& x = in[0];
+  const Dims& axes = a.ints(0);  // positions in the output, sorted
+  int64_t nd = x.dim() + int64_t(axes.size());
+  Dims shape, strides;
+  size_t k = 0;
+  int64_t src = 0;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (k < axes.size() && axes[k] == d) {
+      ++k;
+      shape.push_back(1);
+      strides.push_back(src < x.dim() ? x.strides()[src] * x.shape()[src] : 1);
+    } else {
+      shape.push_back(x.shape()[src]);
+      strides.push_back(x.strides()[src]);
+      ++src;
+    }
+  }
+  return {TensorMeta{shape, x.dtype(), strides, x.offset()}};
+}
+
+// strided_slice: attrs axes, starts, ends, steps, already clamped by the front end.
+Metas slice_meta(std::span<const Tensor> in, const Attrs& a) {
+  const Tensor& x = in[0];
+  Dims shape = x.shape(), strides = x.strides();
+  int64_t off = x.offset();
+  const Dims &axes = a.ints(0), &starts = a.ints(1), &ends = a.ints(2), &steps = a.ints(3);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t ax = axes[i], st = starts[i], en = ends[i], sp = steps[i];
+    int64_t n = sp > 0 ? (en > st ? (en - st + sp - 1) / sp : 0) : (st > en ? (st - en - sp - 1) / (-sp) : 0);
+    if (n > 0) off += st * x.strides()[ax];
+    shape[ax] = n;
+    strides[ax] = x.strides()[ax] * sp;
+  }
+  return {TensorMeta{shape, x.dtype(), strides, off}};
+}
+Tensors slice_grad(const GradCtx& c) {
+  const Attrs& a = c.attr();
+  return {slice_scatter(zeros_like(c.in(0)), c.grad(), a.ints(0), a.ints(1), a.ints(2), a.ints(3))};
+}
+
+Metas slice_scatter_meta(std::span<const Tensor> in, const Attrs& a) {
+  Metas m = slice_meta(in.subspan(0, 1), a);
+  OAR_CHECK(in[1].dtype() == in[0].dtype(), Type, "[oar.slice_scatter] value dtype ", dtype_name(in[1].dtype()),
+            " must equal the tensor's dtype ", dtype_name(in[0].dtype()));
+  broadcast_shapes(in[1].shape(), m[0].shape, "oar.slice_scatter");
+  return {TensorMeta{in[0].shape(), in[0].dtype()}};
+}
+Tensors slice_scatter_grad(const GradCtx& c) {
+  const Attrs& a = c.attr();
+  Tensor g = c.grad();
+  Tensor gsrc;
+  if (c.needs_grad(1))
+    gsrc = sum_to(strided_slice(g, a.ints(0), a.ints(1), a.ints(2), a.ints(3)), c.in(1).shape());
+  Tensor gbase;
+  if (c.needs_grad(0))
+    gbase = slice_scatter(g, zeros(Dims{}, g.dtype()), a.ints(0), a.ints(1), a.ints(2), a.ints(3));
+  return {gbase, gsrc};
+}
+
+constexpr OpTraits kView{.view = true};
+OpDef& kReshape = OpBuilder("reshape").attrs({"shape"}).meta(reshape_meta).grad(reshape_grad).traits(kView);
+OpDef& kTranspose = OpBuilder("transpose").attrs({"perm"}).meta(transpose_meta).grad(transpose_grad).traits(kView);
+OpDef& kExpand = OpBuilder("expand").attrs({"shape"}).meta(expand_meta).grad(expand_grad).traits(kView);
+OpDef& kSqueeze = OpBuilder("squeeze").attrs({"axis"}).meta(squeeze_meta).grad(reshape_grad).traits(kView);
+OpDef& kUnsqueeze = OpBuilder("unsqueeze").attrs({"axis"}).meta(unsqueeze_meta).grad(reshape_grad).traits(kView);
+OpDef& kSlice = OpBuilder("strided_slice").attrs({"axes", "starts", "ends", "strides"}).meta(slice_meta)
+                    .grad(slice_grad).traits(kView);
+OpDef& kSliceScatter = OpBuilder("slice_scatter").attrs({"axes", "starts", "ends", "strides"})
+                           .meta(slice_scatter_meta).grad(slice_scatter_grad);
+
+}  // namespace
+
+namespace ops {
+
+Tensor reshape(const Tensor& x, const Dims& shape) {
+  if (shape == x.shape()) return x;
+  Tensor in[1] = {contiguous(x)};
+  return dispatch1(kReshape, in, Attrs{shape});
+}
+
+Tensor transpose(const Tensor& x, const Dims& perm) {
+  Tensor in[1] = {x};
+  return dispatch1(kTranspose, in, Attrs{perm});
+}
+
+Tensor swapaxes(const Tensor& x, int64_t a, int64_t b) {
+  int64_t nd = x.dim();
+  a = normalize_axis(a, nd, "oar.swapaxes");
+  b = normalize_axis(b, nd, "oar.swapaxes");
+  Dims perm(static_cast<size_t>(nd), 0);
+  for (int64_t i = 0; i < nd; ++i) perm[i] = i;
+  std::swap(perm[a], perm[b]);
+  return transpose(x, perm);
+}
+
+Tensor expand(const Tensor& x, const Dims& shape) {
+  if (shape == x.shape()) return x;
+  Tensor in[1] = {x};
+  return dispatch1(kExpand, in, Attrs{shape});
+}
+
+Tensor squeeze(const Tensor& x, const Dims& axes) {
+  Dims ax = normalize_axes(axes, x.dim(), "oar.squeeze", false);
+  Tensor in[1] = {x};
+  return dispatch1(kSqueeze, in, Attrs{ax});
+}
+
+Tensor unsqueeze(const Tensor& x, const Dims& axes) {
+  int64_t nd = x.dim() + int64_t(axes.size());
+  Dims ax;
+  for (int64_t a : axes) {
+    OAR_CHECK(a >= -nd && a < nd, Index, "[oar.unsqueeze] axis ", a, " is out of range for a result of ", nd,
+              " dims; expected -", nd, " <= axis < ", nd);
+    ax.push_back(a < 0 ? a + nd : a);
+  }
+  std::sort(ax.begin(), ax.end());
+  for (size_t i = 1; i < ax.size(); ++i)
+    OAR_CHECK(ax[i] != ax[i - 1], Value, "[oar.unsqueeze] axis ", ax[i], " appears more than once");
+  Tensor in[1] = {x};
+  return dispatch1(kUnsqueeze, in, Attrs{ax});
+}
+
+// Python slice semantics: clamps start/end into range for the step's direction.
+static void clamp_slice(const Tensor& x, Dims& axes, Dims& starts, Dims& ends, const Dims& steps, const char* api) {
+  OAR_CHECK(axes.size() == starts.size() && axes.size() == ends.size() && axes.size() == steps.size(), Value, "[",
+            api, "] axes, starts, ends and strides must have the same length");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    axes[i] = normalize_axis(axes[i], x.dim(), api);
+    int64_t n = x.shape()[axes[i]], sp = steps[i];
+    OAR_CHECK(sp != 0, Value, "[", api, "] slice step cannot be zero");
+    auto clamp = [&](int64_t v, bool is_end) {
+      if (v < 0) v += n;
+      if (sp > 0) return std::clamp<int64_t>(v, 0, n);
+      return std::clamp<int64_t>(v, -1, n - 1);
+    };
+    starts[i] = clamp(starts[i], false);
+    ends[i] = clamp(ends[i], true);
+  }
+}
+
+Tensor strided_slice(const Tensor& x, const Dims& axes_in, const Dims& starts_in, const Dims& ends_in,
+                     const Dims& steps) {
+  Dims axes = axes_in, starts = starts_in, ends = ends_in;
+  clamp_slice(x, axes, starts, ends, steps, "oar.strided_slice");
+  Tensor in[1] = {x};
+  return dispatch1(kSlice, in, Attrs{axes, starts, ends, steps});
+}
+
+Tensor slice_scatter(const Tensor& base, const Tensor& src, const Dims& axes_in, const Dims& starts_in,
+                     const Dims& ends_in, const Dims& steps) {
+  Dims axes = axes_in, starts = starts_in, ends = ends_in;
+  clamp_slice(base, axes, starts, ends, steps, "oar.slice_scatter");
+  Tensor in[2] = {base, cast(src, base.dtype())};
+  return dispatch1(kSliceScatter, in, Attrs{axes, starts, ends, steps});
+}
+
+Tensor& slice_scatter_(Tensor& x, const Tensor& src, const Dims& axes_in, const Dims& starts_in,
+                       const Dims& ends_in, const Dims& steps) {
+  Dims axes = axes_in, starts = starts_in, ends = ends_in;
+  clamp_slice(x, axes, starts, ends, steps, "Tensor.__setitem__");
+  Tensor in[2] = {x, cast(src, x.dtype())};
+  return dispatch_inplace(kSliceScatter, x, in, Attrs{axes, starts, ends, steps});
+}
+
+Tensor flatten(const Tensor& x, int64_t start_axis, int64_t stop_axis) {
+  if (x.dim() == 0) return reshape(x, Dims{1});
+  int64_t s = normalize_axis(start_axis, x.dim(), "oar.flatten");
+  int64_t e = normalize_axis(stop_axis, x.dim(), "oar.flatten");
+  OAR_CHECK(s <= e, Value, "[oar.flatten] start_axis (", start_axis, ") must not be after stop_axis (", stop_axis, ")");
+  Dims shape;
+  for (int64_t d = 0; d < s; ++d) shape.push_back(x.shape()[d]);
+  int64_t m = 1;
+  for (int64_t d = s; d <= e; ++d) m *= x.shape()[d];
+  shape.push_back(m);
+  for (int64_t d = e + 1; d < x.dim(); ++d) shape.push_back(x.shape()[d]);
+  return reshape(x, shape);
+}
+
+}  // namespace ops
+}  // namespace oar

@@ -1,0 +1,258 @@
+// Unary elementwise ops and where/clip. Kernels: kernels/cpu/unary.cpp.
+#include <cmath>
+#include <numbers>
+#include <unordered_map>
+
+#include "autograd/autograd.h"
+#include "ops/dispatch.h"
+#include "ops/ops.h"
+
+namespace oar {
+namespace {
+
+using namespace ops;
+
+// How a unary op maps its input dtype.
+enum class UKind {
+  Float,  // integers are promoted to the default float dtype first
+  Same,   // any numeric dtype, result has the input dtype
+  Real,   // real dtypes only (floor, erf, ...), integers promoted for the float ones
+  Bool,   // result is bool (isnan, logical_not)
+  ToReal, // complex -> its real dtype (abs, real, imag, angle)
+  Int,    // integer or bool only (bitwise_not)
+};
+
+struct UnaryInfo { OpDef* op; UKind kind; };
+std::unordered_map<std::string, UnaryInfo>& unary_table() {
+  static std::unordered_map<std::string, UnaryInfo> t;
+  return t;
+}
+
+Metas unary_meta(std::span<const Tensor> in, const Attrs& a, UKind k, const char* name) {
+  DType t = in[0].dtype();
+  switch (k) {
+    case UKind::Bool: t = DType::Bool; break;
+    case UKind::ToReal: t = to_real(t); break;
+    case UKind::Real:
+      OAR_CHECK(!is_complex(t), Type, "[oar.", name, "] does not support complex input (", dtype_name(t), ")");
+      break;
+    case UKind::Int:
+      OAR_CHECK(is_integral(t) || t == DType::Bool, Type, "[oar.", name, "] expects an integer or bool tensor, got ",
+                dtype_name(t));
+      break;
+    default: break;
+  }
+  return {TensorMeta{in[0].shape(), t}};
+}
+
+struct UnaryReg {
+  UnaryReg(const char* name, UKind kind, MetaFn meta, GradFn grad, bool save_in, bool save_out) {
+    OpDef& op = OpBuilder(name).meta(meta).grad(grad).traits({.elementwise = true}).saves(save_in, save_out);
+    unary_table()[name] = {&op, kind};
+  }
+};
+
+Tensor C(const Tensor& t) { return conj(t); }
+Tensor mul(const Tensor& a, const Tensor& b) { return multiply(a, b); }
+Tensor muls(const Tensor& a, double s) { return scale(a, s); }
+Tensor adds(const Tensor& a, double s) { return binary_scalar("add", a, Scalar(s), false); }
+Tensor rsubs(double s, const Tensor& a) { return binary_scalar("subtract", a, Scalar(s), true); }
+Tensor zeros_grad(const GradCtx& c) { return zeros_like(c.in(0)); }
+
+// Rules: g = grad of output, x = input, y = output (when saved).
+#define G c.grad()
+#define X c.in(0)
+#define Y c.out(0)
+#define UNARY(NAME, KIND, SAVE_IN, SAVE_OUT, RULE)                                           \
+  Metas NAME##_meta(std::span<const Tensor> in, const Attrs& a) {                           \
+    return unary_meta(in, a, UKind::KIND, #NAME);                                           \
+  }                                                                                          \
+  Tensors NAME##_grad(const GradCtx& c) { return {RULE}; }                                  \
+  UnaryReg NAME##_reg(#NAME, UKind::KIND, NAME##_meta, NAME##_grad, SAVE_IN, SAVE_OUT);
+#define UNARY_NOGRAD(NAME, KIND)                                                             \
+  Metas NAME##_meta(std::span<const Tensor> in, const Attrs& a) {                           \
+    return unary_meta(in, a, UKind::KIND, #NAME);                                           \
+  }                                                                                          \
+  UnaryReg NAME##_reg(#NAME, UKind::KIND, NAME##_meta, nullptr, false, false);
+
+constexpr double kPi = std::numbers::pi;
+
+UNARY(neg, Same, false, false, neg(G))
+UNARY(exp, Float, false, true, mul(G, C(Y)))
+UNARY(expm1, Float, false, true, mul(G, C(adds(Y, 1))))
+UNARY(log, Float, true, false, divide(G, C(X)))
+UNARY(log2, Float, true, false, divide(G, C(muls(X, std::log(2.0)))))
+UNARY(log10, Float, true, false, divide(G, C(muls(X, std::log(10.0)))))
+UNARY(log1p, Float, true, false, divide(G, C(adds(X, 1))))
+UNARY(sqrt, Float, false, true, divide(G, C(muls(Y, 2))))
+UNARY(rsqrt, Float, false, true, mul(G, C(muls(mul(Y, mul(Y, Y)), -0.5))))
+UNARY(square, Same, true, false, mul(G, C(muls(X, 2))))
+UNARY(reciprocal, Float, false, true, mul(G, C(neg(mul(Y, Y)))))
+UNARY(sin, Float, true, false, mul(G, C(cos(X))))
+UNARY(cos, Float, true, false, neg(mul(G, C(sin(X)))))
+UNARY(tan, Float, false, true, mul(G, C(adds(mul(Y, Y), 1))))
+UNARY(asin, Float, true, false, divide(G, C(sqrt(rsubs(1, mul(X, X))))))
+UNARY(acos, Float, true, false, neg(divide(G, C(sqrt(rsubs(1, mul(X, X)))))))
+UNARY(atan, Float, true, false, divide(G, C(adds(mul(X, X), 1))))
+UNARY(sinh, Float, true, false, mul(G, C(unary("cosh", X))))
+UNARY(cosh, Float, true, false, mul(G, C(unary("sinh", X))))
+UNARY(tanh, Float, false, true, mul(G, C(rsubs(1, mul(Y, Y)))))
+UNARY(asinh, Float, true, false, divide(G, C(sqrt(adds(mul(X, X), 1)))))
+UNARY(acosh, Float, true, false, divide(G, C(sqrt(adds(mul(X, X), -1)))))
+UNARY(atanh, Float, true, false, divide(G, C(rsubs(1, mul(X, X)))))
+UNARY(sigmoid, Float, false, true, mul(G, C(mul(Y, rsubs(1, Y)))))
+UNARY(erf, Real, true, false, mul(G, muls(exp(neg(mul(X, X))), 2.0 / std::sqrt(kPi))))
+UNARY(erfinv, Real, false, true, mul(G, muls(exp(mul(Y, Y)), std::sqrt(kPi) / 2.0)))
+UNARY(lgamma, Real, true, false, mul(G, unary("digamma", X)))
+UNARY(digamma, Real, true, false, mul(G, unary("trigamma", X)))
+UNARY_NOGRAD(trigamma, Real)
+UNARY(floor, Real, true, false, zeros_grad(c))
+UNARY(ceil, Real, true, false, zeros_grad(c))
+UNARY(round, Real, true, false, zeros_grad(c))
+UNARY(trunc, Real, true, false, zeros_grad(c))
+UNARY(sign, Same, true, false, zeros_grad(c))
+UNARY(conj, Same, false, false, conj(G))
+UNARY(real, ToReal, true, false, cast(G, X.dtype()))
+UNARY(imag, ToReal, true, false, complex(zeros_like(G), G))
+UNARY_NOGRAD(isnan, Bool)
+UNARY_NOGRAD(isinf, Bool)
+UNARY_NOGRAD(isfinite, Bool)
+UNARY_NOGRAD(logical_not, Bool)
+UNARY_NOGRAD(bitwise_not, Int)
+
+// abs: sign(x) for real x, x/|x| for complex x (0 at 0).
+Tensors abs_grad(const GradCtx& c) {
+  const Tensor& x = c.in(0);
+  Tensor g = c.grad();
+  if (!is_complex(x.dtype())) return {mul(g, sign(x))};
+  Tensor r = abs(x);
+  Tensor safe = where(equal(r, zeros_like(r)), ones_like(r), r);
+  return {mul(cast(divide(g, safe), x.dtype()), x)};
+}
+Metas abs_meta(std::span<const Tensor> in, const Attrs& a) { return unary_meta(in, a, UKind::ToReal, "abs"); }
+UnaryReg abs_reg("abs", UKind::ToReal, abs_meta, abs_grad, true, false);
+
+// angle: 0 for real x; for complex z, d angle = i z / |z|^2.
+Tensors angle_grad(const GradCtx& c) {
+  const Tensor& x = c.in(0);
+  if (!is_complex(x.dtype())) return {zeros_like(x)};
+  Tensor r2 = real(mul(x, conj(x)));
+  Tensor safe = where(equal(r2, zeros_like(r2)), ones_like(r2), r2);
+  Tensor i = scalar_tensor(Scalar(std::complex<double>(0, 1)), x.dtype());
+  return {mul(cast(divide(c.grad(), safe), x.dtype()), mul(i, x))};
+}
+Metas angle_meta(std::span<const Tensor> in, const Attrs& a) { return unary_meta(in, a, UKind::ToReal, "angle"); }
+UnaryReg angle_reg("angle", UKind::Float, angle_meta, angle_grad, true, false);
+
+#undef G
+#undef X
+#undef Y
+
+const UnaryInfo& unary_info(const std::string& name) {
+  auto& t = unary_table();
+  auto it = t.find(name);
+  OAR_CHECK(it != t.end(), NotImplemented, "[oar] unknown unary op '", name, "'");
+  return it->second;
+}
+
+Tensor prepare(const UnaryInfo& u, const Tensor& x) {
+  bool int_like = is_integral(x.dtype()) || x.dtype() == DType::Bool;
+  if ((u.kind == UKind::Float || u.kind == UKind::Real) && int_like && u.op->name != "sign" &&
+      u.op->name != "floor" && u.op->name != "ceil" && u.op->name != "round" && u.op->name != "trunc")
+    return cast(x, default_float_dtype());
+  if (u.kind == UKind::Bool && u.op->name == "logical_not") return cast(x, DType::Bool);
+  return x;
+}
+
+// where / clip
+Metas where_meta(std::span<const Tensor> in, const Attrs&) {
+  OAR_CHECK(in[0].dtype() == DType::Bool, Type, "[oar.where] condition must be a bool tensor, got ",
+            dtype_name(in[0].dtype()));
+  OAR_CHECK(in[1].dtype() == in[2].dtype(), Type, "[oar.where] x and y must have the same dtype, got ",
+            dtype_name(in[1].dtype()), " and ", dtype_name(in[2].dtype()));
+  Dims s = broadcast_shapes(broadcast_shapes(in[0].shape(), in[1].shape(), "oar.where"), in[2].shape(), "oar.where");
+  return {TensorMeta{s, in[1].dtype()}};
+}
+Tensors where_grad(const GradCtx& c) {
+  Tensor g = c.grad();
+  Tensor z = zeros_like(g);
+  return {Tensor(), c.needs_grad(1) ? sum_to(where(c.in(0), g, z), c.in(1).shape()) : Tensor(),
+          c.needs_grad(2) ? sum_to(where(c.in(0), z, g), c.in(2).shape()) : Tensor()};
+}
+OpDef& kWhere = OpBuilder("where").meta(where_meta).grad(where_grad).traits({.elementwise = true, .broadcast = true});
+
+// clip(x, lo, hi): lo/hi are 0-D tensors of x's dtype, or undefined.
+Metas clip_meta(std::span<const Tensor> in, const Attrs&) {
+  OAR_CHECK(!is_complex(in[0].dtype()), Type, "[oar.clip] does not support complex input");
+  return {TensorMeta{in[0].shape(), in[0].dtype()}};
+}
+Tensors clip_grad(const GradCtx& c) {
+  const Tensor& x = c.in(0);
+  Tensor keep = ones_like(x, DType::Bool);
+  if (c.in(1).defined()) keep = logical_and(keep, greater_equal(x, c.in(1)));
+  if (c.in(2).defined()) keep = logical_and(keep, less_equal(x, c.in(2)));
+  Tensor g = c.grad();
+  return {where(keep, g, zeros_like(g))};
+}
+OpDef& kClip = OpBuilder("clip").meta(clip_meta).grad(clip_grad).traits({.elementwise = true});
+
+}  // namespace
+
+namespace ops {
+
+Tensor unary(const std::string& name, const Tensor& x) {
+  const UnaryInfo& u = unary_info(name);
+  if (name == "conj" && !is_complex(x.dtype())) return x;
+  Tensor in[1] = {prepare(u, x)};
+  return dispatch1(*u.op, in);
+}
+
+Tensor& unary_(const std::string& name, Tensor& x) {
+  const UnaryInfo& u = unary_info(name);
+  Metas m = u.op->infer_meta(std::span<const Tensor>(&x, 1), Attrs{});
+  OAR_CHECK(m[0].dtype == x.dtype() && prepare(u, x).same(x), Type, "[oar.", name, "_] cannot write a ",
+            dtype_name(m[0].dtype), " result into the ", dtype_name(x.dtype()), " tensor modified in place");
+  Tensor in[1] = {x};
+  return dispatch_inplace(*u.op, x, in);
+}
+
+Tensor neg(const Tensor& x) { return unary("neg", x); }
+Tensor abs(const Tensor& x) { return unary("abs", x); }
+Tensor sign(const Tensor& x) { return unary("sign", x); }
+Tensor exp(const Tensor& x) { return unary("exp", x); }
+Tensor log(const Tensor& x) { return unary("log", x); }
+Tensor sqrt(const Tensor& x) { return unary("sqrt", x); }
+Tensor rsqrt(const Tensor& x) { return unary("rsqrt", x); }
+Tensor square(const Tensor& x) { return unary("square", x); }
+Tensor reciprocal(const Tensor& x) { return unary("reciprocal", x); }
+Tensor sin(const Tensor& x) { return unary("sin", x); }
+Tensor cos(const Tensor& x) { return unary("cos", x); }
+Tensor tanh(const Tensor& x) { return unary("tanh", x); }
+Tensor sigmoid(const Tensor& x) { return unary("sigmoid", x); }
+Tensor erf(const Tensor& x) { return unary("erf", x); }
+Tensor logical_not(const Tensor& x) { return unary("logical_not", x); }
+Tensor isnan(const Tensor& x) { return unary("isnan", x); }
+Tensor real(const Tensor& x) { return is_complex(x.dtype()) ? unary("real", x) : x; }
+Tensor imag(const Tensor& x) {
+  OAR_CHECK(is_complex(x.dtype()), Type, "[oar.imag] expects a complex tensor, got ", dtype_name(x.dtype()));
+  return unary("imag", x);
+}
+Tensor conj(const Tensor& x) { return is_complex(x.dtype()) ? unary("conj", x) : x; }
+Tensor angle(const Tensor& x) { return unary("angle", x); }
+
+Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y) {
+  DType t = promote_types(x.dtype(), y.dtype());
+  Tensor in[3] = {cond, cast(x, t), cast(y, t)};
+  return dispatch1(kWhere, in);
+}
+
+Tensor clip(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  Tensor xx = x;
+  if ((lo && lo->is_floating()) || (hi && hi->is_floating()))
+    if (!is_inexact(x.dtype())) xx = cast(x, default_float_dtype());
+  Tensor in[3] = {xx, lo ? scalar_tensor(*lo, xx.dtype()) : Tensor(), hi ? scalar_tensor(*hi, xx.dtype()) : Tensor()};
+  return dispatch1(kClip, in);
+}
+
+}  // namespace ops
+}  // namespace oar
