@@ -43,7 +43,12 @@ from .creation import (  # noqa: E402
     eye, broadcast_to, slice, mod, floor_mod, scale, multiply_, add_n, numel, shape, rank,
 )
 from .autograd import grad, no_grad, enable_grad, set_grad_enabled, is_grad_enabled  # noqa: E402
-from . import autograd, device, framework  # noqa: E402
+from ._reduce_ext import *  # noqa: E402,F401,F403
+from ._manip import *  # noqa: E402,F401,F403
+from ._index import *  # noqa: E402,F401,F403
+from ._random import *  # noqa: E402,F401,F403
+from ._linalg_ext import *  # noqa: E402,F401,F403
+from . import autograd, device, framework, nn  # noqa: E402
 from . import _tensor_methods  # noqa: E402,F401  attaches Python-level Tensor methods
 
 __version__ = "0.1.0"

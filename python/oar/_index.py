@@ -1,0 +1,2 @@
+"""Filled in by its op family."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""oar.nn"""
+from . import functional  # noqa: F401

@@ -1,0 +1,2 @@
+"""oar.nn.functional: activations and other functional ops."""
+__all__ = []
