@@ -7,8 +7,12 @@
 >>> x.grad.numpy().tolist()
 [[2.0, 4.0], [6.0, 8.0]]
 """
-from . import _C
-from ._C import Tensor, dtype
+from ._cpu import select_blas_kernels as _select_blas_kernels
+
+_select_blas_kernels()  # before the BLAS library loads with _C
+
+from . import _C  # noqa: E402
+from ._C import Tensor, dtype  # noqa: E402
 
 # dtypes, as paddle.float32 etc.
 bool = dtype.bool  # noqa: A001 - the framework's dtype names shadow builtins on purpose
