@@ -11,7 +11,9 @@ namespace {
 
 using namespace ops;
 
-// reshape: attrs shape (already resolved: no -1 or 0). Input is contiguous.
+// reshape: attrs shape, where -1 is inferred and 0 is a literal zero-size dim (Paddle's
+// "0 copies the input dim" is resolved by the Python-facing binding, so that gradient
+// rules can reshape to shapes that really contain 0). Input is contiguous.
 Dims resolve_shape(const Dims& req, const Dims& in, int64_t numel, const char* api) {
   Dims out(req.size());
   int64_t known = 1, infer = -1;
@@ -22,11 +24,6 @@ Dims resolve_shape(const Dims& req, const Dims& in, int64_t numel, const char* a
       infer = int64_t(i);
       out[i] = 1;
       continue;
-    }
-    if (d == 0) {
-      OAR_CHECK(i < in.size(), Value, "[", api, "] shape[", i, "] is 0 (copy the input dim) but the input has only ",
-                in.size(), " dims");
-      d = in[i];
     }
     OAR_CHECK(d >= 0, Value, "[", api, "] shape dims must be >= -1, got ", shape_str(req));
     out[i] = d;
@@ -149,9 +146,11 @@ Metas slice_meta(std::span<const Tensor> in, const Attrs& a) {
   }
   return {TensorMeta{shape, x.dtype(), strides, off}};
 }
+// The gradient rules reuse the stored attrs, which are already clamped; they call
+// the ops directly because the public functions would clamp them a second time.
 Tensors slice_grad(const GradCtx& c) {
-  const Attrs& a = c.attr();
-  return {slice_scatter(zeros_like(c.in(0)), c.grad(), a.ints(0), a.ints(1), a.ints(2), a.ints(3))};
+  Tensor in[2] = {zeros_like(c.in(0)), c.grad()};
+  return {dispatch1(op_def("slice_scatter"), in, c.attr())};
 }
 
 Metas slice_scatter_meta(std::span<const Tensor> in, const Attrs& a) {
@@ -166,10 +165,12 @@ Tensors slice_scatter_grad(const GradCtx& c) {
   Tensor g = c.grad();
   Tensor gsrc;
   if (c.needs_grad(1))
-    gsrc = sum_to(strided_slice(g, a.ints(0), a.ints(1), a.ints(2), a.ints(3)), c.in(1).shape());
+    gsrc = sum_to(dispatch1(op_def("strided_slice"), {g}, a), c.in(1).shape());
   Tensor gbase;
-  if (c.needs_grad(0))
-    gbase = slice_scatter(g, zeros(Dims{}, g.dtype()), a.ints(0), a.ints(1), a.ints(2), a.ints(3));
+  if (c.needs_grad(0)) {
+    Tensor in[2] = {g, zeros(Dims{}, g.dtype())};
+    gbase = dispatch1(op_def("slice_scatter"), in, a);
+  }
   return {gbase, gsrc};
 }
 

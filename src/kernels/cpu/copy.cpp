@@ -11,7 +11,7 @@ void cast_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
     visit_dtype(out[0].dtype(), [&](auto otag) {
       using Out = decltype(otag);
       if constexpr (std::is_same_v<In, Out>) {
-        if (in[0].is_contiguous() && in[0].shape() == out[0].shape()) {
+        if (in[0].is_contiguous() && out[0].is_contiguous() && in[0].shape() == out[0].shape()) {
           const char* s = static_cast<const char*>(in[0].raw_data());
           char* d = static_cast<char*>(out[0].raw_data());
           int64_t bytes = out[0].numel() * int64_t(sizeof(Out));
