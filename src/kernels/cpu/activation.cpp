@@ -1,0 +1,139 @@
+// Kernels of the activation ops (definitions: ops/activation.cpp).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/dtype_lists.h"
+#include "kernels/cpu/loops.h"
+
+namespace oar::cpu {
+namespace {
+
+template <typename F> void unary_float(std::span<const Tensor> in, std::span<Tensor> out, F make) {
+  visit_float(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    elementwise<T, T>(out[0], make(compute_t<T>{}), in[0]);
+  });
+}
+
+void relu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  // x < 0 ? 0 : x keeps NaN.
+  unary_float(in, out, [](auto z) { using C = decltype(z); return [](C x) { return x < C(0) ? C(0) : x; }; });
+}
+
+void gelu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  if (a.b(0)) {
+    unary_float(in, out, [](auto z) {
+      using C = decltype(z);
+      return [](C x) {
+        C u = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);
+        return C(0.5) * x * (C(1) + std::tanh(u));
+      };
+    });
+  } else {
+    unary_float(in, out, [](auto z) {
+      using C = decltype(z);
+      return [](C x) { return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))); };
+    });
+  }
+}
+
+void silu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  unary_float(in, out, [](auto z) { using C = decltype(z); return [](C x) { return x / (C(1) + std::exp(-x)); }; });
+}
+
+void log_sigmoid_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  unary_float(in, out, [](auto z) {
+    using C = decltype(z);
+    return [](C x) { return std::min(x, C(0)) - std::log1p(std::exp(-std::abs(x))); };
+  });
+}
+
+// Note [softmax layout]: the (dense) input is viewed as [outer, n, inner] with
+// the reduced axis in the middle. With inner == 1 each row is contiguous and
+// one thread handles whole rows (max, sum of exp, scale: three vectorised
+// passes); otherwise a thread takes a block of `inner` columns of one outer
+// slice and keeps per-column running maxima and sums, so the loads along
+// `inner` stay contiguous.
+template <typename T, bool Log> void softmax_impl(const Tensor& x, Tensor& y, int64_t axis) {
+  using C = compute_t<T>;
+  const Dims& s = x.shape();
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int64_t d = 0; d < int64_t(s.size()); ++d) {
+    if (d < axis) outer *= s[d];
+    else if (d == axis) n = s[d];
+    else inner *= s[d];
+  }
+  if (outer * n * inner == 0) return;
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
+  if (inner == 1) {
+    parallel_for(outer, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t b, int64_t e) {
+      std::vector<C> buf(static_cast<size_t>(n));
+      for (int64_t r = b; r < e; ++r) {
+        const T* xr = xp + r * n;
+        T* yr = yp + r * n;
+        C* v = buf.data();
+        C m = -std::numeric_limits<C>::infinity();
+#pragma omp simd reduction(max : m)
+        for (int64_t j = 0; j < n; ++j) { v[j] = C(xr[j]); m = std::max(m, v[j]); }
+        if (!std::isfinite(m)) m = std::isnan(m) ? m : (m > 0 ? m : C(0));  // all -inf rows, +inf entries
+        C sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < n; ++j) { v[j] = v[j] - m; sum += std::exp(v[j]); }
+        if constexpr (Log) {
+          C ls = std::log(sum);
+#pragma omp simd
+          for (int64_t j = 0; j < n; ++j) yr[j] = T(v[j] - ls);
+        } else {
+          C inv = C(1) / sum;
+#pragma omp simd
+          for (int64_t j = 0; j < n; ++j) yr[j] = T(std::exp(v[j]) * inv);
+        }
+      }
+    });
+    return;
+  }
+  constexpr int64_t kCols = 256;
+  int64_t col_blocks = (inner + kCols - 1) / kCols;
+  parallel_for(outer * col_blocks, std::max<int64_t>(1, kParallelGrain / (n * kCols)), [&](int64_t b, int64_t e) {
+    C m[kCols], sum[kCols];
+    for (int64_t task = b; task < e; ++task) {
+      int64_t o = task / col_blocks, c0 = (task % col_blocks) * kCols;
+      int64_t w = std::min(kCols, inner - c0);
+      const T* xs = xp + o * n * inner + c0;
+      T* ys = yp + o * n * inner + c0;
+      for (int64_t k = 0; k < w; ++k) { m[k] = -std::numeric_limits<C>::infinity(); sum[k] = 0; }
+      for (int64_t j = 0; j < n; ++j)
+#pragma omp simd
+        for (int64_t k = 0; k < w; ++k) m[k] = std::max(m[k], C(xs[j * inner + k]));
+      for (int64_t k = 0; k < w; ++k)
+        if (!std::isfinite(m[k]) && !std::isnan(m[k])) m[k] = m[k] > 0 ? m[k] : C(0);
+      for (int64_t j = 0; j < n; ++j)
+#pragma omp simd
+        for (int64_t k = 0; k < w; ++k) sum[k] += std::exp(C(xs[j * inner + k]) - m[k]);
+      for (int64_t k = 0; k < w; ++k) sum[k] = Log ? std::log(sum[k]) : C(1) / sum[k];
+      for (int64_t j = 0; j < n; ++j)
+#pragma omp simd
+        for (int64_t k = 0; k < w; ++k) {
+          C v = C(xs[j * inner + k]) - m[k];
+          ys[j * inner + k] = Log ? T(v - sum[k]) : T(std::exp(v) * sum[k]);
+        }
+    }
+  });
+}
+
+template <bool Log> void softmax_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  visit_float(in[0].dtype(), [&](auto tag) { softmax_impl<decltype(tag), Log>(in[0], out[0], a.i(0)); });
+}
+
+KernelRegistrar r1("relu", DeviceType::CPU, OAR_FLOAT_DTYPES, relu_kernel);
+KernelRegistrar r2("gelu", DeviceType::CPU, OAR_FLOAT_DTYPES, gelu_kernel);
+KernelRegistrar r3("silu", DeviceType::CPU, OAR_FLOAT_DTYPES, silu_kernel);
+KernelRegistrar r4("log_sigmoid", DeviceType::CPU, OAR_FLOAT_DTYPES, log_sigmoid_kernel);
+KernelRegistrar r5("softmax", DeviceType::CPU, OAR_FLOAT_DTYPES, softmax_kernel<false>);
+KernelRegistrar r6("log_softmax", DeviceType::CPU, OAR_FLOAT_DTYPES, softmax_kernel<true>);
+
+}  // namespace
+}  // namespace oar::cpu
