@@ -182,7 +182,17 @@ void bind_ops(nb::module_& m) {
   }, arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone);
 
   // Shape
-  m.def("reshape", [](const Tensor& x, const Dims& shape, nb::handle) { return ops::reshape(x, shape); },
+  m.def("reshape", [](const Tensor& x, const Dims& shape, nb::handle) {
+    // Paddle: a 0 in shape copies the input's dim at that position.
+    Dims s = shape;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != 0) continue;
+      OAR_CHECK(int64_t(i) < x.dim(), Value, "[oar.reshape] shape[", i,
+                "] is 0 (copy the input dim) but the input has only ", x.dim(), " dims");
+      s[i] = x.shape()[i];
+    }
+    return ops::reshape(x, s);
+  },
         arg("x"), arg("shape"), arg("name") = kNone);
   m.def("transpose", [](const Tensor& x, const Dims& perm, nb::handle) { return ops::transpose(x, perm); },
         arg("x"), arg("perm"), arg("name") = kNone);

@@ -136,12 +136,17 @@ void bind_tensor(nb::module_& m) {
         }
         return nb::cast(as_ndarray(t));
       })
-      .def("__dlpack__", [](TensorImpl* s, nb::kwargs) {
+      .def("__dlpack__", [](TensorImpl* s, nb::kwargs kw) -> nb::object {
         Tensor t(s);
-        nb::object arr = nb::cast(nb::ndarray<>(t.raw_data(), t.dim(),
-            std::vector<size_t>(t.shape().begin(), t.shape().end()).data(), nb::cast(t),
-            std::vector<int64_t>(t.strides().begin(), t.strides().end()).data(), dl_dtype(t.dtype())));
-        return arr.attr("__dlpack__")();
+        // NumPy has no bfloat16: hand out a plain DLPack capsule for it. Otherwise let a
+        // zero-copy NumPy view answer, so that the protocol's keywords (max_version,
+        // dl_device, copy) are handled the way consumers expect.
+        if (t.dtype() == DType::BFloat16)
+          return nb::cast(nb::ndarray<>(t.raw_data(), t.dim(),
+              std::vector<size_t>(t.shape().begin(), t.shape().end()).data(), nb::cast(t),
+              std::vector<int64_t>(t.strides().begin(), t.strides().end()).data(), dl_dtype(t.dtype())));
+        nb::object arr = nb::cast(as_ndarray(t));
+        return arr.attr("__dlpack__")(**kw);
       })
       .def("__dlpack_device__", [](TensorImpl*) { return std::make_pair(1, 0); })
       // autograd

@@ -25,6 +25,8 @@ def _shape_list(shape, api):
                 s = s.item()
             if not isinstance(s, (int, np.integer)) or isinstance(s, builtins.bool):
                 raise TypeError(f"[{api}] shape entries must be ints, got {type(s).__name__}")
+            if s < 0:
+                raise ValueError(f"[{api}] shape dims must be non-negative, got {list(shape)}")
             out.append(int(s))
         return out
     raise TypeError(f"[{api}] shape must be a list, tuple or Tensor of ints, got {type(shape).__name__}")

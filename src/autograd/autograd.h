@@ -71,8 +71,16 @@ class GradCtx {
   const Attrs* attrs = nullptr;
   const bool* needs = nullptr;        // per input
 
-  const Tensor& in(size_t i) const { return inputs[i]; }
-  const Tensor& out(size_t i) const { return outputs[i]; }
+  // A rule reading a tensor its op did not save is a bug in the op definition;
+  // it raises instead of reading out of bounds.
+  const Tensor& in(size_t i) const {
+    if (i >= inputs.size()) fail(ErrorKind::Runtime, "[oar.autograd] internal: gradient rule reads input ", i, " that its op does not save");
+    return inputs[i];
+  }
+  const Tensor& out(size_t i) const {
+    if (i >= outputs.size()) fail(ErrorKind::Runtime, "[oar.autograd] internal: gradient rule reads output ", i, " that its op does not save");
+    return outputs[i];
+  }
   // Gradient w.r.t. output i; zeros when none arrived.
   Tensor grad(size_t i = 0) const;
   bool needs_grad(size_t i) const { return needs[i]; }

@@ -41,7 +41,7 @@ void linspace_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs
     T* p = out[0].data<T>();
     // Fill from both ends so that the last value is exactly `stop`.
     for (int64_t i = 0; i < n; ++i) {
-      double v = i < n / 2 ? s + step * double(i) : e - step * double(n - 1 - i);
+      double v = (n == 1 || i < n / 2) ? s + step * double(i) : e - step * double(n - 1 - i);
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) p[i] = T(std::floor(v));
       else p[i] = T(v);
     }

@@ -69,6 +69,7 @@ template <typename T, typename R>
 typename R::Acc reduce_range(const T* base, const ReduceGeometry& g, int64_t begin, int64_t end, const R& r) {
   using Acc = typename R::Acc;
   Acc acc = r.init();
+  if (begin >= end) return acc;  // empty range: a zero-size reduced dim must not reach the % below
   if (g.nr == 0) {
     if (begin < end) acc = r.step(acc, base[0]);
     return acc;
