@@ -1,0 +1,2 @@
+"""Utilities."""
+from . import dlpack  # noqa: F401
