@@ -47,6 +47,20 @@ Dims broadcast_shapes(const Dims& a, const Dims& b, const char* api) {
   return out;
 }
 
+Dims reduced_shape(const Dims& in, const Dims& axes, bool keepdim) {
+  Dims out;
+  size_t k = 0;
+  for (int64_t d = 0; d < int64_t(in.size()); ++d) {
+    if (k < axes.size() && axes[k] == d) {
+      ++k;
+      if (keepdim) out.push_back(1);
+    } else {
+      out.push_back(in[d]);
+    }
+  }
+  return out;
+}
+
 DType result_type(const Tensor& a, const Scalar& s) {
   DType t = a.dtype();
   if (s.is_complex()) return is_complex(t) ? t : (t == DType::Float64 ? DType::Complex128 : to_complex(default_float_dtype()));

@@ -18,6 +18,8 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const char* api);
 // Normalised, sorted, de-duplicated; empty `axes` with all_if_empty means every axis.
 Dims normalize_axes(const Dims& axes, int64_t ndim, const char* api, bool all_if_empty = true);
 Dims broadcast_shapes(const Dims& a, const Dims& b, const char* api);
+// Shape after reducing the (normalised, sorted) axes, with or without keepdim.
+Dims reduced_shape(const Dims& in, const Dims& axes, bool keepdim);
 // Result dtype of a binary op between a tensor and a Python number (the
 // number never widens the tensor within its category).
 DType result_type(const Tensor& a, const Scalar& s);

@@ -9,19 +9,6 @@ namespace {
 using namespace ops;
 
 // attrs: axes (normalised, sorted), keepdim, dtype
-Dims reduced_shape(const Dims& in, const Dims& axes, bool keepdim) {
-  Dims out;
-  size_t k = 0;
-  for (int64_t d = 0; d < int64_t(in.size()); ++d) {
-    if (k < axes.size() && axes[k] == d) {
-      ++k;
-      if (keepdim) out.push_back(1);
-    } else {
-      out.push_back(in[d]);
-    }
-  }
-  return out;
-}
 
 Metas reduce_meta(std::span<const Tensor> in, const Attrs& a) {
   return {TensorMeta{reduced_shape(in[0].shape(), a.ints(0), a.b(1)), a.dtype(2)}};

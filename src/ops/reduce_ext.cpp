@@ -179,19 +179,6 @@ Dims reduce_axes(const Tensor& x, const Dims& axes, const char* api, bool need_n
   return ax;
 }
 
-Dims reduced_shape(const Dims& in, const Dims& axes, bool keepdim) {
-  Dims out;
-  size_t k = 0;
-  for (int64_t d = 0; d < int64_t(in.size()); ++d) {
-    if (k < axes.size() && axes[k] == d) {
-      ++k;
-      if (keepdim) out.push_back(1);
-    } else {
-      out.push_back(in[d]);
-    }
-  }
-  return out;
-}
 
 int64_t reduced_count(const Tensor& x, const Dims& ax) {
   int64_t n = 1;
