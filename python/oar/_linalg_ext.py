@@ -172,14 +172,6 @@ def logspace(start, stop, num, base=10.0, dtype=None, name=None):
     return _C._logspace(float(start), float(stop), int(num), float(base), dtype)
 
 
-def _method(fn):
-    def m(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    m.__name__ = fn.__name__
-    m.__doc__ = fn.__doc__
-    return m
-
-
 for _f in (dot, outer, lerp, frac, nan_to_num, t, mm, bmm, kron, cross):
-    setattr(_C.Tensor, _f.__name__, _method(_f))
+    setattr(_C.Tensor, _f.__name__, _f)
 del _f

@@ -263,14 +263,6 @@ def meshgrid(*args, **kwargs):
     return _C._meshgrid(_tensors(list(args), "oar.meshgrid"))
 
 
-def _method(fn):
-    def m(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    m.__name__ = fn.__name__
-    m.__doc__ = fn.__doc__
-    return m
-
-
 for _fn in (tile, flip, split, chunk, unbind, diagonal, tril, triu, repeat_interleave, roll, diag):
-    setattr(Tensor, _fn.__name__, _method(_fn))
+    setattr(Tensor, _fn.__name__, _fn)
 del _fn

@@ -256,11 +256,13 @@ template <typename F> void visit_sortable(DType t, F&& f) {
   else visit_int(t, f);
 }
 
-void argsort_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
-  Tensor x = dense(in[0]);
-  Lines L(x.shape(), a.i(0));
-  bool desc = a.b(1);
-  int64_t* o = out[0].data<int64_t>();
+// Writes, for every line along `axis`, the indices of its first k elements in
+// sorted order. Ties go to the lower index, so the order is the stable one and
+// the result is deterministic; NaN sorts last.
+void sorted_indices(const Tensor& in, Tensor& out, int64_t axis, int64_t k, bool descending) {
+  Tensor x = dense(in);
+  Lines L(x.shape(), axis);
+  int64_t* o = out.data<int64_t>();
   visit_sortable(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* xp = x.data<T>();
@@ -271,47 +273,27 @@ void argsort_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Att
                      const T* line = xp + (p / L.inner) * L.n * L.inner + p % L.inner;
                      std::iota(perm.begin(), perm.end(), int64_t(0));
                      auto val = [&](int64_t i) { return line[i * L.inner]; };
-                     if (desc)
-                       std::stable_sort(perm.begin(), perm.end(),
-                                        [&](int64_t i, int64_t j) { return less_nan_last(val(j), val(i)); });
-                     else
-                       std::stable_sort(perm.begin(), perm.end(),
-                                        [&](int64_t i, int64_t j) { return less_nan_last(val(i), val(j)); });
-                     int64_t* op = o + (p / L.inner) * L.n * L.inner + p % L.inner;
-                     for (int64_t i = 0; i < L.n; ++i) op[i * L.inner] = perm[size_t(i)];
-                   }
-                 });
-  });
-}
-
-void topk_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
-  Tensor x = dense(in[0]);
-  int64_t k = a.i(0);
-  Lines L(x.shape(), a.i(1));
-  bool largest = a.b(2);
-  int64_t* o = out[0].data<int64_t>();
-  visit_sortable(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* xp = x.data<T>();
-    parallel_for(L.outer * L.inner, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(L.n, 1) / 8),
-                 [&](int64_t b, int64_t e) {
-                   std::vector<int64_t> perm(size_t(L.n));
-                   for (int64_t p = b; p < e; ++p) {
-                     const T* line = xp + (p / L.inner) * L.n * L.inner + p % L.inner;
-                     std::iota(perm.begin(), perm.end(), int64_t(0));
-                     auto val = [&](int64_t i) { return line[i * L.inner]; };
-                     // Ties go to the lower index, so the result is deterministic.
                      auto cmp = [&](int64_t i, int64_t j) {
-                       bool before = largest ? less_nan_last(val(j), val(i)) : less_nan_last(val(i), val(j));
-                       bool after = largest ? less_nan_last(val(i), val(j)) : less_nan_last(val(j), val(i));
+                       bool before = descending ? less_nan_last(val(j), val(i)) : less_nan_last(val(i), val(j));
+                       bool after = descending ? less_nan_last(val(i), val(j)) : less_nan_last(val(j), val(i));
                        return before || (!after && i < j);
                      };
-                     std::partial_sort(perm.begin(), perm.begin() + k, perm.end(), cmp);
+                     if (k == L.n) std::sort(perm.begin(), perm.end(), cmp);
+                     else std::partial_sort(perm.begin(), perm.begin() + k, perm.end(), cmp);
                      int64_t* op = o + (p / L.inner) * k * L.inner + p % L.inner;
                      for (int64_t i = 0; i < k; ++i) op[i * L.inner] = perm[size_t(i)];
                    }
                  });
   });
+}
+
+void argsort_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  int64_t axis = a.i(0);
+  sorted_indices(in[0], out[0], axis, Lines(in[0].shape(), axis).n, a.b(1));
+}
+
+void topk_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  sorted_indices(in[0], out[0], a.i(1), a.i(0), a.b(2));
 }
 
 // ---- dynamic shapes
