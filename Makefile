@@ -8,7 +8,7 @@ VENV    := .venv
 VPY     := $(VENV)/bin/python
 BUILD   := build/release
 JOBS    ?= $(shell nproc)
-APT_PKGS := cmake ninja-build ccache g++ libopenblas-dev libopenblas0-openmp libgtest-dev python3-dev
+APT_PKGS := cmake ninja-build ccache g++ libopenblas-dev libopenblas0-openmp libdnnl-dev libsleef-dev libgtest-dev python3-dev
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export PYTHONPATH := $(CURDIR)/python
@@ -30,8 +30,8 @@ $(VPY):
 	$(VPY) -m pip install -q --upgrade pip
 
 venv: $(VPY)
-	@$(VPY) -c "import nanobind, numpy, pytest, xdist" 2>/dev/null || \
-	  $(VPY) -m pip install -q nanobind numpy pytest pytest-xdist scikit-build-core
+	@$(VPY) -c "import nanobind, numpy, pytest, xdist, sklearn, PIL" 2>/dev/null || \
+	  $(VPY) -m pip install -q nanobind numpy pytest pytest-xdist scikit-build-core scikit-learn Pillow
 
 $(BUILD)/build.ninja: | deps venv
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(CURDIR)/$(VPY)

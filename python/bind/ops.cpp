@@ -5,6 +5,7 @@
 #include "autograd/autograd.h"
 #include "common.h"
 #include "dtype_arg.h"
+#include "kernels/cpu/vmath.h"
 
 namespace oar::bind {
 namespace {
@@ -252,6 +253,10 @@ void bind_ops(nb::module_& m) {
     omp_set_num_threads(n);
   });
   m.def("get_num_threads", []() { return omp_get_max_threads(); });
+  // Which vectorised math code path runs ("avx512", "avx2", "portable"); tests
+  // select each one the CPU supports.
+  m.def("_vmath_isa", []() { return std::string(cpu::vmath::table().isa); });
+  m.def("_select_vmath_isa", [](const std::string& name) { return cpu::vmath::select_isa(name.c_str()); });
   m.def("_registered_ops", []() {
     std::vector<std::string> names;
     for (OpDef* op : all_ops()) names.push_back(op->name);

@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/vmath.h"
 
 namespace oar::cpu {
 namespace {
@@ -23,6 +24,7 @@ void relu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
 }
 
 void gelu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  if (vmath::apply(a.b(0) ? vmath::Fn::GeluTanh : vmath::Fn::Gelu, in[0], out[0])) return;
   if (a.b(0)) {
     unary_float(in, out, [](auto z) {
       using C = decltype(z);
@@ -40,6 +42,7 @@ void gelu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
 }
 
 void silu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  if (vmath::apply(vmath::Fn::Silu, in[0], out[0])) return;
   unary_float(in, out, [](auto z) { using C = decltype(z); return [](C x) { return x / (C(1) + std::exp(-x)); }; });
 }
 
@@ -49,6 +52,9 @@ void log_sigmoid_kernel(std::span<const Tensor> in, std::span<Tensor> out, const
     return [](C x) { return std::min(x, C(0)) - std::log1p(std::exp(-std::abs(x))); };
   });
 }
+
+inline void exp_dense(const float* x, float* y, int64_t n) { vmath::apply_f32(vmath::Fn::Exp, x, y, n); }
+inline void exp_dense(const double* x, double* y, int64_t n) { vmath::apply_f64(vmath::Fn::Exp, x, y, n); }
 
 // Note [softmax layout]: the (dense) input is viewed as [outer, n, inner] with
 // the reduced axis in the middle. With inner == 1 each row is contiguous and
@@ -70,7 +76,7 @@ template <typename T, bool Log> void softmax_impl(const Tensor& x, Tensor& y, in
   T* yp = y.data<T>();
   if (inner == 1) {
     parallel_for(outer, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t b, int64_t e) {
-      std::vector<C> buf(static_cast<size_t>(n));
+      std::vector<C> buf(static_cast<size_t>(Log ? 2 * n : n));
       for (int64_t r = b; r < e; ++r) {
         const T* xr = xp + r * n;
         T* yr = yp + r * n;
@@ -79,9 +85,13 @@ template <typename T, bool Log> void softmax_impl(const Tensor& x, Tensor& y, in
 #pragma omp simd reduction(max : m)
         for (int64_t j = 0; j < n; ++j) { v[j] = C(xr[j]); m = std::max(m, v[j]); }
         if (!std::isfinite(m)) m = std::isnan(m) ? m : (m > 0 ? m : C(0));  // all -inf rows, +inf entries
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) v[j] -= m;
+        C* ev = Log ? v + n : v;  // exp(x - m); log-softmax keeps x - m too
+        exp_dense(v, ev, n);
         C sum = 0;
 #pragma omp simd reduction(+ : sum)
-        for (int64_t j = 0; j < n; ++j) { v[j] = v[j] - m; sum += std::exp(v[j]); }
+        for (int64_t j = 0; j < n; ++j) sum += ev[j];
         if constexpr (Log) {
           C ls = std::log(sum);
 #pragma omp simd
@@ -89,7 +99,7 @@ template <typename T, bool Log> void softmax_impl(const Tensor& x, Tensor& y, in
         } else {
           C inv = C(1) / sum;
 #pragma omp simd
-          for (int64_t j = 0; j < n; ++j) yr[j] = T(std::exp(v[j]) * inv);
+          for (int64_t j = 0; j < n; ++j) yr[j] = T(ev[j] * inv);
         }
       }
     });

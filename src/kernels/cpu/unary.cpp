@@ -1,9 +1,12 @@
 // Kernels of the unary elementwise ops (definitions: ops/unary.cpp).
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/special.h"
+#include "kernels/cpu/vmath.h"
 
 namespace oar::cpu {
 namespace {
@@ -30,8 +33,21 @@ template <typename C> inline auto abs_of(C x) {
   else return std::abs(x);
 }
 
+// The ops with a dense vectorised path (vmath); the others use the iterator only.
+constexpr int vec_fn(std::string_view op) {
+  constexpr std::pair<std::string_view, vmath::Fn> kVec[] = {
+      {"exp", vmath::Fn::Exp},     {"expm1", vmath::Fn::Expm1}, {"log", vmath::Fn::Log},
+      {"log1p", vmath::Fn::Log1p}, {"sin", vmath::Fn::Sin},     {"cos", vmath::Fn::Cos},
+      {"tanh", vmath::Fn::Tanh},   {"erf", vmath::Fn::Erf},     {"sigmoid", vmath::Fn::Sigmoid}};
+  for (const auto& [name, fn] : kVec)
+    if (name == op) return int(fn);
+  return -1;
+}
+
 #define OAR_UNARY_KERNEL(NAME, VISIT, DTYPES, EXPR)                                         \
   void NAME##_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {    \
+    if constexpr (vec_fn(#NAME) >= 0)                                                       \
+      if (vmath::apply(vmath::Fn(vec_fn(#NAME)), in[0], out[0])) return;                    \
     VISIT(in[0].dtype(), [&](auto tag) {                                                    \
       using T = decltype(tag);                                                              \
       using C = compute_t<T>;                                                               \

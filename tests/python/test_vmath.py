@@ -1,0 +1,100 @@
+"""The vectorised math paths (one per instruction set) against NumPy/math.
+
+Every code path the CPU supports is selected in turn; sizes cover full
+vectors, tails and single elements; float16/bfloat16 go through float32
+blocks."""
+import math
+
+import numpy as np
+import pytest
+
+import oar
+import oar.nn.functional as F
+from oar import _C
+
+_erf = np.vectorize(math.erf)
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+FUNCS = {
+    "exp": (oar.exp, np.exp, (-80.0, 80.0)),
+    "expm1": (oar.expm1, np.expm1, (-5.0, 5.0)),
+    "log": (oar.log, np.log, (1e-3, 1e3)),
+    "log1p": (oar.log1p, np.log1p, (-0.9, 50.0)),
+    "sin": (oar.sin, np.sin, (-100.0, 100.0)),
+    "cos": (oar.cos, np.cos, (-100.0, 100.0)),
+    "tanh": (oar.tanh, np.tanh, (-12.0, 12.0)),
+    "erf": (oar.erf, _erf, (-5.0, 5.0)),
+    "sigmoid": (oar.sigmoid, _sigmoid, (-100.0, 100.0)),
+    "silu": (F.silu, lambda x: x * _sigmoid(x), (-30.0, 30.0)),
+    "gelu": (F.gelu, lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), (-8.0, 8.0)),
+    "gelu_tanh": (lambda t: F.gelu(t, approximate=True),
+                  lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))), (-8.0, 8.0)),
+}
+# Relative tolerance per dtype (SLEEF's 1-ulp functions; erf float32 is within 6 ulp);
+# absolute tolerance for results that cancel to near zero (sin/cos at large arguments).
+TOL = {"float32": (8e-7, 1e-6), "float64": (1e-14, 1e-14), "bfloat16": (8e-3, 1e-2), "float16": (1e-3, 2e-3)}
+
+
+def _isas():
+    found = []
+    for isa in ("avx512", "avx2", "portable"):
+        if _C._select_vmath_isa(isa):
+            found.append(isa)
+    _C._select_vmath_isa("best")
+    return found
+
+
+@pytest.fixture(params=_isas())
+def isa(request):
+    assert _C._select_vmath_isa(request.param)
+    assert _C._vmath_isa() == request.param
+    yield request.param
+    _C._select_vmath_isa("best")
+
+
+@pytest.mark.parametrize("name", sorted(FUNCS))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+def test_against_reference(isa, name, dtype):
+    fn, ref, (lo, hi) = FUNCS[name]
+    if dtype == "float16":
+        lo, hi = max(lo, -10.0), min(hi, 10.0)  # keep exp within float16's range
+    rng = np.random.default_rng(0)
+    for n in (1, 7, 16, 33, 4099):
+        x = rng.uniform(lo, hi, n)
+        t = oar.to_tensor(x).astype(dtype)
+        xs = t.astype("float64").numpy()  # the values actually stored
+        got = fn(t).astype("float64").numpy()
+        want = ref(xs)
+        if dtype in ("bfloat16", "float16"):  # the result is rounded to the storage type
+            want = oar.to_tensor(want).astype(dtype).astype("float64").numpy()
+        rtol, atol = TOL[dtype]
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * np.abs(want).max(initial=1.0),
+                                   err_msg=f"{name} {dtype} {isa} n={n}")
+
+
+def test_float32_erf_small_and_large_arguments(isa):
+    x = np.array([0.0, 1e-30, -1e-6, 0.49999, 0.5, 0.50001, 3.9, 4.0, 10.0, -10.0, np.inf, -np.inf], np.float32)
+    got = oar.erf(oar.to_tensor(x)).numpy().astype(np.float64)
+    np.testing.assert_allclose(got, _erf(x.astype(np.float64)), rtol=8e-7, atol=0)
+
+
+def test_special_values(isa):
+    x = np.array([np.nan, np.inf, -np.inf, 0.0], np.float32)
+    t = oar.to_tensor(x)
+    np.testing.assert_array_equal(oar.exp(t).numpy(), np.array([np.nan, np.inf, 0.0, 1.0], np.float32))
+    np.testing.assert_array_equal(oar.sigmoid(t).numpy(), np.array([np.nan, 1.0, 0.0, 0.5], np.float32))
+    np.testing.assert_array_equal(oar.tanh(t).numpy(), np.array([np.nan, 1.0, -1.0, 0.0], np.float32))
+
+
+def test_non_dense_input_takes_the_iterator():
+    x = np.random.default_rng(1).uniform(-3, 3, (64, 64))
+    t = oar.to_tensor(x, dtype="float32")[:, ::3]
+    np.testing.assert_allclose(oar.exp(t).numpy(), np.exp(x.astype(np.float32)[:, ::3]), rtol=1e-6)
+
+
+def test_unknown_isa_is_refused():
+    assert not _C._select_vmath_isa("sse9")
