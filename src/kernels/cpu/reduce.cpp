@@ -15,6 +15,8 @@
 namespace oar::cpu {
 namespace {
 
+constexpr int kLanes = 32;  // partial results per dense inner loop
+
 struct ReduceGeometry {
   int nk = 0, nr = 0;
   int64_t kshape[kMaxDims], kstride[kMaxDims], ostride[kMaxDims];
@@ -133,8 +135,15 @@ template <typename T, typename A> struct SumR {
     if constexpr (is_complex_v<Acc>) {
       for (int64_t i = 0; i < n; ++i) s += Acc(p[i]);
     } else {
-#pragma omp simd reduction(+ : s)
-      for (int64_t i = 0; i < n; ++i) s += Acc(compute_t<T>(p[i]));
+      // Independent lanes: one accumulator chain would bound the loop by the
+      // add latency rather than by memory bandwidth.
+      Acc lane[kLanes] = {};
+      int64_t i = 0;
+      for (; i + kLanes <= n; i += kLanes)
+#pragma omp simd
+        for (int k = 0; k < kLanes; ++k) lane[k] += Acc(compute_t<T>(p[i + k]));
+      for (; i < n; ++i) s += Acc(compute_t<T>(p[i]));
+      for (int k = 0; k < kLanes; ++k) s += lane[k];
     }
     return s;
   }
@@ -175,7 +184,22 @@ template <typename T, bool Max> struct ExtremeR {
   Acc combine(Acc a, Acc b) const { return step(a, T(b)); }
   Acc dense(const T* p, int64_t n) const {
     Acc s = init();
-    for (int64_t i = 0; i < n; ++i) s = step(s, p[i]);
+    int64_t i = 0;
+    if constexpr (std::is_floating_point_v<Acc>) {
+      // Independent lanes; a NaN, once taken into a lane, stays there (every
+      // comparison with it is false), and step() lets it win at the end.
+      Acc lane[kLanes];
+      for (int k = 0; k < kLanes; ++k) lane[k] = s;
+      for (; i + kLanes <= n; i += kLanes)
+#pragma omp simd
+        for (int k = 0; k < kLanes; ++k) {
+          Acc x = Acc(p[i + k]);
+          bool take = (Max ? x > lane[k] : x < lane[k]) || x != x;
+          lane[k] = take ? x : lane[k];
+        }
+      for (int k = 0; k < kLanes; ++k) s = step(s, T(lane[k]));
+    }
+    for (; i < n; ++i) s = step(s, p[i]);
     return s;
   }
   Acc finish(Acc a, int64_t) const { return a; }
