@@ -54,6 +54,7 @@ from ._random import *  # noqa: E402,F401,F403
 from ._linalg_ext import *  # noqa: E402,F401,F403
 from . import autograd, device, framework, nn, utils  # noqa: E402
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
+from .serialization import save, load  # noqa: E402
 from . import _tensor_methods  # noqa: E402,F401  attaches Python-level Tensor methods
 
 __version__ = "0.1.0"
