@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/onednn.h"
 #include "ops/ops.h"
 
 namespace oar::cpu {
@@ -102,10 +103,72 @@ template <typename T> void matmul_typed(const Tensor& x0, const Tensor& y0, Tens
   }
 }
 
+// The operand as a [batch, rows, cols] strided matrix stack (logical, after
+// the transpose flag), or false if its batch dims do not fold into one
+// uniform stride or it must be broadcast along batch.
+bool as_stack(const Tensor& t, bool trans, int64_t batch, dnnl::memory::dims* dims, dnnl::memory::dims* strides) {
+  int64_t nd = t.dim();
+  int64_t tb = 1;
+  for (int64_t d = 0; d + 2 < nd; ++d) tb *= t.shape()[d];
+  if (tb != batch && tb != 1) return false;
+  int64_t bstride = 0;
+  if (tb > 1) {
+    int64_t expect = -1;
+    for (int64_t d = nd - 3; d >= 0; --d) {
+      if (t.shape()[d] == 1) continue;
+      if (expect >= 0 && t.strides()[d] != expect) return false;
+      if (expect < 0) bstride = t.strides()[d];
+      expect = t.strides()[d] * t.shape()[d];
+    }
+  }
+  int64_t r = t.shape()[nd - 2], c = t.shape()[nd - 1];
+  int64_t rs = t.strides()[nd - 2], cs = t.strides()[nd - 1];
+  if (trans) { std::swap(r, c); std::swap(rs, cs); }
+  if (rs != 1 && cs != 1) return false;
+  *dims = {tb, r, c};
+  *strides = {tb > 1 ? bstride : r * c, r == 1 ? std::max<int64_t>(c, 1) : rs, c == 1 ? 1 : cs};
+  return true;
+}
+
+// float16/bfloat16 through oneDNN's matmul (AMX / AVX-512 BF16 / FP16 where
+// the CPU has them), accumulating in float32. Returns false where the layout
+// needs the general path (batch broadcasting of the left operand, odd strides).
+bool lowp_matmul(const Tensor& x, const Tensor& y, Tensor& out, bool tx, bool ty) {
+  using namespace dnnl_util;
+  int64_t nd = out.dim();
+  int64_t M = out.shape()[nd - 2], N = out.shape()[nd - 1];
+  int64_t K = x.shape()[x.dim() - (tx ? 2 : 1)];
+  int64_t batch = out.numel() / std::max<int64_t>(M * N, 1);
+  if (out.numel() == 0 || K == 0 || !out.is_contiguous()) return false;
+  dnnl::memory::dims xd, xs, yd, ys;
+  if (!as_stack(x, tx, batch, &xd, &xs) || !as_stack(y, ty, batch, &yd, &ys)) return false;
+  if (xd[0] != batch) return false;  // oneDNN broadcasts only the weights' batch
+  dnnl::memory::dims od = {batch, M, N}, os = {M * N, N, 1};
+  auto dt = data_type(x.dtype());
+  dnnl::memory::desc xmd(xd, dt, xs), ymd(yd, dt, ys), omd(od, dt, os);
+  std::string key = "matmul:" + std::to_string(int(x.dtype()));
+  for (auto* v : {&xd, &xs, &yd, &ys, &od}) {
+    key += "|";
+    for (int64_t e : *v) key += std::to_string(e) + ",";
+  }
+  Prim p = cached(key, [&] {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(xmd, ymd, omd), engine());
+    return Prim{dnnl::matmul(pd), {xmd, ymd, omd}};
+  });
+  execute(p, {{DNNL_ARG_SRC, &x, xmd, xmd, false}, {DNNL_ARG_WEIGHTS, &y, ymd, ymd, false},
+              {DNNL_ARG_DST, &out, omd, omd, true}}, key);
+  return true;
+}
+
 void matmul_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   bool tx = a.b(0), ty = a.b(1);
   DType t = in[0].dtype();
   if (t == DType::Float16 || t == DType::BFloat16) {
+    try {
+      if (lowp_matmul(in[0], in[1], out[0], tx, ty)) return;
+    } catch (const dnnl::error&) {
+      // no oneDNN implementation for this layout: take the float32 path
+    }
     Tensor xf = ops::cast(in[0], DType::Float32), yf = ops::cast(in[1], DType::Float32);
     Tensor of = empty_tensor(out[0].shape(), DType::Float32);
     matmul_typed<float>(xf, yf, of, tx, ty);

@@ -4,7 +4,7 @@ relu, gelu, silu, log_sigmoid, softmax and log_softmax run dedicated kernels;
 the others are composites of elementwise ops. All are differentiable to any
 order.
 """
-from .. import _C
+from ... import _C
 
 __all__ = [
     "relu", "relu_", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softplus", "softsign",

@@ -1,0 +1,151 @@
+"""oar.amp: automatic mixed precision.
+
+``auto_cast`` switches on the dispatcher's autocast stage for the current
+thread: matrix products run in float16/bfloat16, numerically sensitive ops
+(exp, log, softmax, reductions, normalisations) in float32, and at level O2
+everything else in the low dtype too. ``decorate`` prepares models (and their
+optimizers) for O2: parameters are stored in the low dtype and the optimizer
+keeps float32 master weights. ``GradScaler`` scales the loss so that float16
+gradients do not underflow, and skips steps whose gradients overflowed.
+"""
+import contextlib
+
+from .. import _C
+from .grad_scaler import AmpScaler, GradScaler
+
+__all__ = ["auto_cast", "amp_guard", "decorate", "GradScaler", "AmpScaler", "is_float16_supported",
+           "is_bfloat16_supported", "white_list", "black_list"]
+
+_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
+
+
+def _dtype_str(dtype, api):
+    name = str(dtype).replace("paddle.", "")
+    if name not in _DTYPES:
+        raise ValueError(f"[{api}] dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+    return name
+
+
+def _level(level, api):
+    if level not in ("O0", "O1", "O2", "OD"):
+        raise ValueError(f"[{api}] level must be 'O0', 'O1', 'O2' or 'OD', got {level!r}")
+    return level
+
+
+@contextlib.contextmanager
+def auto_cast(enable=True, custom_white_list=None, custom_black_list=None, level="O1", dtype="float16",
+              use_promote=True):
+    """Runs the enclosed ops in mixed precision.
+
+    ``custom_white_list`` ops run in the low dtype, ``custom_black_list`` ops in
+    float32 (names of oar ops, e.g. ``"matmul"``, ``"exp"``). Level ``O0``
+    (or ``enable=False``) turns autocast off inside the block.
+
+    >>> import oar
+    >>> a, b = oar.ones([2, 3]), oar.ones([3, 2])
+    >>> with oar.amp.auto_cast(dtype="bfloat16"):
+    ...     c = oar.matmul(a, b)
+    ...     d = oar.exp(c)
+    >>> c.dtype, d.dtype
+    (paddle.bfloat16, paddle.float32)
+    """
+    level = _level(level, "oar.amp.auto_cast")
+    dtype = _dtype_str(dtype, "oar.amp.auto_cast")
+    white, black = set(custom_white_list or ()), set(custom_black_list or ())
+    both = white & black
+    if both:
+        raise ValueError(f"[oar.amp.auto_cast] ops in both custom_white_list and custom_black_list: {sorted(both)}")
+    changed = []
+    for name, pol in [(n, "low") for n in white] + [(n, "float32") for n in black]:
+        changed.append((name, _C._amp_op_policy(name)))
+        _C._set_amp_op_policy(name, pol)
+    prev = _C._get_autocast()
+    on = bool(enable) and level in ("O1", "O2")
+    try:
+        _C._set_autocast(on, dtype if on else prev[1], 2 if level == "O2" else 1)
+        yield
+    finally:
+        _C._set_autocast(*prev)
+        for name, pol in reversed(changed):
+            _C._set_amp_op_policy(name, pol)
+
+
+amp_guard = auto_cast
+
+
+def white_list():
+    """Names of the ops that autocast runs in the low dtype."""
+    from .. import _C as C
+    return sorted(n for n in C._registered_ops() if C._amp_op_policy(n) == "low")
+
+
+def black_list():
+    """Names of the ops that autocast runs in float32."""
+    from .. import _C as C
+    return sorted(n for n in C._registered_ops() if C._amp_op_policy(n) == "float32")
+
+
+# Layers whose parameters stay float32 under O2 (their kernels take low-precision
+# activations with float32 scale and shift).
+_KEEP_FP32 = ("BatchNorm", "BatchNorm1D", "BatchNorm2D", "BatchNorm3D", "LayerNorm", "GroupNorm",
+              "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "RMSNorm")
+
+
+def decorate(models, optimizers=None, level="O1", dtype="float16", master_weight=None, save_dtype=None,
+             master_grad=False, excluded_layers=None):
+    """Prepares models and optimizers for mixed-precision training.
+
+    At ``O2`` the models' floating parameters are cast to ``dtype`` (norm
+    layers and ``excluded_layers`` excepted) and the optimizers keep float32
+    master weights (``master_weight`` defaults to True). ``O1`` leaves them as
+    they are. Returns what was given: ``models`` or ``(models, optimizers)``.
+
+    >>> import oar
+    >>> net = oar.nn.Linear(4, 2)
+    >>> opt = oar.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+    >>> net, opt = oar.amp.decorate(net, opt, level="O2", dtype="bfloat16")
+    >>> net.weight.dtype
+    paddle.bfloat16
+    """
+    level = _level(level, "oar.amp.decorate")
+    dtype = _dtype_str(dtype, "oar.amp.decorate")
+    single_model = not isinstance(models, (list, tuple))
+    model_list = [models] if single_model else list(models)
+    single_opt = optimizers is not None and not isinstance(optimizers, (list, tuple))
+    opt_list = [] if optimizers is None else ([optimizers] if single_opt else list(optimizers))
+    if level == "O2":
+        excluded = tuple(excluded_layers or ())
+        excluded_types = tuple(e for e in excluded if isinstance(e, type))
+        excluded_objs = [e for e in excluded if not isinstance(e, type)]
+        for model in model_list:
+            for layer in [model] + list(model.sublayers()):
+                if (type(layer).__name__ in _KEEP_FP32 or isinstance(layer, excluded_types)
+                        or any(layer is e for e in excluded_objs)):
+                    continue
+                for name, p in list(layer._parameters.items()):
+                    if p is not None and str(p.dtype) == "paddle.float32":
+                        _cast_param_(p, dtype)
+            if save_dtype is not None:
+                model._amp_save_dtype = _dtype_str(save_dtype, "oar.amp.decorate") if save_dtype != "float32" \
+                    else "float32"
+        for opt in opt_list:
+            opt._multi_precision = True if master_weight is None else bool(master_weight)
+    if optimizers is None:
+        return models
+    return models, optimizers
+
+
+def _cast_param_(p, dtype):
+    """Changes a parameter's dtype in place, keeping the Python object (and so
+    every reference optimizers and layers hold)."""
+    _C._set_data_(p, p.detach().astype(dtype))
+
+
+def is_float16_supported(device=None):
+    """float16 compute is available on every device oar runs on (CPU: through float32)."""
+    return True
+
+
+def is_bfloat16_supported(device=None):
+    """bfloat16 compute is available (CPU: native where the CPU has AVX-512 BF16/AMX)."""
+    return True

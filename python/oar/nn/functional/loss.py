@@ -1,0 +1,584 @@
+"""oar.nn.functional: losses, written as composites of oar ops (so autograd gives every gradient).
+
+Logs of probabilities are computed in log space (log_softmax, softplus-style
+forms, logsumexp) so that large logits do not overflow.
+"""
+import numpy as np
+
+from ... import _C
+from ..._index import take_along_axis
+from ..._manip import concat, stack
+from ..._reduce_ext import logsumexp
+from .common import cosine_similarity, pairwise_distance
+
+__all__ = [
+    "cross_entropy", "softmax_with_cross_entropy", "nll_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "mse_loss", "l1_loss", "smooth_l1_loss", "kl_div", "margin_ranking_loss",
+    "cosine_embedding_loss", "triplet_margin_loss", "ctc_loss", "soft_margin_loss", "hinge_embedding_loss",
+    "square_error_cost", "log_loss", "sigmoid_focal_loss",
+]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _err(api, msg):
+    return ValueError(f"[oar.nn.functional.{api}] {msg}")
+
+
+def _check_reduction(reduction, api, allowed=_REDUCTIONS):
+    if reduction not in allowed:
+        raise _err(api, f"reduction must be one of {', '.join(repr(r) for r in allowed)}, got {reduction!r}")
+
+
+def _check_tensor(x, api, what):
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"[oar.nn.functional.{api}] {what} must be a Tensor, got {type(x).__name__}")
+
+
+def _check_float(x, api, what):
+    _check_tensor(x, api, what)
+    if not str(x.dtype).split(".")[-1].startswith(("float", "bfloat")):
+        raise TypeError(f"[oar.nn.functional.{api}] {what} must be a floating tensor, got {x.dtype}")
+
+
+def _check_same_shape(a, b, api, na, nb):
+    if list(a.shape) != list(b.shape):
+        raise _err(api, f"{na} and {nb} must have the same shape, got {a.shape} and {b.shape}")
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return _C.mean(loss)
+    if reduction == "sum":
+        return _C.sum(loss)
+    return loss
+
+
+def _zero(x):
+    return _C.full([], 0.0, x.dtype)
+
+
+def _safe_div(num, den):
+    """num / den, with den == 0 treated as 1 (a mean over no valid entries is 0, as in Paddle)."""
+    return num / (den + _C.cast(_C.equal(den, _zero(den)), den.dtype))
+
+
+def _is_int(t):
+    return str(t.dtype).split(".")[-1] in ("int8", "int16", "int32", "int64", "uint8")
+
+
+def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean",  # noqa: A002 - Paddle's names
+                  soft_label=False, axis=-1, use_softmax=True, label_smoothing=0.0, name=None):
+    """Cross entropy between input logits (or probabilities, use_softmax=False) and label.
+
+    Hard labels hold class indices, of input's shape with the class axis removed or
+    of size 1; soft labels hold a distribution of input's shape. With reduction
+    'none' the class axis is kept with size 1 (Paddle's convention). With weight,
+    'mean' is the weighted mean sum(w[y_i] * loss_i) / sum(w[y_i]) over entries
+    whose label is not ignore_index. label_smoothing turns hard labels into
+    (1 - eps) * one_hot + eps / C; ignored entries stay excluded.
+
+    >>> import oar
+    >>> logits = oar.to_tensor([[2.0, 0.0], [0.0, 2.0]])
+    >>> round(oar.nn.functional.cross_entropy(logits, oar.to_tensor([0, 1])).item(), 4)
+    0.1269
+    >>> oar.nn.functional.cross_entropy(logits, oar.to_tensor([0, 1]), reduction="none").shape
+    [2, 1]
+    """
+    api = "cross_entropy"
+    _check_float(input, api, "input")
+    _check_tensor(label, api, "label")
+    _check_reduction(reduction, api)
+    if input.ndim == 0:
+        raise _err(api, "input must have at least 1 dimension (the class axis)")
+    axis = int(axis)
+    if not -input.ndim <= axis < input.ndim:
+        raise _err(api, f"axis {axis} is out of range for a {input.ndim}-D input")
+    axis = axis + input.ndim if axis < 0 else axis
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise _err(api, f"label_smoothing must be in [0, 1], got {label_smoothing}")
+    n_class = input.shape[axis]
+    if weight is not None:
+        _check_tensor(weight, api, "weight")
+        if list(weight.shape) != [n_class]:
+            raise _err(api, f"weight must have shape [{n_class}] (one entry per class), got {weight.shape}")
+        weight = _C.cast(weight, input.dtype)
+    # Work with the class axis last; 'none' results are permuted back at the end.
+    if axis != input.ndim - 1:
+        perm = [i for i in range(input.ndim) if i != axis] + [axis]
+        input = _C.transpose(input, perm)
+        if label.ndim == input.ndim:
+            label = _C.transpose(label, perm)
+        loss = _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_label, use_softmax,
+                                   label_smoothing, n_class)
+        if reduction == "none":
+            loss = _C.transpose(loss, [perm.index(i) for i in range(input.ndim)])
+        return loss
+    return _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_label, use_softmax,
+                               label_smoothing, n_class)
+
+
+def _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_label, use_softmax,  # noqa: A002
+                        label_smoothing, n_class):
+    api = "cross_entropy"
+    logp = _C.log_softmax(input, -1) if use_softmax else _C.log(input)
+    batch_shape = list(input.shape[:-1])
+
+    if soft_label:
+        _check_float(label, api, "label (soft)")
+        _check_same_shape(label, input, api, "label", "input")
+        target = label
+        if label_smoothing > 0:
+            target = label * (1.0 - label_smoothing) + label_smoothing / n_class
+        loss = -_C.sum(target * logp, [-1], keepdim=True)
+        if weight is None:
+            return _reduce(loss, reduction)
+        w = _C.sum(target * weight, [-1], keepdim=True)
+        loss = loss * w
+        if reduction == "mean":
+            return _safe_div(_C.sum(loss), _C.sum(w))
+        return _reduce(loss, reduction)
+
+    if not _is_int(label):
+        raise TypeError(f"[oar.nn.functional.{api}] hard labels must be an integer tensor, got {label.dtype} "
+                        f"(pass soft_label=True for probabilities)")
+    if list(label.shape) == batch_shape:
+        label = _C.unsqueeze(label, [-1])
+    if list(label.shape) != batch_shape + [1]:
+        raise _err(api, f"label shape {label.shape} does not match input shape {input.shape} "
+                        f"(expected {batch_shape} or {batch_shape + [1]})")
+    valid = _C.not_equal(label, _C.full([], ignore_index, label.dtype))
+    if label.size:
+        vals = label.numpy()[valid.numpy()]
+        if vals.size and (vals.min() < 0 or vals.max() >= n_class):
+            raise _err(api, f"labels must be in [0, {n_class}) or equal ignore_index ({ignore_index}), "
+                            f"got values in [{vals.min()}, {vals.max()}]")
+    safe_label = _C.where(valid, label, _C.full([], 0, label.dtype))
+    validf = _C.cast(valid, input.dtype)
+    nll = -take_along_axis(logp, safe_label, -1)
+    if label_smoothing > 0:
+        nll = nll * (1.0 - label_smoothing) - _C.mean(logp, [-1], keepdim=True) * label_smoothing
+    loss = nll * validf
+    if weight is None:
+        if reduction == "mean":
+            return _safe_div(_C.sum(loss), _C.sum(validf))
+        return _reduce(loss, reduction)
+    w = _C.reshape(take_along_axis(weight, _C.reshape(safe_label, [-1]), 0), batch_shape + [1]) * validf
+    loss = loss * w
+    if reduction == "mean":
+        return _safe_div(_C.sum(loss), _C.sum(w))
+    return _reduce(loss, reduction)
+
+
+def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True,
+                               return_softmax=False, axis=-1):
+    """Per-entry cross entropy (class axis kept with size 1); optionally also the softmax.
+
+    >>> import oar
+    >>> oar.nn.functional.softmax_with_cross_entropy(oar.zeros([2, 3]), oar.to_tensor([[0], [2]])).shape
+    [2, 1]
+    """
+    loss = cross_entropy(logits, label, ignore_index=ignore_index, reduction="none", soft_label=soft_label,
+                         axis=axis)
+    if return_softmax:
+        return loss, _C.softmax(logits, axis)
+    return loss
+
+
+def nll_loss(input, label, weight=None, ignore_index=-100, reduction="mean", name=None):  # noqa: A002
+    """Negative log likelihood of log-probabilities input [N, C, *] at the classes label [N, *].
+
+    'mean' is the weighted mean over entries whose label is not ignore_index.
+
+    >>> import oar
+    >>> logp = oar.to_tensor([[-0.1, -2.0], [-3.0, -0.2]])
+    >>> round(oar.nn.functional.nll_loss(logp, oar.to_tensor([0, 1])).item(), 4)
+    0.15
+    """
+    api = "nll_loss"
+    _check_float(input, api, "input")
+    _check_tensor(label, api, "label")
+    _check_reduction(reduction, api)
+    if not _is_int(label):
+        raise TypeError(f"[oar.nn.functional.{api}] label must be an integer tensor, got {label.dtype}")
+    if input.ndim < 2:
+        raise _err(api, f"input must be at least 2-D [N, C, ...], got shape {input.shape}")
+    expected = [input.shape[0]] + list(input.shape[2:])
+    if list(label.shape) != expected:
+        raise _err(api, f"label shape must be {expected} for input shape {input.shape}, got {label.shape}")
+    n_class = input.shape[1]
+    valid = _C.not_equal(label, _C.full([], ignore_index, label.dtype))
+    vals = label.numpy()[valid.numpy()]
+    if vals.size and (vals.min() < 0 or vals.max() >= n_class):
+        raise _err(api, f"labels must be in [0, {n_class}) or equal ignore_index, got [{vals.min()}, {vals.max()}]")
+    safe = _C.where(valid, label, _C.full([], 0, label.dtype))
+    validf = _C.cast(valid, input.dtype)
+    picked = _C.squeeze(take_along_axis(input, _C.unsqueeze(safe, [1]), 1), [1])
+    w = validf
+    if weight is not None:
+        _check_tensor(weight, api, "weight")
+        if list(weight.shape) != [n_class]:
+            raise _err(api, f"weight must have shape [{n_class}], got {weight.shape}")
+        w = _C.reshape(take_along_axis(_C.cast(weight, input.dtype), _C.reshape(safe, [-1]), 0), label.shape) * validf
+    loss = -picked * w
+    if reduction == "mean":
+        return _safe_div(_C.sum(loss), _C.sum(w))
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy(input, label, weight=None, reduction="mean", name=None):  # noqa: A002
+    """-w * (y * log(x) + (1 - y) * log(1 - x)), logs clipped at -100 as Paddle does.
+
+    >>> import oar
+    >>> p = oar.to_tensor([0.8, 0.2]); y = oar.to_tensor([1.0, 0.0])
+    >>> round(oar.nn.functional.binary_cross_entropy(p, y).item(), 4)
+    0.2231
+    """
+    api = "binary_cross_entropy"
+    _check_float(input, api, "input")
+    _check_float(label, api, "label")
+    _check_reduction(reduction, api)
+    _check_same_shape(input, label, api, "input", "label")
+    log_p = _C.clip(_C.log(input), -100.0, None)
+    log_1mp = _C.clip(_C.log(1.0 - input), -100.0, None)
+    loss = -(label * log_p + (1.0 - label) * log_1mp)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(logit, label, weight=None, reduction="mean", pos_weight=None, name=None):
+    """binary_cross_entropy(sigmoid(logit), label) computed stably; pos_weight scales the positive term.
+
+    >>> import oar
+    >>> x = oar.to_tensor([100.0, -100.0]); y = oar.to_tensor([1.0, 0.0])
+    >>> oar.nn.functional.binary_cross_entropy_with_logits(x, y).item() < 1e-30
+    True
+    """
+    api = "binary_cross_entropy_with_logits"
+    _check_float(logit, api, "logit")
+    _check_float(label, api, "label")
+    _check_reduction(reduction, api)
+    _check_same_shape(logit, label, api, "logit", "label")
+    # log(1 + exp(-|x|)) + max(-x, 0) == -log(sigmoid(x)), without overflow.
+    neg_log_sig = _C.log1p(_C.exp(-_C.abs(logit))) + _C.clip(-logit, 0.0, None)
+    if pos_weight is None:
+        loss = (1.0 - label) * logit + neg_log_sig
+    else:
+        loss = (1.0 - label) * logit + (1.0 + (pos_weight - 1.0) * label) * neg_log_sig
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def mse_loss(input, label, reduction="mean", name=None):  # noqa: A002
+    """(input - label)^2, reduced.
+
+    >>> import oar
+    >>> oar.nn.functional.mse_loss(oar.to_tensor([1.0, 3.0]), oar.to_tensor([0.0, 0.0])).item()
+    5.0
+    """
+    api = "mse_loss"
+    _check_float(input, api, "input")
+    _check_tensor(label, api, "label")
+    _check_reduction(reduction, api)
+    _check_same_shape(input, label, api, "input", "label")
+    return _reduce(_C.square(input - label), reduction)
+
+
+def l1_loss(input, label, reduction="mean", name=None):  # noqa: A002
+    """|input - label|, reduced.
+
+    >>> import oar
+    >>> oar.nn.functional.l1_loss(oar.to_tensor([1.0, -3.0]), oar.to_tensor([0.0, 0.0])).item()
+    2.0
+    """
+    api = "l1_loss"
+    _check_float(input, api, "input")
+    _check_tensor(label, api, "label")
+    _check_reduction(reduction, api)
+    _check_same_shape(input, label, api, "input", "label")
+    return _reduce(_C.abs(input - label), reduction)
+
+
+def smooth_l1_loss(input, label, reduction="mean", delta=1.0, name=None):  # noqa: A002
+    """Paddle's smooth L1 (the Huber loss): 0.5 d^2 where |d| < delta, else delta * (|d| - 0.5 delta).
+
+    >>> import oar
+    >>> oar.nn.functional.smooth_l1_loss(oar.to_tensor([0.5, 3.0]), oar.zeros([2]), reduction="none").numpy().tolist()
+    [0.125, 2.5]
+    """
+    api = "smooth_l1_loss"
+    _check_float(input, api, "input")
+    _check_tensor(label, api, "label")
+    _check_reduction(reduction, api)
+    _check_same_shape(input, label, api, "input", "label")
+    if delta <= 0:
+        raise _err(api, f"delta must be > 0, got {delta}")
+    d = input - label
+    ad = _C.abs(d)
+    loss = _C.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, label, reduction="mean", log_target=False, name=None):  # noqa: A002
+    """KL divergence with input holding log-probabilities: label * (log(label) - input).
+
+    reduction: 'none', 'mean' (over all entries), 'batchmean' (sum / batch size) or 'sum'.
+    log_target=True means label holds log-probabilities too.
+
+    >>> import oar
+    >>> x = oar.log(oar.to_tensor([0.5, 0.5])); y = oar.to_tensor([0.5, 0.5])
+    >>> oar.nn.functional.kl_div(x, y, reduction="sum").item()
+    0.0
+    """
+    api = "kl_div"
+    _check_float(input, api, "input")
+    _check_float(label, api, "label")
+    _check_reduction(reduction, api, ("none", "mean", "batchmean", "sum"))
+    _check_same_shape(input, label, api, "input", "label")
+    if log_target:
+        loss = _C.exp(label) * (label - input)
+    else:
+        positive = label > 0
+        safe = _C.where(positive, label, _C.full([], 1.0, label.dtype))
+        loss = _C.where(positive, label * (_C.log(safe) - input), _C.full([], 0.0, input.dtype) * input)
+    if reduction == "batchmean":
+        return _C.sum(loss) / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input, other, label, margin=0.0, reduction="mean", name=None):  # noqa: A002
+    """max(0, -label * (input - other) + margin).
+
+    >>> import oar
+    >>> oar.nn.functional.margin_ranking_loss(oar.to_tensor([1.0]), oar.to_tensor([2.0]), oar.to_tensor([1.0])).item()
+    1.0
+    """
+    api = "margin_ranking_loss"
+    for t, n in ((input, "input"), (other, "other"), (label, "label")):
+        _check_float(t, api, n)
+    _check_reduction(reduction, api)
+    _check_same_shape(input, other, api, "input", "other")
+    _check_same_shape(input, label, api, "input", "label")
+    return _reduce(_C.clip(-label * (input - other) + margin, 0.0, None), reduction)
+
+
+def cosine_embedding_loss(input1, input2, label, margin=0, reduction="mean", name=None):
+    """1 - cos(x1, x2) for label 1, max(0, cos(x1, x2) - margin) for label -1.
+
+    >>> import oar
+    >>> x = oar.to_tensor([[1.0, 0.0]]); y = oar.to_tensor([[0.0, 1.0]])
+    >>> oar.nn.functional.cosine_embedding_loss(x, y, oar.to_tensor([1])).item()
+    1.0
+    """
+    api = "cosine_embedding_loss"
+    _check_float(input1, api, "input1")
+    _check_float(input2, api, "input2")
+    _check_tensor(label, api, "label")
+    _check_reduction(reduction, api)
+    _check_same_shape(input1, input2, api, "input1", "input2")
+    if input1.ndim not in (1, 2):
+        raise _err(api, f"inputs must be 1-D or 2-D, got shape {input1.shape}")
+    if input1.ndim == 2 and list(label.shape) != [input1.shape[0]] or input1.ndim == 1 and label.size != 1:
+        raise _err(api, f"label shape {label.shape} does not match the batch of inputs {input1.shape}")
+    if not -1.0 <= margin <= 1.0:
+        raise _err(api, f"margin must be in [-1, 1], got {margin}")
+    prod = _C.sum(input1 * input2, [-1])
+    mag1 = _C.sum(input1 * input1, [-1]) + 1e-11
+    mag2 = _C.sum(input2 * input2, [-1]) + 1e-11
+    cos = prod / _C.sqrt(mag1 * mag2)
+    label = _C.reshape(_C.cast(label, input1.dtype), cos.shape)
+    pos = 1.0 - cos
+    neg = _C.clip(cos - margin, 0.0, None)
+    loss = _C.where(label > 0, pos, _C.where(label < 0, neg, cos * 0.0))
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(input, positive, negative, margin=1.0, p=2, epsilon=1e-6, swap=False,  # noqa: A002
+                        reduction="mean", name=None):
+    """max(d(a, p) - d(a, n) + margin, 0) with d the pairwise p-norm distance.
+
+    >>> import oar
+    >>> a = oar.to_tensor([[0.0, 0.0]]); pos = oar.to_tensor([[0.0, 1.0]]); neg = oar.to_tensor([[0.0, 3.0]])
+    >>> round(oar.nn.functional.triplet_margin_loss(a, pos, neg, epsilon=0.0).item(), 4)
+    0.0
+    """
+    api = "triplet_margin_loss"
+    for t, n in ((input, "input"), (positive, "positive"), (negative, "negative")):
+        _check_float(t, api, n)
+    _check_reduction(reduction, api)
+    _check_same_shape(input, positive, api, "input", "positive")
+    _check_same_shape(input, negative, api, "input", "negative")
+    if margin < 0:
+        raise _err(api, f"margin must be >= 0, got {margin}")
+    d_pos = pairwise_distance(input, positive, p, epsilon)
+    d_neg = pairwise_distance(input, negative, p, epsilon)
+    if swap:
+        d_neg = _C.minimum(d_neg, pairwise_distance(positive, negative, p, epsilon))
+    return _reduce(_C.clip(d_pos - d_neg + margin, 0.0, None), reduction)
+
+
+def soft_margin_loss(input, label, reduction="mean", name=None):  # noqa: A002
+    """log(1 + exp(-label * input)), computed stably.
+
+    >>> import oar
+    >>> round(oar.nn.functional.soft_margin_loss(oar.to_tensor([0.0]), oar.to_tensor([1.0])).item(), 4)
+    0.6931
+    """
+    api = "soft_margin_loss"
+    _check_float(input, api, "input")
+    _check_reduction(reduction, api)
+    _check_same_shape(input, label, api, "input", "label")
+    z = -_C.cast(label, input.dtype) * input
+    return _reduce(_C.clip(z, 0.0, None) + _C.log1p(_C.exp(-_C.abs(z))), reduction)
+
+
+def hinge_embedding_loss(input, label, margin=1.0, reduction="mean", name=None):  # noqa: A002
+    """input for label 1, max(0, margin - input) for label -1.
+
+    >>> import oar
+    >>> oar.nn.functional.hinge_embedding_loss(oar.to_tensor([0.3, 0.3]), oar.to_tensor([1.0, -1.0])).item()
+    0.5
+    """
+    api = "hinge_embedding_loss"
+    _check_float(input, api, "input")
+    _check_reduction(reduction, api)
+    _check_same_shape(input, label, api, "input", "label")
+    label = _C.cast(label, input.dtype)
+    loss = _C.where(label > 0, input, input * 0.0) + _C.where(label < 0, _C.clip(margin - input, 0.0, None),
+                                                               input * 0.0)
+    return _reduce(loss, reduction)
+
+
+def square_error_cost(input, label):  # noqa: A002
+    """(input - label)^2 elementwise.
+
+    >>> import oar
+    >>> oar.nn.functional.square_error_cost(oar.to_tensor([3.0]), oar.to_tensor([1.0])).numpy().tolist()
+    [4.0]
+    """
+    return mse_loss(input, label, reduction="none")
+
+
+def log_loss(input, label, epsilon=1e-4, name=None):  # noqa: A002
+    """-label * log(input + eps) - (1 - label) * log(1 - input + eps).
+
+    >>> import oar
+    >>> oar.nn.functional.log_loss(oar.to_tensor([[0.5]]), oar.to_tensor([[1.0]])).shape
+    [1, 1]
+    """
+    api = "log_loss"
+    _check_float(input, api, "input")
+    _check_same_shape(input, label, api, "input", "label")
+    return -label * _C.log(input + epsilon) - (1.0 - label) * _C.log(1.0 - input + epsilon)
+
+
+def sigmoid_focal_loss(logit, label, normalizer=None, alpha=0.25, gamma=2.0, reduction="sum", name=None):
+    """Focal loss on logits: alpha_t * (1 - p_t)^gamma * BCE, optionally divided by normalizer.
+
+    >>> import oar
+    >>> oar.nn.functional.sigmoid_focal_loss(oar.to_tensor([10.0]), oar.to_tensor([1.0])).item() < 1e-6
+    True
+    """
+    api = "sigmoid_focal_loss"
+    _check_float(logit, api, "logit")
+    _check_reduction(reduction, api)
+    _check_same_shape(logit, label, api, "logit", "label")
+    p = _C.sigmoid(logit)
+    ce = binary_cross_entropy_with_logits(logit, label, reduction="none")
+    p_t = p * label + (1.0 - p) * (1.0 - label)
+    loss = ce * _C.pow(1.0 - p_t, _C.full([], float(gamma), logit.dtype))
+    if alpha >= 0:
+        loss = loss * (alpha * label + (1.0 - alpha) * (1.0 - label))
+    if normalizer is not None:
+        loss = loss / normalizer
+    return _reduce(loss, reduction)
+
+
+def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction="mean", norm_by_times=False,
+             name=None):
+    """Connectionist temporal classification loss (Paddle's warpctc semantics).
+
+    log_probs: [T, B, C] scores (a softmax is applied over C, as warpctc does, so
+    either logits or log-probabilities may be passed); labels: [B, L] int;
+    input_lengths, label_lengths: [B]. The forward algorithm runs in log space with
+    oar ops, so the gradient comes from autograd. 'mean' divides each loss by its
+    label length, then averages; norm_by_times divides the gradient (not the value)
+    by the input length.
+
+    >>> import oar
+    >>> lp = oar.zeros([3, 1, 2])  # uniform over {blank, a}
+    >>> loss = oar.nn.functional.ctc_loss(lp, oar.to_tensor([[1]], dtype="int32"), oar.to_tensor([3]),
+    ...                                   oar.to_tensor([1]), reduction="none")
+    >>> round(loss.item(), 4)  # -log(6 / 8): six of the eight paths emit 'a'
+    0.2877
+    """
+    api = "ctc_loss"
+    _check_float(log_probs, api, "log_probs")
+    for t, n in ((labels, "labels"), (input_lengths, "input_lengths"), (label_lengths, "label_lengths")):
+        _check_tensor(t, api, n)
+        if not _is_int(t):
+            raise TypeError(f"[oar.nn.functional.{api}] {n} must be an integer tensor, got {t.dtype}")
+    _check_reduction(reduction, api)
+    if log_probs.ndim != 3:
+        raise _err(api, f"log_probs must be 3-D [max_logit_length, batch, num_classes], got {log_probs.shape}")
+    T, B, C = log_probs.shape
+    if labels.ndim != 2 or labels.shape[0] != B:
+        raise _err(api, f"labels must be 2-D [batch ({B}), max_label_length], got {labels.shape}")
+    if list(input_lengths.shape) != [B] or list(label_lengths.shape) != [B]:
+        raise _err(api, f"input_lengths and label_lengths must have shape [{B}], got {input_lengths.shape} and "
+                        f"{label_lengths.shape}")
+    if not 0 <= blank < C:
+        raise _err(api, f"blank must be in [0, {C}), got {blank}")
+    L = labels.shape[1]
+    in_len = input_lengths.numpy().astype(np.int64)
+    lab_len = label_lengths.numpy().astype(np.int64)
+    lab = labels.numpy().astype(np.int64)
+    if B and (in_len.min() < 1 or in_len.max() > T):
+        raise _err(api, f"input_lengths must be in [1, {T}], got {in_len.tolist()}")
+    if B and (lab_len.min() < 0 or lab_len.max() > L):
+        raise _err(api, f"label_lengths must be in [0, {L}], got {lab_len.tolist()}")
+    for b in range(B):
+        used = lab[b, :lab_len[b]]
+        if used.size and (used.min() < 0 or used.max() >= C or (used == blank).any()):
+            raise _err(api, f"labels of sample {b} must be in [0, {C}) and differ from blank ({blank}), "
+                            f"got {used.tolist()}")
+    S = 2 * L + 1
+    ext = np.full((B, S), blank, dtype=np.int64)
+    ext[:, 1::2] = np.where(lab >= 0, lab, blank)
+    skip = np.zeros((B, S), dtype=bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+
+    dt = log_probs.dtype
+    neg = -1e30  # log(0) stand-in: finite, so exp() and its gradient stay 0 instead of NaN
+    lp = _C.log_softmax(log_probs, -1)
+    idx = _C.expand(_C.unsqueeze(_C.from_numpy(ext), [0]), [T, B, S])
+    emit = take_along_axis(lp, idx, 2)  # [T, B, S]: log-prob of each extended symbol at each step
+    skip_t = _C.from_numpy(skip)
+    neg_col = _C.full([B, 1], neg, dt)
+    neg_fill = _C.full([B, S], neg, dt)
+    init = np.full((B, S), False)
+    init[:, :2] = True
+    alpha = _C.where(_C.from_numpy(init), emit[0], neg_fill)
+    in_len_t = _C.from_numpy(in_len)
+    for t in range(1, T):
+        a1 = concat([neg_col, alpha[:, :S - 1]], axis=1)
+        a2 = concat([neg_col, neg_col, alpha[:, :S - 2]], axis=1) if S > 2 else neg_fill
+        a2 = _C.where(skip_t, a2, neg_fill)
+        new = logsumexp(stack([alpha, a1, a2], 0), axis=0) + emit[t]
+        active = _C.unsqueeze(_C.less_than(_C.full([], t, in_len_t.dtype), in_len_t), [1])
+        alpha = _C.where(active, new, alpha)
+    last = _C.from_numpy(np.ascontiguousarray((2 * lab_len)[:, None]))
+    prev = _C.from_numpy(np.ascontiguousarray(np.maximum(2 * lab_len - 1, 0)[:, None]))
+    end1 = take_along_axis(alpha, last, 1)
+    end2 = _C.where(_C.from_numpy((lab_len > 0)[:, None].copy()), take_along_axis(alpha, prev, 1),
+                    _C.full([B, 1], neg, dt))
+    loss = -_C.squeeze(logsumexp(concat([end1, end2], axis=1), axis=1, keepdim=True), [1])  # [B]
+    if norm_by_times:
+        # Same value, gradient divided by the input length (warpctc's norm_by_times).
+        scaled = loss / _C.cast(in_len_t, dt)
+        loss = scaled + (loss - scaled).detach()
+    if reduction == "mean":
+        return _C.mean(loss / _C.cast(_C.from_numpy(np.maximum(lab_len, 1)), dt))
+    return _reduce(loss, reduction)

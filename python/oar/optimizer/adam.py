@@ -1,0 +1,54 @@
+"""Adam."""
+from .optimizer import Optimizer, _as_float, _ops
+
+__all__ = ["Adam"]
+
+
+class Adam(Optimizer):
+    r"""Adam with Paddle's epsilon placement:
+
+    .. math::
+        m = \beta_1 m + (1-\beta_1) g,\quad v = \beta_2 v + (1-\beta_2) g^2 \\
+        lr_t = lr \sqrt{1-\beta_2^t} / (1-\beta_1^t) \\
+        p \mathrel{-}= lr_t\, m / (\sqrt{v} + \epsilon \sqrt{1-\beta_2^t})
+
+    ``weight_decay`` is coupled (added to the gradient); with ``amsgrad`` the
+    running maximum of ``v`` replaces ``v`` in the denominator.
+
+    >>> import oar
+    >>> import oar.optimizer
+    >>> w = oar.to_tensor([1.0, -1.0], stop_gradient=False)
+    >>> opt = oar.optimizer.Adam(learning_rate=0.1, parameters=[w])
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> [round(v, 4) for v in w.numpy().tolist()]
+    [0.9, -0.9]
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, parameters=None,
+                 weight_decay=None, grad_clip=None, lazy_mode=False, multi_precision=False, use_multi_tensor=False,
+                 amsgrad=False, name=None):
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        self._beta1 = self._check_beta("beta1", beta1)
+        self._beta2 = self._check_beta("beta2", beta2)
+        self._epsilon = self._check_positive("epsilon", epsilon)
+        self._amsgrad = bool(amsgrad)
+        self._lazy_mode = lazy_mode
+        self._multi_precision = multi_precision
+        self._default_dict = {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon,
+                              "amsgrad": self._amsgrad}
+
+    def _init_state(self, p, group):
+        st = {"moment1": self._state_zeros(p), "moment2": self._state_zeros(p)}
+        if self._hp(group, "amsgrad"):
+            st["moment2_max"] = self._state_zeros(p)
+        return st
+
+    def _decoupled(self, p, group, lr):
+        return lr, 0.0
+
+    def _update(self, p, g, state, scalars, group, lr, l1, l2):
+        lr, coeff = self._decoupled(p, group, lr)
+        _ops.adam_(p, g, state["moment1"], state["moment2"], state.get("moment2_max"), lr,
+                   _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2")),
+                   _as_float(self._hp(group, "epsilon")), scalars["step"], coeff, l1, l2)

@@ -1,0 +1,48 @@
+"""NAdam: Adam with Nesterov momentum and momentum decay."""
+from .optimizer import Optimizer, _as_float, _ops
+
+__all__ = ["NAdam"]
+
+
+class NAdam(Optimizer):
+    r"""With ``mu_t = beta1 (1 - 0.5 * 0.96^(t * momentum_decay))`` and their running product:
+
+    .. math::
+        m = \beta_1 m + (1-\beta_1) g,\quad v = \beta_2 v + (1-\beta_2) g^2 \\
+        \hat m = \mu_{t+1} m / (1 - \prod_{i \le t+1} \mu_i) + (1 - \mu_t) g / (1 - \prod_{i \le t} \mu_i) \\
+        p \mathrel{-}= lr\, \hat m / (\sqrt{v / (1-\beta_2^t)} + \epsilon)
+
+    >>> import oar
+    >>> import oar.optimizer
+    >>> w = oar.to_tensor([1.0], stop_gradient=False)
+    >>> opt = oar.optimizer.NAdam(learning_rate=0.1, parameters=[w])
+    >>> (w * 2).sum().backward(); opt.step()
+    >>> round(w.item(), 4)
+    0.8944
+    """
+
+    def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, epsilon=1e-08, momentum_decay=0.004,
+                 parameters=None, weight_decay=None, grad_clip=None, name=None):
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        self._beta1 = self._check_beta("beta1", beta1)
+        self._beta2 = self._check_beta("beta2", beta2)
+        self._epsilon = self._check_positive("epsilon", epsilon)
+        self._momentum_decay = self._check_positive("momentum_decay", momentum_decay)
+        self._default_dict = {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon,
+                              "momentum_decay": self._momentum_decay}
+
+    def _init_state(self, p, group):
+        return {"moment1": self._state_zeros(p), "moment2": self._state_zeros(p)}
+
+    def _init_scalars(self, p, group):
+        return {"step": 0, "mu_product": 1.0}
+
+    def _update(self, p, g, state, scalars, group, lr, l1, l2):
+        t = scalars["step"]
+        b1 = _as_float(self._hp(group, "beta1"))
+        psi = _as_float(self._hp(group, "momentum_decay"))
+        mu_t = b1 * (1.0 - 0.5 * 0.96 ** (t * psi))
+        mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
+        scalars["mu_product"] *= mu_t
+        _ops.nadam_(p, g, state["moment1"], state["moment2"], lr, b1, _as_float(self._hp(group, "beta2")),
+                    _as_float(self._hp(group, "epsilon")), t, mu_t, mu_next, scalars["mu_product"], l1, l2)

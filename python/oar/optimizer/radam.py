@@ -1,0 +1,36 @@
+"""RAdam: rectified Adam."""
+from .optimizer import Optimizer, _as_float, _ops
+
+__all__ = ["RAdam"]
+
+
+class RAdam(Optimizer):
+    r"""Adam with the variance rectification of Liu et al.: with
+    ``rho_inf = 2 / (1 - beta2) - 1`` and ``rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t)``,
+    the step is ``lr * r_t * m_hat * sqrt(1 - beta2^t) / (sqrt(v) + epsilon)`` while
+    ``rho_t > 5`` and ``lr * m_hat`` before.
+
+    >>> import oar
+    >>> import oar.optimizer
+    >>> w = oar.to_tensor([1.0], stop_gradient=False)
+    >>> opt = oar.optimizer.RAdam(learning_rate=0.1, parameters=[w])
+    >>> (w * 2).sum().backward(); opt.step()
+    >>> round(w.item(), 4)
+    0.8
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, parameters=None,
+                 weight_decay=None, grad_clip=None, name=None):
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        self._beta1 = self._check_beta("beta1", beta1)
+        self._beta2 = self._check_beta("beta2", beta2)
+        self._epsilon = self._check_positive("epsilon", epsilon)
+        self._default_dict = {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon}
+
+    def _init_state(self, p, group):
+        return {"moment1": self._state_zeros(p), "moment2": self._state_zeros(p)}
+
+    def _update(self, p, g, state, scalars, group, lr, l1, l2):
+        _ops.radam_(p, g, state["moment1"], state["moment2"], lr, _as_float(self._hp(group, "beta1")),
+                    _as_float(self._hp(group, "beta2")), _as_float(self._hp(group, "epsilon")), scalars["step"],
+                    l1, l2)

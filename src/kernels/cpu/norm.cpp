@@ -1,0 +1,219 @@
+// Fused forward kernels of batch_norm and layer_norm: statistics in double
+// (float64) or float accumulators with a two-pass variance, then one pass
+// that normalises and applies the affine.
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/loops.h"
+
+namespace oar::cpu {
+namespace {
+
+// Accumulate in double: the statistics of a large channel lose digits in float.
+template <typename T> void batch_norm_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  const Tensor& x = in[0];
+  int64_t axis = a.i(0);
+  double eps = a.f(1);
+  bool batch = a.b(2);
+  int64_t C = x.shape()[axis], outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  for (int64_t d = axis + 1; d < x.dim(); ++d) inner *= x.shape()[d];
+  const T* xp = x.data<T>();
+  const T *w = in[1].data<T>(), *b = in[2].data<T>(), *rm = in[3].data<T>(), *rv = in[4].data<T>();
+  T* y = out[0].data<T>();
+  T *bm = out[1].data<T>(), *bv = out[2].data<T>();
+  int64_t M = outer * inner;
+  parallel_for(C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(M, 1)), [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c) {
+      double mu, var;
+      if (batch) {
+        double s = 0;
+        for (int64_t o = 0; o < outer; ++o) {
+          const T* p = xp + (o * C + c) * inner;
+          for (int64_t i = 0; i < inner; ++i) s += double(compute_t<T>(p[i]));
+        }
+        mu = M ? s / double(M) : 0.0;
+        double q = 0;
+        for (int64_t o = 0; o < outer; ++o) {
+          const T* p = xp + (o * C + c) * inner;
+          for (int64_t i = 0; i < inner; ++i) {
+            double d = double(compute_t<T>(p[i])) - mu;
+            q += d * d;
+          }
+        }
+        var = M ? q / double(M) : 0.0;
+      } else {
+        mu = double(compute_t<T>(rm[c]));
+        var = double(compute_t<T>(rv[c]));
+      }
+      bm[c] = T(compute_t<T>(mu));
+      bv[c] = T(compute_t<T>(var));
+      double r = 1.0 / std::sqrt(var + eps);
+      using Cm = compute_t<T>;
+      Cm scale = Cm(double(compute_t<T>(w[c])) * r);
+      Cm shift = Cm(double(compute_t<T>(b[c])) - mu * double(compute_t<T>(w[c])) * r);
+      for (int64_t o = 0; o < outer; ++o) {
+        const T* p = xp + (o * C + c) * inner;
+        T* q = y + (o * C + c) * inner;
+        for (int64_t i = 0; i < inner; ++i) q[i] = T(Cm(p[i]) * scale + shift);
+      }
+    }
+  });
+}
+
+void batch_norm_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  visit_float(in[0].dtype(), [&](auto t) { batch_norm_impl<decltype(t)>(in, out, a); });
+}
+
+template <typename T> void layer_norm_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  const Tensor& x = in[0];
+  int64_t begin = a.i(0);
+  double eps = a.f(1);
+  int64_t cols = 1;
+  for (int64_t d = begin; d < x.dim(); ++d) cols *= x.shape()[d];
+  int64_t rows = cols ? x.numel() / cols : 0;
+  const T *xp = x.data<T>(), *w = in[1].data<T>(), *b = in[2].data<T>();
+  T* y = out[0].data<T>();
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1)), [&](int64_t rb, int64_t re) {
+    for (int64_t r = rb; r < re; ++r) {
+      const T* p = xp + r * cols;
+      T* q = y + r * cols;
+      Acc s = 0;
+      for (int64_t i = 0; i < cols; ++i) s += Acc(compute_t<T>(p[i]));
+      Acc mu = s / Acc(cols);
+      Acc v = 0;
+      for (int64_t i = 0; i < cols; ++i) {
+        Acc d = Acc(compute_t<T>(p[i])) - mu;
+        v += d * d;
+      }
+      Acc rs = Acc(1) / std::sqrt(v / Acc(cols) + Acc(eps));
+      for (int64_t i = 0; i < cols; ++i)
+        q[i] = T(compute_t<T>((Acc(compute_t<T>(p[i])) - mu) * rs * Acc(compute_t<T>(w[i])) + Acc(compute_t<T>(b[i]))));
+    }
+  });
+}
+
+void layer_norm_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  visit_float(in[0].dtype(), [&](auto t) { layer_norm_impl<decltype(t)>(in, out, a); });
+}
+
+// in: x, w, g, running mean, running var; out: gx, gw, gb (Note [norm gradients]).
+template <typename T> void batch_norm_grad_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  const Tensor& x = in[0];
+  int64_t axis = a.i(0);
+  double eps = a.f(1);
+  bool batch = a.b(2);
+  int64_t C = x.shape()[axis], outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  for (int64_t d = axis + 1; d < x.dim(); ++d) inner *= x.shape()[d];
+  const T *xp = x.data<T>(), *w = in[1].data<T>(), *gp = in[2].data<T>(), *rm = in[3].data<T>(), *rv = in[4].data<T>();
+  T *gx = out[0].data<T>(), *gw = out[1].data<T>(), *gb = out[2].data<T>();
+  int64_t M = outer * inner;
+  auto at = [&](const T* p, int64_t o, int64_t c, int64_t i) { return double(compute_t<T>(p[(o * C + c) * inner + i])); };
+  parallel_for(C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(M, 1)), [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c) {
+      double mu, var;
+      if (batch) {
+        double s = 0, q = 0;
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t i = 0; i < inner; ++i) s += at(xp, o, c, i);
+        mu = M ? s / double(M) : 0.0;
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t i = 0; i < inner; ++i) { double d = at(xp, o, c, i) - mu; q += d * d; }
+        var = M ? q / double(M) : 0.0;
+      } else {
+        mu = double(compute_t<T>(rm[c]));
+        var = double(compute_t<T>(rv[c]));
+      }
+      double r = 1.0 / std::sqrt(var + eps), wc = double(compute_t<T>(w[c]));
+      double sg = 0, sgx = 0;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          double g = at(gp, o, c, i);
+          sg += g;
+          sgx += g * (at(xp, o, c, i) - mu) * r;
+        }
+      gb[c] = T(compute_t<T>(sg));
+      gw[c] = T(compute_t<T>(sgx));
+      double mg = M ? sg / double(M) : 0.0, mgx = M ? sgx / double(M) : 0.0;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          double g = at(gp, o, c, i), xh = (at(xp, o, c, i) - mu) * r;
+          double v = batch ? wc * r * (g - mg - xh * mgx) : wc * r * g;
+          gx[(o * C + c) * inner + i] = T(compute_t<T>(v));
+        }
+    }
+  });
+}
+
+void batch_norm_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  visit_float(in[0].dtype(), [&](auto t) { batch_norm_grad_impl<decltype(t)>(in, out, a); });
+}
+
+// in: x, w, g; out: gx, gw, gb. Rows in parallel for gx, then columns in
+// parallel for gw and gb so that no two threads add into one output.
+template <typename T> void layer_norm_grad_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  const Tensor& x = in[0];
+  int64_t begin = a.i(0);
+  double eps = a.f(1);
+  int64_t cols = 1;
+  for (int64_t d = begin; d < x.dim(); ++d) cols *= x.shape()[d];
+  int64_t rows = cols ? x.numel() / cols : 0;
+  const T *xp = x.data<T>(), *w = in[1].data<T>(), *gp = in[2].data<T>();
+  T *gx = out[0].data<T>(), *gw = out[1].data<T>(), *gb = out[2].data<T>();
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  std::vector<Acc> mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows));
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1));
+  parallel_for(rows, grain, [&](int64_t rb, int64_t re) {
+    for (int64_t r = rb; r < re; ++r) {
+      const T* p = xp + r * cols;
+      const T* g = gp + r * cols;
+      Acc s = 0, v = 0;
+      for (int64_t i = 0; i < cols; ++i) s += Acc(compute_t<T>(p[i]));
+      Acc mu = s / Acc(cols);
+      for (int64_t i = 0; i < cols; ++i) { Acc d = Acc(compute_t<T>(p[i])) - mu; v += d * d; }
+      Acc rs = Acc(1) / std::sqrt(v / Acc(cols) + Acc(eps));
+      mean[size_t(r)] = mu;
+      rstd[size_t(r)] = rs;
+      Acc sg = 0, sgx = 0;
+      for (int64_t i = 0; i < cols; ++i) {
+        Acc gw_i = Acc(compute_t<T>(g[i])) * Acc(compute_t<T>(w[i]));
+        sg += gw_i;
+        sgx += gw_i * (Acc(compute_t<T>(p[i])) - mu) * rs;
+      }
+      sg /= Acc(cols);
+      sgx /= Acc(cols);
+      for (int64_t i = 0; i < cols; ++i) {
+        Acc gw_i = Acc(compute_t<T>(g[i])) * Acc(compute_t<T>(w[i]));
+        Acc xh = (Acc(compute_t<T>(p[i])) - mu) * rs;
+        gx[r * cols + i] = T(compute_t<T>(rs * (gw_i - sg - xh * sgx)));
+      }
+    }
+  });
+  parallel_for(cols, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(rows, 1)), [&](int64_t cb, int64_t ce) {
+    for (int64_t i = cb; i < ce; ++i) {
+      Acc sw = 0, sb = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        Acc g = Acc(compute_t<T>(gp[r * cols + i]));
+        sb += g;
+        sw += g * (Acc(compute_t<T>(xp[r * cols + i])) - mean[size_t(r)]) * rstd[size_t(r)];
+      }
+      gw[i] = T(compute_t<T>(sw));
+      gb[i] = T(compute_t<T>(sb));
+    }
+  });
+}
+
+void layer_norm_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  visit_float(in[0].dtype(), [&](auto t) { layer_norm_grad_impl<decltype(t)>(in, out, a); });
+}
+
+KernelRegistrar r3("batch_norm_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, batch_norm_grad_kernel);
+KernelRegistrar r4("layer_norm_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, layer_norm_grad_kernel);
+KernelRegistrar r1("batch_norm", DeviceType::CPU, OAR_FLOAT_DTYPES, batch_norm_kernel);
+KernelRegistrar r2("layer_norm", DeviceType::CPU, OAR_FLOAT_DTYPES, layer_norm_kernel);
+
+}  // namespace
+}  // namespace oar::cpu

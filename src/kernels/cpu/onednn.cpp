@@ -1,0 +1,111 @@
+#include "kernels/cpu/onednn.h"
+
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+namespace oar::cpu::dnnl_util {
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream& stream() {
+  // One per thread: primitives may run concurrently, a stream object is not
+  // documented as safe to share between threads.
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+dnnl::memory::data_type data_type(DType dt) {
+  switch (dt) {
+    case DType::BFloat16: return dnnl::memory::data_type::bf16;
+    case DType::Float16: return dnnl::memory::data_type::f16;
+    default: return dnnl::memory::data_type::f32;
+  }
+}
+
+dnnl::memory::desc plain_md(const Dims& shape, DType dt) {
+  dnnl::memory::dims d(shape.begin(), shape.end());
+  Dims st = contiguous_strides(shape);
+  dnnl::memory::dims s(st.begin(), st.end());
+  return dnnl::memory::desc(d, data_type(dt), s);
+}
+
+dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
+  return dnnl::memory(md, engine(), t.raw_data());
+}
+
+namespace {
+constexpr size_t kCacheCapacity = 256;
+struct Cache {
+  std::mutex mu;
+  std::list<std::pair<std::string, Prim>> lru;  // most recent first
+  std::unordered_map<std::string, decltype(lru)::iterator> index;
+};
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+}  // namespace
+
+Prim cached(const std::string& key, const std::function<Prim()>& make) {
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    auto it = c.index.find(key);
+    if (it != c.index.end()) {
+      c.lru.splice(c.lru.begin(), c.lru, it->second);
+      return it->second->second;
+    }
+  }
+  Prim p = make();  // outside the lock: creation is the slow part
+  std::lock_guard<std::mutex> g(c.mu);
+  if (c.index.count(key)) return p;
+  c.lru.emplace_front(key, p);
+  c.index[key] = c.lru.begin();
+  if (c.lru.size() > kCacheCapacity) {
+    c.index.erase(c.lru.back().first);
+    c.lru.pop_back();
+  }
+  return p;
+}
+
+namespace {
+void reorder(const dnnl::memory& from, const dnnl::memory& to, const std::string& key) {
+  Prim r = cached(key, [&] {
+    return Prim{dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from.get_desc(), engine(), to.get_desc())), {}};
+  });
+  r.prim.execute(stream(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+}  // namespace
+
+void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key) {
+  std::unordered_map<int, dnnl::memory> margs;
+  std::vector<std::pair<dnnl::memory, dnnl::memory>> outs;  // (internal, user)
+  for (const Arg& a : args) {
+    dnnl::memory user = wrap(a.plain, *a.t);
+    if (a.want == a.plain) {
+      margs.emplace(a.id, user);
+      continue;
+    }
+    dnnl::memory internal(a.want, engine());
+    std::string rkey = key + "/reorder" + std::to_string(a.id);
+    if (a.output) outs.emplace_back(internal, user);
+    else reorder(user, internal, rkey + "in");
+    margs.emplace(a.id, internal);
+  }
+  p.prim.execute(stream(), margs);
+  for (size_t i = 0; i < outs.size(); ++i) reorder(outs[i].first, outs[i].second, key + "/out" + std::to_string(i));
+  stream().wait();
+}
+
+std::string key_dims(const Dims& d) {
+  std::string s = "[";
+  for (int64_t v : d) { s += std::to_string(v); s += ','; }
+  s += ']';
+  return s;
+}
+
+}  // namespace oar::cpu::dnnl_util

@@ -1,0 +1,50 @@
+// One oneDNN engine and stream for the CPU kernels, a small LRU cache of
+// primitives keyed by shape/attributes (creating one costs tens of
+// microseconds, more than running a small convolution), and memory-descriptor
+// helpers for plain (row-major) tensors.
+#pragma once
+#include <dnnl.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace oar::cpu::dnnl_util {
+
+dnnl::engine& engine();
+dnnl::stream& stream();
+
+// Plain row-major descriptor of `shape` with oneDNN's data type for `dt`.
+dnnl::memory::desc plain_md(const Dims& shape, DType dt);
+dnnl::memory::data_type data_type(DType dt);
+// A memory object over a tensor's data (no copy).
+dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t);
+
+// A primitive with the memory layouts it chose for its arguments (primitives
+// created with format_tag::any pick blocked layouts that run much faster
+// than the plain ones our tensors have).
+struct Prim {
+  dnnl::primitive prim;
+  std::vector<dnnl::memory::desc> mds;
+};
+
+// The cached primitive for `key`, built with `make` on a miss.
+Prim cached(const std::string& key, const std::function<Prim()>& make);
+
+// One argument of a primitive: the tensor in its plain layout and the layout
+// the primitive wants. Inputs are reordered in before running, outputs out
+// after; nothing is copied where the layouts agree.
+struct Arg {
+  int id;
+  const Tensor* t;
+  dnnl::memory::desc plain;
+  dnnl::memory::desc want;
+  bool output;
+};
+void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key);
+
+// "f32:[1,2,3]" style fragments for keys.
+std::string key_dims(const Dims& d);
+
+}  // namespace oar::cpu::dnnl_util

@@ -1,0 +1,205 @@
+// Pooling kernels: one (N, C) plane per task, spatial dims padded to three.
+// Windows follow Paddle: fixed windows are clipped to the input, adaptive
+// windows are [floor(a*I/O), ceil((a+1)*I/O)).
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/loops.h"
+
+namespace oar::cpu {
+namespace {
+
+struct PoolGeo {
+  int64_t planes;
+  int64_t i[3], o[3], k[3], s[3], p[3];
+  bool adaptive, exclusive;
+  // xs: input shape (N, C, *i), ys: output shape (N, C, *o); attrs as ops/pool.cpp.
+  PoolGeo(const Dims& xs, const Dims& ys, const Attrs& a) {
+    planes = xs[0] * xs[1];
+    adaptive = a.b(5);
+    exclusive = a.b(6);
+    int nsp = int(xs.size()) - 2, off = 3 - nsp;
+    for (int j = 0; j < 3; ++j) { i[j] = o[j] = k[j] = s[j] = 1; p[j] = 0; }
+    for (int j = 0; j < nsp; ++j) {
+      i[off + j] = xs[2 + j];
+      o[off + j] = ys[2 + j];
+      if (!adaptive) { k[off + j] = a.ints(0)[j]; s[off + j] = a.ints(1)[j]; p[off + j] = a.ints(2)[j]; }
+    }
+  }
+  int64_t isz() const { return i[0] * i[1] * i[2]; }
+  int64_t osz() const { return o[0] * o[1] * o[2]; }
+  void window(int j, int64_t a, int64_t& st, int64_t& en) const {
+    if (adaptive) {
+      st = a * i[j] / o[j];
+      en = ((a + 1) * i[j] + o[j] - 1) / o[j];
+    } else {
+      st = a * s[j] - p[j];
+      en = std::min(st + k[j], i[j]);
+      st = std::max<int64_t>(st, 0);
+    }
+  }
+  // Calls f(output flat index, window starts, window ends) for each output.
+  template <typename F> void each_output(F&& f) const {
+    int64_t st[3], en[3], idx = 0;
+    for (int64_t a0 = 0; a0 < o[0]; ++a0) {
+      window(0, a0, st[0], en[0]);
+      for (int64_t a1 = 0; a1 < o[1]; ++a1) {
+        window(1, a1, st[1], en[1]);
+        for (int64_t a2 = 0; a2 < o[2]; ++a2) {
+          window(2, a2, st[2], en[2]);
+          f(idx++, st, en);
+        }
+      }
+    }
+  }
+  double divisor(const int64_t* st, const int64_t* en) const {
+    if (adaptive || exclusive) {
+      int64_t n = 1;
+      for (int j = 0; j < 3; ++j) n *= std::max<int64_t>(en[j] - st[j], 0);
+      return double(n);
+    }
+    return double(k[0] * k[1] * k[2]);
+  }
+};
+
+int64_t plane_grain(int64_t per_plane) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_plane, 1)); }
+
+template <typename T> void max_pool_impl(const Tensor& x, Tensor& y, Tensor& mask, const Attrs& a) {
+  PoolGeo g(x.shape(), y.shape(), a);
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
+  int32_t* mp = mask.data<int32_t>();
+  using C = compute_t<T>;
+  parallel_for(g.planes, plane_grain(g.isz()), [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl) {
+      const T* xq = xp + pl * g.isz();
+      T* yq = yp + pl * g.osz();
+      int32_t* mq = mp + pl * g.osz();
+      g.each_output([&](int64_t oi, const int64_t* st, const int64_t* en) {
+        C best = -std::numeric_limits<C>::infinity();
+        int64_t arg = -1;
+        for (int64_t j0 = st[0]; j0 < en[0]; ++j0)
+          for (int64_t j1 = st[1]; j1 < en[1]; ++j1)
+            for (int64_t j2 = st[2]; j2 < en[2]; ++j2) {
+              int64_t f = (j0 * g.i[1] + j1) * g.i[2] + j2;
+              C v = C(xq[f]);
+              if (arg < 0 || v > best || (std::isnan(v) && !std::isnan(best))) { best = v; arg = f; }
+            }
+        yq[oi] = arg < 0 ? T(0) : T(best);
+        mq[oi] = int32_t(arg);
+      });
+    }
+  });
+}
+
+void max_pool_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  visit_float(in[0].dtype(), [&](auto t) { max_pool_impl<decltype(t)>(in[0], out[0], out[1], a); });
+}
+
+template <typename T> void avg_pool_impl(const Tensor& x, Tensor& y, const Attrs& a) {
+  PoolGeo g(x.shape(), y.shape(), a);
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
+  using C = compute_t<T>;
+  parallel_for(g.planes, plane_grain(g.isz()), [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl) {
+      const T* xq = xp + pl * g.isz();
+      T* yq = yp + pl * g.osz();
+      g.each_output([&](int64_t oi, const int64_t* st, const int64_t* en) {
+        C acc = 0;
+        for (int64_t j0 = st[0]; j0 < en[0]; ++j0)
+          for (int64_t j1 = st[1]; j1 < en[1]; ++j1)
+            for (int64_t j2 = st[2]; j2 < en[2]; ++j2) acc += C(xq[(j0 * g.i[1] + j1) * g.i[2] + j2]);
+        double d = g.divisor(st, en);
+        yq[oi] = d > 0 ? T(acc / C(d)) : T(0);
+      });
+    }
+  });
+}
+
+void avg_pool_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  visit_float(in[0].dtype(), [&](auto t) { avg_pool_impl<decltype(t)>(in[0], out[0], a); });
+}
+
+// Scatter form within a plane; planes are independent so threads never collide.
+template <typename T> void avg_pool_grad_impl(const Tensor& gy, Tensor& gx, const Attrs& a) {
+  PoolGeo g(gx.shape(), gy.shape(), a);
+  const T* yp = gy.data<T>();
+  T* xp = gx.data<T>();
+  using C = compute_t<T>;
+  parallel_for(g.planes, plane_grain(g.isz()), [&](int64_t b, int64_t e) {
+    std::vector<C> acc(size_t(g.isz()));
+    for (int64_t pl = b; pl < e; ++pl) {
+      std::fill(acc.begin(), acc.end(), C(0));
+      const T* yq = yp + pl * g.osz();
+      g.each_output([&](int64_t oi, const int64_t* st, const int64_t* en) {
+        double d = g.divisor(st, en);
+        if (d <= 0) return;
+        C v = C(yq[oi]) / C(d);
+        for (int64_t j0 = st[0]; j0 < en[0]; ++j0)
+          for (int64_t j1 = st[1]; j1 < en[1]; ++j1)
+            for (int64_t j2 = st[2]; j2 < en[2]; ++j2) acc[size_t((j0 * g.i[1] + j1) * g.i[2] + j2)] += v;
+      });
+      T* xq = xp + pl * g.isz();
+      for (int64_t f = 0; f < g.isz(); ++f) xq[f] = T(acc[size_t(f)]);
+    }
+  });
+}
+
+void avg_pool_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  visit_float(in[0].dtype(), [&](auto t) { avg_pool_grad_impl<decltype(t)>(in[0], out[0], a); });
+}
+
+template <typename T> void max_pool_grad_impl(const Tensor& gy, const Tensor& mask, Tensor& gx) {
+  int64_t planes = gx.shape()[0] * gx.shape()[1];
+  int64_t isz = planes ? gx.numel() / planes : 0, osz = planes ? gy.numel() / planes : 0;
+  const T* yp = gy.data<T>();
+  const int32_t* mp = mask.data<int32_t>();
+  T* xp = gx.data<T>();
+  using C = compute_t<T>;
+  parallel_for(planes, plane_grain(isz), [&](int64_t b, int64_t e) {
+    std::vector<C> acc(static_cast<size_t>(isz));
+    for (int64_t pl = b; pl < e; ++pl) {
+      std::fill(acc.begin(), acc.end(), C(0));
+      for (int64_t o = 0; o < osz; ++o) {
+        int32_t m = mp[pl * osz + o];
+        if (m >= 0 && m < isz) acc[size_t(m)] += C(yp[pl * osz + o]);
+      }
+      for (int64_t f = 0; f < isz; ++f) xp[pl * isz + f] = T(acc[size_t(f)]);
+    }
+  });
+}
+
+void max_pool_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  visit_float(in[0].dtype(), [&](auto t) { max_pool_grad_impl<decltype(t)>(in[0], in[1], out[0]); });
+}
+
+template <typename T> void max_pool_gather_impl(const Tensor& g, const Tensor& mask, Tensor& out) {
+  int64_t planes = g.shape()[0] * g.shape()[1];
+  int64_t isz = planes ? g.numel() / planes : 0, osz = planes ? mask.numel() / planes : 0;
+  const T* gp = g.data<T>();
+  const int32_t* mp = mask.data<int32_t>();
+  T* op = out.data<T>();
+  parallel_for(planes * osz, kParallelGrain, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      int32_t m = mp[k];
+      op[k] = (m >= 0 && m < isz) ? gp[(k / osz) * isz + m] : T(0);
+    }
+  });
+}
+
+void max_pool_gather_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  visit_float(in[0].dtype(), [&](auto t) { max_pool_gather_impl<decltype(t)>(in[0], in[1], out[0]); });
+}
+
+KernelRegistrar r1("max_pool", DeviceType::CPU, OAR_FLOAT_DTYPES, max_pool_kernel);
+KernelRegistrar r2("avg_pool", DeviceType::CPU, OAR_FLOAT_DTYPES, avg_pool_kernel);
+KernelRegistrar r3("avg_pool_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, avg_pool_grad_kernel);
+KernelRegistrar r4("max_pool_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, max_pool_grad_kernel);
+KernelRegistrar r5("max_pool_gather", DeviceType::CPU, OAR_FLOAT_DTYPES, max_pool_gather_kernel);
+
+}  // namespace
+}  // namespace oar::cpu

@@ -1,0 +1,234 @@
+// The optimizer update ops of ops/optimizer.h. Kernels:
+// kernels/cpu/optimizer.cpp.
+//
+// Note [optimizer ops]
+// An update writes several tensors in place (the parameter and its state), so
+// the ops have no outputs: infer_meta validates the operands and returns no
+// metas, and the kernel writes through its inputs. They have no gradient rule
+// and are traced as side-effecting ops. The C++ API below makes the gradient
+// contiguous and in the parameter's dtype, updates non-contiguous in-place
+// operands through contiguous copies, and bumps the storage versions so that
+// autograd notices the writes.
+#include "ops/optimizer.h"
+
+#include <cmath>
+
+#include "autograd/autograd.h"
+#include "ops/dispatch.h"
+
+namespace oar {
+namespace {
+
+using namespace ops;
+
+// Operands: param, grad, then n_states state tensors (n_min..n_max).
+Metas check_update(std::span<const Tensor> in, const char* api, size_t n_min, size_t n_max) {
+  OAR_CHECK(in.size() >= 2 + n_min && in.size() <= 2 + n_max, Value, "[", api, "] expects param, grad and ",
+            n_min, "..", n_max, " state tensors, got ", in.size(), " tensors");
+  for (const Tensor& t : in) OAR_CHECK(t.defined(), Value, "[", api, "] got an undefined tensor");
+  const Tensor& p = in[0];
+  OAR_CHECK(is_floating(p.dtype()), Type, "[", api, "] parameters must be float16, bfloat16, float32 or float64, got ",
+            dtype_name(p.dtype()));
+  OAR_CHECK(in[1].dtype() == p.dtype(), Type, "[", api, "] the gradient dtype ", dtype_name(in[1].dtype()),
+            " must equal the parameter dtype ", dtype_name(p.dtype()));
+  DType sd = state_dtype(p.dtype());
+  for (size_t k = 0; k < in.size(); ++k) {
+    const Tensor& t = in[k];
+    OAR_CHECK(t.shape() == p.shape(), Value, "[", api, "] operand ", k, " has shape ", shape_str(t.shape()),
+              " but the parameter has shape ", shape_str(p.shape()));
+    OAR_CHECK(t.device() == p.device(), Value, "[", api, "] operand ", k, " is on ", t.device().str(),
+              " but the parameter is on ", p.device().str());
+    OAR_CHECK(t.is_contiguous(), Value, "[", api, "] operand ", k, " must be contiguous");
+    if (k >= 2)
+      OAR_CHECK(t.dtype() == sd, Type, "[", api, "] state tensor ", k - 2, " must be ", dtype_name(sd),
+                " for a ", dtype_name(p.dtype()), " parameter, got ", dtype_name(t.dtype()));
+  }
+  return {};
+}
+
+void check_finite(double v, const char* what, const char* api) {
+  OAR_CHECK(std::isfinite(v), Value, "[", api, "] ", what, " must be finite, got ", v);
+}
+void check_step(int64_t step, const char* api) {
+  OAR_CHECK(step >= 1, Value, "[", api, "] step must be >= 1, got ", step);
+}
+void check_beta(double b, const char* what, const char* api) {
+  OAR_CHECK(b >= 0.0 && b < 1.0, Value, "[", api, "] ", what, " must be in [0, 1), got ", b);
+}
+
+// attrs common to all: lr first, l1 and l2 last.
+#define OAR_DECAY "l1_decay", "l2_decay"
+
+Metas sgd_meta(std::span<const Tensor> in, const Attrs& a) {
+  check_finite(a.f(0), "learning_rate", "oar.optimizer.SGD");
+  return check_update(in, "oar.optimizer.SGD", 0, 0);
+}
+Metas momentum_meta(std::span<const Tensor> in, const Attrs& a) {
+  check_finite(a.f(0), "learning_rate", "oar.optimizer.Momentum");
+  check_finite(a.f(1), "momentum", "oar.optimizer.Momentum");
+  return check_update(in, "oar.optimizer.Momentum", 1, 1);
+}
+Metas adam_meta(std::span<const Tensor> in, const Attrs& a) {
+  const char* api = "oar.optimizer.Adam";
+  check_finite(a.f(0), "learning_rate", api);
+  check_beta(a.f(1), "beta1", api);
+  check_beta(a.f(2), "beta2", api);
+  check_step(a.i(4), api);
+  return check_update(in, api, 2, 3);  // m, v[, vmax]
+}
+Metas adamax_meta(std::span<const Tensor> in, const Attrs& a) {
+  const char* api = "oar.optimizer.Adamax";
+  check_finite(a.f(0), "learning_rate", api);
+  check_beta(a.f(1), "beta1", api);
+  check_beta(a.f(2), "beta2", api);
+  check_step(a.i(4), api);
+  return check_update(in, api, 2, 2);
+}
+Metas adagrad_meta(std::span<const Tensor> in, const Attrs& a) {
+  check_finite(a.f(0), "learning_rate", "oar.optimizer.Adagrad");
+  return check_update(in, "oar.optimizer.Adagrad", 1, 1);
+}
+Metas adadelta_meta(std::span<const Tensor> in, const Attrs& a) {
+  check_finite(a.f(0), "learning_rate", "oar.optimizer.Adadelta");
+  return check_update(in, "oar.optimizer.Adadelta", 2, 2);
+}
+Metas rmsprop_meta(std::span<const Tensor> in, const Attrs& a) {
+  check_finite(a.f(0), "learning_rate", "oar.optimizer.RMSProp");
+  return check_update(in, "oar.optimizer.RMSProp", 2, 3);  // ms, mom[, mg]
+}
+Metas lamb_meta(std::span<const Tensor> in, const Attrs& a) {
+  const char* api = "oar.optimizer.Lamb";
+  check_finite(a.f(0), "learning_rate", api);
+  check_beta(a.f(1), "beta1", api);
+  check_beta(a.f(2), "beta2", api);
+  check_step(a.i(4), api);
+  return check_update(in, api, 2, 2);
+}
+Metas nadam_meta(std::span<const Tensor> in, const Attrs& a) {
+  const char* api = "oar.optimizer.NAdam";
+  check_finite(a.f(0), "learning_rate", api);
+  check_beta(a.f(1), "beta1", api);
+  check_beta(a.f(2), "beta2", api);
+  check_step(a.i(4), api);
+  return check_update(in, api, 2, 2);
+}
+Metas radam_meta(std::span<const Tensor> in, const Attrs& a) {
+  const char* api = "oar.optimizer.RAdam";
+  check_finite(a.f(0), "learning_rate", api);
+  check_beta(a.f(1), "beta1", api);
+  check_beta(a.f(2), "beta2", api);
+  check_step(a.i(4), api);
+  return check_update(in, api, 2, 2);
+}
+
+constexpr OpTraits kUpdate{.side_effect = true};
+OpDef& kSgd = OpBuilder("sgd_").attrs({"learning_rate", OAR_DECAY}).meta(sgd_meta).traits(kUpdate);
+OpDef& kMomentum = OpBuilder("momentum_").attrs({"learning_rate", "mu", "use_nesterov", OAR_DECAY})
+                       .meta(momentum_meta).traits(kUpdate);
+OpDef& kAdam = OpBuilder("adam_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", "coeff", OAR_DECAY})
+                   .meta(adam_meta).traits(kUpdate);
+OpDef& kAdamax = OpBuilder("adamax_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", OAR_DECAY})
+                     .meta(adamax_meta).traits(kUpdate);
+OpDef& kAdagrad = OpBuilder("adagrad_").attrs({"learning_rate", "epsilon", OAR_DECAY}).meta(adagrad_meta)
+                      .traits(kUpdate);
+OpDef& kAdadelta = OpBuilder("adadelta_").attrs({"learning_rate", "rho", "epsilon", OAR_DECAY})
+                       .meta(adadelta_meta).traits(kUpdate);
+OpDef& kRmsprop = OpBuilder("rmsprop_").attrs({"learning_rate", "rho", "epsilon", "momentum", OAR_DECAY})
+                      .meta(rmsprop_meta).traits(kUpdate);
+OpDef& kLamb = OpBuilder("lamb_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", "weight_decay",
+                                         "always_adapt", OAR_DECAY}).meta(lamb_meta).traits(kUpdate);
+OpDef& kNadam = OpBuilder("nadam_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", "mu_t", "mu_next",
+                                           "mu_product", OAR_DECAY}).meta(nadam_meta).traits(kUpdate);
+OpDef& kRadam = OpBuilder("radam_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", OAR_DECAY})
+                    .meta(radam_meta).traits(kUpdate);
+
+// See Note [optimizer ops].
+// Autocast would hand the kernel cast copies, and the in-place update would
+// land in them; an optimizer step always runs in the operands' own dtypes.
+struct AutocastOff {
+  bool prev = dispatch_state().autocast;
+  AutocastOff() { dispatch_state().autocast = false; }
+  ~AutocastOff() { dispatch_state().autocast = prev; }
+};
+
+void run_update(const OpDef& op, Tensor& p, const Tensor& g, std::initializer_list<Tensor*> states,
+                const Attrs& attrs) {
+  NoGradGuard ng;
+  AutocastOff no_autocast;
+  OAR_CHECK(p.defined() && g.defined(), Value, "[oar.optimizer] ", op.name, " got an undefined tensor");
+  Tensor grad = g;
+  if (grad.dtype() != p.dtype() && is_floating(grad.dtype()) && is_floating(p.dtype())) grad = cast(grad, p.dtype());
+  grad = contiguous(grad);
+  Tensors in;
+  SmallVector<Tensor*, 4> targets;  // in-place operands
+  SmallVector<Tensor, 4> copies;    // their contiguous stand-ins
+  auto add_target = [&](Tensor* t) {
+    OAR_CHECK(t && t->defined(), Value, "[oar.optimizer] ", op.name, " got an undefined state tensor");
+    targets.push_back(t);
+    copies.push_back(t->is_contiguous() ? *t : contiguous(*t));
+  };
+  add_target(&p);
+  for (Tensor* s : states) add_target(s);
+  in.push_back(copies[0]);
+  in.push_back(grad);
+  for (size_t k = 1; k < copies.size(); ++k) in.push_back(copies[k]);
+  dispatch(op, std::span<const Tensor>(in.data(), in.size()), attrs);
+  for (size_t k = 0; k < targets.size(); ++k) {
+    if (!copies[k].same(*targets[k])) copy_(*targets[k], copies[k]);
+    else targets[k]->storage().bump_version();
+  }
+}
+
+}  // namespace
+
+namespace ops {
+
+DType state_dtype(DType param) {
+  return param == DType::Float16 || param == DType::BFloat16 ? DType::Float32 : param;
+}
+
+void sgd_(Tensor& p, const Tensor& g, double lr, Decay d) {
+  run_update(kSgd, p, g, {}, Attrs{lr, d.l1, d.l2});
+}
+void momentum_(Tensor& p, const Tensor& g, Tensor& velocity, double lr, double mu, bool nesterov, Decay d) {
+  run_update(kMomentum, p, g, {&velocity}, Attrs{lr, mu, nesterov, d.l1, d.l2});
+}
+void adam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, Tensor* vmax, double lr, double beta1, double beta2,
+           double eps, int64_t step, double decoupled_coeff, Decay d) {
+  Attrs a{lr, beta1, beta2, eps, step, decoupled_coeff, d.l1, d.l2};
+  if (vmax && vmax->defined()) run_update(kAdam, p, g, {&m, &v, vmax}, a);
+  else run_update(kAdam, p, g, {&m, &v}, a);
+}
+void adamax_(Tensor& p, const Tensor& g, Tensor& m, Tensor& inf_norm, double lr, double beta1, double beta2,
+             double eps, int64_t step, Decay d) {
+  run_update(kAdamax, p, g, {&m, &inf_norm}, Attrs{lr, beta1, beta2, eps, step, d.l1, d.l2});
+}
+void adagrad_(Tensor& p, const Tensor& g, Tensor& acc, double lr, double eps, Decay d) {
+  run_update(kAdagrad, p, g, {&acc}, Attrs{lr, eps, d.l1, d.l2});
+}
+void adadelta_(Tensor& p, const Tensor& g, Tensor& avg_sq_grad, Tensor& avg_sq_update, double lr, double rho,
+               double eps, Decay d) {
+  run_update(kAdadelta, p, g, {&avg_sq_grad, &avg_sq_update}, Attrs{lr, rho, eps, d.l1, d.l2});
+}
+void rmsprop_(Tensor& p, const Tensor& g, Tensor& mean_square, Tensor& moment, Tensor* mean_grad, double lr,
+              double rho, double eps, double momentum, Decay d) {
+  Attrs a{lr, rho, eps, momentum, d.l1, d.l2};
+  if (mean_grad && mean_grad->defined()) run_update(kRmsprop, p, g, {&mean_square, &moment, mean_grad}, a);
+  else run_update(kRmsprop, p, g, {&mean_square, &moment}, a);
+}
+void lamb_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double beta1, double beta2, double eps,
+           int64_t step, double lamb_weight_decay, bool always_adapt, Decay d) {
+  run_update(kLamb, p, g, {&m, &v}, Attrs{lr, beta1, beta2, eps, step, lamb_weight_decay, always_adapt, d.l1, d.l2});
+}
+void nadam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double beta1, double beta2, double eps,
+            int64_t step, double mu_t, double mu_next, double mu_product, Decay d) {
+  run_update(kNadam, p, g, {&m, &v},
+             Attrs{lr, beta1, beta2, eps, step, mu_t, mu_next, mu_product, d.l1, d.l2});
+}
+void radam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double beta1, double beta2, double eps,
+            int64_t step, Decay d) {
+  run_update(kRadam, p, g, {&m, &v}, Attrs{lr, beta1, beta2, eps, step, d.l1, d.l2});
+}
+
+}  // namespace ops
+}  // namespace oar
