@@ -100,7 +100,8 @@ def thread_env(threads):
 def worker_main(cases):
     """Entry point of a worker. `cases(fw, name, quick)` yields
     (case, fn, amount, unit): unit "us" reports microseconds per call,
-    any other unit reports amount / seconds / 1e9 (GFLOP/s, GB/s).
+    "steps/s" amount / seconds, any other unit amount / seconds / 1e9
+    (GFLOP/s, GB/s).
     A case that raises is recorded under "errors" and the rest still run."""
     p = argparse.ArgumentParser()
     p.add_argument("--worker", required=True)
@@ -133,7 +134,12 @@ def worker_main(cases):
         except Exception as e:
             errors[case] = f"{type(e).__name__}: {e}"
             continue
-        value = s * 1e6 if unit == "us" else amount / s / 1e9
+        if unit == "us":
+            value = s * 1e6
+        elif unit == "steps/s":
+            value = amount / s
+        else:
+            value = amount / s / 1e9
         results[case] = {"seconds": s, "value": value, "unit": unit}
     out["results"] = results
     if errors:

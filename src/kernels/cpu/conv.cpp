@@ -201,8 +201,9 @@ Tensor to_f32(const Tensor& t) {
   return o;
 }
 
-// Runs `kind` with the (src, wei, dst) roles; `out_role` is which of them is
-// the output. bfloat16 falls back to float32 when oneDNN has no bf16 kernel.
+// Runs `kind` on tensors in the forward roles (src, wei, dst); the one that
+// `kind` computes is written. bfloat16 falls back to float32 when oneDNN has
+// no bf16 kernel for this CPU.
 void run_conv(Kind kind, const Tensor& src, const Tensor& wei, const Tensor& dst, const Dims& xs, const Dims& ws,
               const Dims& ys, const Attrs& a) {
   DType dt = src.dtype();

@@ -1,0 +1,230 @@
+"""Training throughput (steps per second) of three models in float32 and
+bfloat16 autocast: the demo CNN on 1x8x8 digits (batch 64), ResNet18 on
+3x32x32 images (batch 32, 10 classes) and a small GPT (4 layers, width 256,
+4 heads, sequence 128, batch 16, vocabulary 1024). One step = forward, loss,
+backward, Adam update, clearing the gradients. oar and paddle share the
+model code (the same Paddle API); torch gets the same architectures written
+with torch.nn.
+"""
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+GPT = dict(vocab=1024, width=256, layers=4, heads=4, seq=128, batch=16)
+
+
+# ---------------------------------------------------------------- oar / paddle models
+
+def paddle_like_models(fw):
+    nn, F = fw.nn, fw.nn.functional
+
+    def cnn():
+        return nn.Sequential(
+            nn.Conv2D(1, 32, 3, padding=1), nn.BatchNorm2D(32), nn.ReLU(),
+            nn.Conv2D(32, 64, 3, padding=1), nn.BatchNorm2D(64), nn.ReLU(),
+            nn.MaxPool2D(2), nn.Flatten(), nn.Linear(64 * 16, 128), nn.ReLU(), nn.Dropout(0.2),
+            nn.Linear(128, 10))
+
+    def resnet18():
+        return fw.vision.models.resnet18(num_classes=10)
+
+    class Block(nn.Layer):
+        def __init__(self, w, h):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(w), nn.LayerNorm(w)
+            self.qkv, self.proj = nn.Linear(w, 3 * w), nn.Linear(w, w)
+            self.fc1, self.fc2 = nn.Linear(w, 4 * w), nn.Linear(4 * w, w)
+            self.h = h
+
+        def forward(self, x, mask):
+            b, s, w = x.shape
+            q, k, v = fw.split(self.qkv(self.ln1(x)), 3, axis=-1)
+            q, k, v = [t.reshape([b, s, self.h, w // self.h]).transpose([0, 2, 1, 3]) for t in (q, k, v)]
+            att = F.softmax(fw.matmul(q, k, transpose_y=True) * (1.0 / math.sqrt(w // self.h)) + mask, axis=-1)
+            y = fw.matmul(att, v).transpose([0, 2, 1, 3]).reshape([b, s, w])
+            x = x + self.proj(y)
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    class Gpt(nn.Layer):
+        def __init__(self, c):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(c["vocab"], c["width"]), nn.Embedding(c["seq"], c["width"])
+            self.blocks = nn.LayerList([Block(c["width"], c["heads"]) for _ in range(c["layers"])])
+            self.ln = nn.LayerNorm(c["width"])
+            self.head = nn.Linear(c["width"], c["vocab"])
+            m = np.triu(np.full((c["seq"], c["seq"]), -1e9, np.float32), 1)
+            self.mask = fw.to_tensor(m)
+            self.pos_ids = fw.arange(c["seq"])
+
+        def forward(self, ids):
+            x = self.tok(ids) + self.pos(self.pos_ids)
+            for blk in self.blocks:
+                x = blk(x, self.mask)
+            return self.head(self.ln(x))
+
+    return cnn, resnet18, lambda: Gpt(GPT)
+
+
+def paddle_like_cases(fw, name):
+    rng = np.random.default_rng(0)
+    cnn, resnet18, gpt = paddle_like_models(fw)
+    F = fw.nn.functional
+    data = {
+        "cnn": (rng.standard_normal((64, 1, 8, 8)).astype(np.float32), rng.integers(0, 10, (64,))),
+        "resnet18": (rng.standard_normal((32, 3, 32, 32)).astype(np.float32), rng.integers(0, 10, (32,))),
+        "gpt": (rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"])),
+                rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"]))),
+    }
+    builders = {"cnn": cnn, "resnet18": resnet18, "gpt": gpt}
+    for dtype in ("float32", "bfloat16"):
+        for model_name, build in builders.items():
+            fw.seed(0)
+            net = build()
+            net.train()
+            opt = fw.optimizer.Adam(learning_rate=1e-3, parameters=net.parameters())
+            x = fw.to_tensor(data[model_name][0])
+            y = fw.to_tensor(data[model_name][1].astype(np.int64))
+
+            def step(net=net, opt=opt, x=x, y=y, dtype=dtype):
+                with fw.amp.auto_cast(enable=dtype == "bfloat16", dtype="bfloat16"):
+                    out = net(x)
+                out = out.astype("float32")
+                loss = F.cross_entropy(out.reshape([-1, out.shape[-1]]), y.reshape([-1]))
+                loss.backward()
+                opt.step()
+                opt.clear_grad()
+            yield f"{model_name} {dtype}", step, 1, "steps/s"
+
+
+# ---------------------------------------------------------------- torch models
+
+def torch_cases(torch):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(0)
+
+    def cnn():
+        return nn.Sequential(
+            nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+            nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+            nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64 * 16, 128), nn.ReLU(), nn.Dropout(0.2),
+            nn.Linear(128, 10))
+
+    class Basic(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.b1 = nn.BatchNorm2d(cout)
+            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.b2 = nn.BatchNorm2d(cout)
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            idt = x if self.down is None else self.down(x)
+            return F.relu(self.b2(self.c2(F.relu(self.b1(self.c1(x))))) + idt)
+
+    class ResNet18(nn.Module):  # the torchvision/Paddle layout
+        def __init__(self, num_classes=10):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+                                      nn.MaxPool2d(3, 2, 1))
+            layers, cin = [], 64
+            for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+                layers += [Basic(cin, cout, stride), Basic(cout, cout, 1)]
+                cin = cout
+            self.layers = nn.Sequential(*layers)
+            self.fc = nn.Linear(512, num_classes)
+
+        def forward(self, x):
+            x = self.layers(self.stem(x))
+            return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+    class Block(nn.Module):
+        def __init__(self, w, h):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(w), nn.LayerNorm(w)
+            self.qkv, self.proj = nn.Linear(w, 3 * w), nn.Linear(w, w)
+            self.fc1, self.fc2 = nn.Linear(w, 4 * w), nn.Linear(4 * w, w)
+            self.h = h
+
+        def forward(self, x, mask):
+            b, s, w = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(w, dim=-1)
+            q, k, v = [t.reshape(b, s, self.h, w // self.h).transpose(1, 2) for t in (q, k, v)]
+            att = F.softmax(q @ k.transpose(-1, -2) * (1.0 / math.sqrt(w // self.h)) + mask, dim=-1)
+            y = (att @ v).transpose(1, 2).reshape(b, s, w)
+            x = x + self.proj(y)
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    class Gpt(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(c["vocab"], c["width"]), nn.Embedding(c["seq"], c["width"])
+            self.blocks = nn.ModuleList([Block(c["width"], c["heads"]) for _ in range(c["layers"])])
+            self.ln = nn.LayerNorm(c["width"])
+            self.head = nn.Linear(c["width"], c["vocab"])
+            self.register_buffer("mask", torch.triu(torch.full((c["seq"], c["seq"]), -1e9), 1))
+            self.register_buffer("pos_ids", torch.arange(c["seq"]))
+
+        def forward(self, ids):
+            x = self.tok(ids) + self.pos(self.pos_ids)
+            for blk in self.blocks:
+                x = blk(x, self.mask)
+            return self.head(self.ln(x))
+
+    data = {
+        "cnn": (rng.standard_normal((64, 1, 8, 8)).astype(np.float32), rng.integers(0, 10, (64,))),
+        "resnet18": (rng.standard_normal((32, 3, 32, 32)).astype(np.float32), rng.integers(0, 10, (32,))),
+        "gpt": (rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"])),
+                rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"]))),
+    }
+    builders = {"cnn": cnn, "resnet18": ResNet18, "gpt": lambda: Gpt(GPT)}
+    for dtype in ("float32", "bfloat16"):
+        for model_name, build in builders.items():
+            torch.manual_seed(0)
+            net = build()
+            net.train()
+            opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+            x = torch.from_numpy(data[model_name][0])
+            y = torch.from_numpy(data[model_name][1].astype(np.int64))
+
+            def step(net=net, opt=opt, x=x, y=y, dtype=dtype):
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
+                    out = net(x)
+                out = out.float()
+                loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+            yield f"{model_name} {dtype}", step, 1, "steps/s"
+
+
+def cases(fw, name, quick):
+    if name == "torch":
+        yield from torch_cases(fw)
+    else:
+        if name == "oar":
+            import oar.vision.models  # noqa: F401
+        yield from paddle_like_cases(fw, name)
+
+
+def main():
+    args = common.parse_args(__doc__.splitlines()[0], default_threads="2")
+    info = common.machine_info()
+    runs = common.run_all(__file__, args)
+    common.print_header(info, runs)
+    common.table(runs, ratio_peers=["torch", "paddle"])
+    common.save_json(args.json, "training", info, runs, {})
+
+
+if __name__ == "__main__":
+    if "--worker" in sys.argv:
+        common.worker_main(cases)
+    else:
+        main()
