@@ -8,10 +8,13 @@ namespace {
 
 using namespace ops;
 
-// attrs: axes (normalised, sorted), keepdim, dtype
+// attrs: axes (normalised, sorted), keepdim, dtype (the output dtype of
+// integer inputs). Floating inputs reduce to their own dtype: the C++ API casts
+// them first, and so may the autocast stage, after the attrs were made.
 
 Metas reduce_meta(std::span<const Tensor> in, const Attrs& a) {
-  return {TensorMeta{reduced_shape(in[0].shape(), a.ints(0), a.b(1)), a.dtype(2)}};
+  DType out = is_inexact(in[0].dtype()) ? in[0].dtype() : a.dtype(2);
+  return {TensorMeta{reduced_shape(in[0].shape(), a.ints(0), a.b(1)), out}};
 }
 
 // g reshaped to keepdim form and broadcast back to the input's shape.

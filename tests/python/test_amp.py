@@ -185,3 +185,17 @@ def test_bf16_training_tracks_float32():
         losses[mode] = float(loss.item())
     assert losses["float32"] < 0.05
     assert abs(losses["bfloat16"] - losses["float32"]) <= 0.02 * losses["float32"] + 2e-3
+
+
+@pytest.mark.parametrize("level", ["O1", "O2"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reductions_of_low_precision_inputs_run_in_float32(level, dtype):
+    x = _rand(4, 6)
+    t = oar.to_tensor(x).astype(dtype)
+    with amp.auto_cast(level=level, dtype=dtype):
+        s = oar.sum(t, axis=1)
+        m = t.mean()
+    assert str(s.dtype) == "paddle.float32" and str(m.dtype) == "paddle.float32"
+    ref = t.astype("float64").numpy()
+    np.testing.assert_allclose(s.numpy(), ref.sum(axis=1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(m.numpy(), ref.mean(), rtol=1e-6, atol=1e-6)

@@ -1,0 +1,20 @@
+"""High-level API (``paddle.hapi``): ``Model`` with fit/evaluate/predict,
+callbacks, and ``summary``.
+
+>>> import oar
+>>> from oar.hapi import Model
+>>> Model(oar.nn.Linear(2, 2)).network.weight.shape
+[2, 2]
+"""
+from . import callbacks, event_writer
+from .event_writer import SummaryWriter
+from .model import InputSpec as _InputSpec
+from .model import Model
+from .summary import summary
+
+try:  # the framework-wide InputSpec when oar.static provides one
+    from ..static import InputSpec
+except ImportError:
+    InputSpec = _InputSpec
+
+__all__ = ["Model", "summary", "InputSpec", "SummaryWriter", "callbacks"]
