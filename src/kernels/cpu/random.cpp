@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/vmath.h"
 
 namespace oar::cpu {
 namespace {
@@ -84,7 +85,8 @@ void uniform_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs&
   });
 }
 
-// Box-Muller, keeping the cosine branch only so each element owns its words.
+// Box-Muller, keeping the cosine branch only so each element owns its words
+// (and the result does not depend on how elements split across threads).
 void gaussian_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
   double mean = a.f(2), sd = a.f(3);
   constexpr double kTwoPi = 2 * std::numbers::pi;
@@ -97,9 +99,18 @@ void gaussian_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs
         p[i] = mean + sd * std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
       });
     } else {
-      for_each_draw<2>(out[0].numel(), a, 4, [&](int64_t i, const uint32_t* w) {
-        double u1 = 1.0 - double(w[0] >> 8) * 0x1.0p-24, u2 = double(w[1] >> 8) * 0x1.0p-24;
-        p[i] = T(mean + sd * std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
+      // Draw into float scratch, then log and cos over dense blocks (vmath).
+      const int64_t n = out[0].numel();
+      std::vector<float> r(static_cast<size_t>(n)), c(static_cast<size_t>(n));
+      for_each_draw<2>(n, a, 4, [&](int64_t i, const uint32_t* w) {
+        r[i] = 1.0f - float(w[0] >> 8) * 0x1.0p-24f;  // (0, 1]
+        c[i] = float(kTwoPi) * (float(w[1] >> 8) * 0x1.0p-24f);
+      });
+      parallel_for(n, 4096, [&](int64_t b, int64_t e) {
+        vmath::apply_f32(vmath::Fn::Log, r.data() + b, r.data() + b, e - b);
+        vmath::apply_f32(vmath::Fn::Cos, c.data() + b, c.data() + b, e - b);
+        const float m = float(mean), s = float(sd);
+        for (int64_t i = b; i < e; ++i) p[i] = T(m + s * std::sqrt(-2.0f * r[i]) * c[i]);
       });
     }
   });
