@@ -1,4 +1,4 @@
-# make demo  - set up, build, and run the example
+# make demo  - set up, build, run the eager example and train a CNN on real digits
 # make test  - set up, build, and run every test (C++ and Python)
 # Everything installs itself: Debian packages with apt-get when missing,
 # Python packages into .venv.
@@ -41,6 +41,7 @@ build: deps venv $(BUILD)/build.ninja
 
 demo: build
 	$(VPY) examples/eager_demo.py
+	$(VPY) examples/train_digits.py
 
 test-cpp: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
