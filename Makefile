@@ -47,7 +47,9 @@ test-cpp: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-python: build
-	$(VPY) -m pytest tests/python -n $(JOBS) --doctest-modules python/oar -p no:cacheprovider
+	# Passive OpenMP waits: the test workers share the cores, and spinning threads
+	# would stall each other at every barrier.
+	OMP_WAIT_POLICY=PASSIVE $(VPY) -m pytest tests/python -n $(JOBS) --doctest-modules python/oar -p no:cacheprovider
 
 test: test-cpp test-python
 

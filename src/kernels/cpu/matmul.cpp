@@ -85,12 +85,27 @@ template <typename T> void matmul_typed(const Tensor& x0, const Tensor& y0, Tens
   if (!blas_layout(M, K, xrs, xcs, &ax)) { x = ops::contiguous(x0); mat(x, tx, &xrs, &xcs); blas_layout(M, K, xrs, xcs, &ax); }
   mat(y, ty, &yrs, &ycs);
   if (!blas_layout(K, N, yrs, ycs, &ay)) { y = ops::contiguous(y0); mat(y, ty, &yrs, &ycs); blas_layout(K, N, yrs, ycs, &ay); }
-  // Batch offsets with broadcasting.
   int64_t nb = out.numel() / (M * N);
   int64_t bnd = nd - 2;
   const T* xp = x.data<T>();
   const T* yp = y.data<T>();
-  for (int64_t b = 0; b < nb; ++b) {
+  // A stack of row-major x matrices times one y (a Linear layer on [B, S, K]
+  // input) is one gemm with B*M rows when x's rows continue across batches.
+  int64_t ybatch = y.numel() / std::max<int64_t>(y.shape()[y.dim() - 1] * y.shape()[y.dim() - 2], 1);
+  if (nb > 1 && ybatch == 1 && !ax.trans && x.numel() / std::max<int64_t>(M * K, 1) == nb) {
+    bool rows_continue = true;
+    int64_t expect = x.strides()[x.dim() - 2] * M;
+    for (int64_t d = x.dim() - 3; d >= 0 && rows_continue; --d) {
+      if (x.shape()[d] == 1) continue;
+      rows_continue = x.strides()[d] == expect;
+      expect *= x.shape()[d];
+    }
+    if (rows_continue) {
+      gemm<T>(false, ay.trans, nb * M, N, K, xp, ax.ld, yp, ay.ld, o, N);
+      return;
+    }
+  }
+  auto one = [&](int64_t b) {
     int64_t rem = b, xo = 0, yo = 0;
     for (int64_t d = bnd - 1; d >= 0; --d) {
       int64_t i = rem % out.shape()[d];
@@ -100,7 +115,16 @@ template <typename T> void matmul_typed(const Tensor& x0, const Tensor& y0, Tens
       if (yd >= 0 && y.shape()[yd] != 1) yo += i * y.strides()[yd];
     }
     gemm<T>(ax.trans, ay.trans, M, N, K, xp + xo, ax.ld, yp + yo, ay.ld, o + b * M * N, N);
+  };
+  // Many small products (attention heads): threads take whole products, each
+  // gemm single-threaded inside the region, instead of one fork/join per gemm.
+  if (nb > 1 && M * N * K <= 128 * 128 * 128) {
+    parallel_for(nb, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) one(b);
+    });
+    return;
   }
+  for (int64_t b = 0; b < nb; ++b) one(b);
 }
 
 // The operand as a [batch, rows, cols] strided matrix stack (logical, after
