@@ -1,6 +1,8 @@
 """Tensor methods written in Python: printing, indexing, conversions, backward."""
 import builtins
 
+import weakref
+
 import numpy as np
 
 from . import _C
@@ -180,14 +182,58 @@ def _backward(self, grad_tensor=None, retain_graph=False):
     _backward_many([self], [grad_tensor], retain_graph)
 
 
-def _register_hook(self, hook):
-    """Calls hook(grad) when the gradient of this tensor is computed; a returned tensor replaces it."""
-    self._register_hook(hook)
+class _HookSlot:
+    """Holds a registered hook until its handle removes it."""
+    __slots__ = ("fn", "__weakref__")
 
-    class _Handle:
-        def remove(self_inner):
-            raise NotImplementedError("[Tensor.register_hook] removing hooks is not supported yet")
-    return _Handle()
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, grad):
+        return None if self.fn is None else self.fn(grad)
+
+
+class _HookHandle:
+    def __init__(self, slot, owner_slots):
+        self._slot, self._owner_slots = slot, owner_slots
+
+    def remove(self):
+        """Unregisters the hook; removing twice is harmless."""
+        self._slot.fn = None
+        if self._owner_slots is not None and self._slot in self._owner_slots:
+            self._owner_slots.remove(self._slot)
+
+
+def _register_hook(self, hook):
+    """Calls hook(grad) when the gradient of this tensor is computed; a
+    returned tensor replaces it. Returns a handle whose ``remove()`` unregisters it.
+
+    >>> import oar
+    >>> x = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    >>> h = x.register_hook(lambda g: g * 10)
+    >>> (x * x).sum().backward()
+    >>> x.grad.numpy().tolist()
+    [20.0, 40.0]
+    >>> h.remove(); x.clear_grad()
+    >>> (x * x).sum().backward()
+    >>> x.grad.numpy().tolist()
+    [2.0, 4.0]
+    """
+    if not callable(hook):
+        raise TypeError(f"[Tensor.register_hook] hook must be callable, got {type(hook).__name__}")
+    slot = _HookSlot(hook)
+    if self.is_leaf:
+        # The tensor's __dict__ owns the slot and the C++ side holds only a weak
+        # reference, so a hook that refers back to the tensor forms a cycle the
+        # garbage collector can see (and free).
+        slots = self.__dict__.setdefault("_hook_slots", [])
+        slots.append(slot)
+        ref = weakref.ref(slot)
+        self._register_hook(lambda g: (lambda s: None if s is None else s(g))(ref()))
+        return _HookHandle(slot, slots)
+    # Non-leaf hooks live on the graph node, which may outlive this Python object.
+    self._register_hook(slot)
+    return _HookHandle(slot, None)
 
 
 def _clear_gradient(self, set_to_zero=True):

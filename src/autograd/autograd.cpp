@@ -319,7 +319,12 @@ Tensors run_backward(std::span<const Tensor> outputs, std::span<const Tensor> gr
     Tensors out;
     if (run && any && !captured_leaf) {
       out = n->apply(grads);
-      if (!retain_graph) n->release();
+      if (!retain_graph) {
+        n->release();
+        // Hooks of a freed graph have run their course; dropping them also
+        // breaks reference cycles through Python hooks that capture tensors.
+        n->pre_hooks.clear();
+      }
     }
     for (size_t k = 0; k < n->next.size(); ++k) {
       Edge& e = n->next[k];

@@ -43,7 +43,10 @@ Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& 
   Tensors outs;
   if (op.traits.view) {
     const Tensor& base = inputs[0];
-    for (TensorMeta& m : metas) outs.push_back(make_view(base, std::move(m.shape), std::move(m.strides), m.offset));
+    for (TensorMeta& m : metas) {
+      outs.push_back(make_view(base, std::move(m.shape), std::move(m.strides), m.offset));
+      outs.back().impl()->is_view = true;
+    }
     return outs;
   }
   Device dev = pick_device(inputs);
@@ -94,6 +97,12 @@ Tensor dispatch1(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
 
 Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> inputs, const Attrs& attrs) {
   check_inplace(self, op.name.c_str());
+  // Writing through a view would have to rewrite the base's history as well;
+  // until autograd does that, refuse rather than produce wrong gradients.
+  OAR_CHECK(!(self.impl()->is_view && grad_enabled() && (self.requires_grad() || any_requires_grad(inputs))),
+            NotImplemented, "[oar.", op.name, "_] in-place modification of a view (slice, reshape, transpose, ...) "
+            "while gradients are recorded is not supported; use the out-of-place op, or write through "
+            "indexing assignment (x[...] = v) on the base tensor");
   Metas metas = op.infer_meta(inputs, attrs);
   OAR_CHECK(metas.size() == 1 && metas[0].shape == self.shape(), Value, "[oar.", op.name,
             "_] the result shape ", ops::shape_str(metas[0].shape),

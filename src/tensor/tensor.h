@@ -50,6 +50,7 @@ class TensorImpl final : public RefCounted {
   int64_t numel = 1;
   DType dtype;
   bool contiguous = true;
+  bool is_view = false;  // made by a view op: shares its storage with a base tensor
   std::unique_ptr<AutogradMeta> autograd;  // null until autograd needs it
   std::shared_ptr<DistAttr> dist;          // null for a local tensor
 

@@ -184,3 +184,46 @@ def test_grad_outputs_and_retain():
     np.testing.assert_allclose(g.numpy(), [2.0, 2.0, 0.0])
     (g,) = oar.grad(y.sum(), x)
     np.testing.assert_allclose(g.numpy(), [2.0, 4.0, 6.0])
+
+
+def test_inplace_on_a_view_while_recording_is_refused():
+    x = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    y = x * 1
+    for view in (y[0:1], y.reshape([2, 1]), y.unsqueeze(0)):
+        with pytest.raises(NotImplementedError, match=r"^\[oar.multiply_\] in-place modification of a view"):
+            view.multiply_(oar.ones(view.shape))
+    np.testing.assert_array_equal(y.numpy(), [1.0, 2.0])  # nothing was written
+    # a view of a tensor that does not require grad, written with a value that does
+    base = oar.zeros([3])
+    with pytest.raises(NotImplementedError):
+        base[0:2].add_(x)
+    # without recording, views are written through to the base
+    with oar.no_grad():
+        w = oar.ones([4])
+        w[1:3].multiply_(oar.to_tensor([2.0, 3.0]))
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0, 3.0, 1.0])
+
+
+def test_hook_handles_remove_hooks():
+    x = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    h1 = x.register_hook(lambda g: g * 10)
+    h2 = x.register_hook(lambda g: g + 1)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [21.0, 41.0])  # (2x * 10) + 1
+    h1.remove()
+    h1.remove()  # twice is harmless
+    x.clear_grad()
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 5.0])
+    h2.remove()
+    x.clear_grad()
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    y = x * 3
+    hy = y.register_hook(lambda g: g * 0)
+    hy.remove()
+    x.clear_grad()
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+    with pytest.raises(TypeError, match=r"^\[Tensor.register_hook\] hook must be callable"):
+        x.register_hook(3)
