@@ -71,7 +71,9 @@ TEST(Allocator, SizeClassesAreAlignedAndTight) {
     size_t c = cpu_size_class(n);
     EXPECT_GE(c, n);
     EXPECT_EQ(c % 64, 0u);
-    if (n > 4096) EXPECT_LE(c, n + n / 4 + 64);
+    if (n > 4096) {
+      EXPECT_LE(c, n + n / 4 + 64);
+    }
   }
 }
 
