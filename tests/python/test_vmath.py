@@ -80,6 +80,7 @@ def test_float32_erf_small_and_large_arguments(isa):
     x = np.array([0.0, 1e-30, -1e-6, 0.49999, 0.5, 0.50001, 3.9, 4.0, 10.0, -10.0, np.inf, -np.inf], np.float32)
     got = oar.erf(oar.to_tensor(x)).numpy().astype(np.float64)
     np.testing.assert_allclose(got, _erf(x.astype(np.float64)), rtol=8e-7, atol=0)
+    assert np.isnan(oar.erf(oar.to_tensor([np.nan], dtype="float32")).numpy()[0])
 
 
 def test_special_values(isa):

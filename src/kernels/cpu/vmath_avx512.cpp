@@ -9,6 +9,7 @@
 #define OAR_SLEEF_D(fn) Sleef_##fn##d8_u10avx512f
 #define OAR_SELECT_LT_PS(a, b, x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x)
 #define OAR_SLEEF_F35(fn) Sleef_##fn##f16_u35avx512f
+#define OAR_RCP_PS(a) _mm512_rcp14_ps(a)
 #define OAR_TABLE_FN table_avx512
 #define OAR_ISA_NAME "avx512"
 #include "kernels/cpu/vmath_isa.inc"

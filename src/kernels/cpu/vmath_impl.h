@@ -30,7 +30,10 @@ template <class I> typename I::V erf_f32(typename I::V x) {
   p = I::fma(p, x2, I::set1(-3.7612638903183754e-01f));
   p = I::fma(p, x2, I::set1(1.1283791670955126e+00f));
   V small = I::mul(x, p);
-  V t = I::div(I::set1(1.0f), I::fma(I::set1(0.3275911f), a, I::set1(1.0f)));
+  // erf is 1 in float beyond 10; clamping keeps the reciprocal finite at inf
+  // (NaN passes through: the comparison is false for it).
+  V ac = I::select_lt(I::set1(10.0f), a, I::set1(10.0f), a);
+  V t = I::recip(I::fma(I::set1(0.3275911f), ac, I::set1(1.0f)));
   V q = I::set1(1.061405429f);
   q = I::fma(q, t, I::set1(-1.453152027f));
   q = I::fma(q, t, I::set1(1.421413741f));
