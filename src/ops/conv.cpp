@@ -6,6 +6,7 @@
 // (the adjoint in w). Every rule below is written with these three, so
 // gradients of any order are convolutions with their own fast kernels.
 #include "ops/conv.h"
+#include "ops/autocast.h"
 
 #include "autograd/autograd.h"
 #include "ops/dispatch.h"
@@ -38,8 +39,14 @@ void check_params(const ConvParams& p, size_t nsp, const char* api) {
 void check_dtypes(const Tensor& a, const Tensor& b, const char* api) {
   OAR_CHECK(a.dtype() == b.dtype(), Type, "[", api, "] input and weight must have the same dtype, got ",
             dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
-  OAR_CHECK(a.dtype() == DType::Float32 || a.dtype() == DType::Float64 || a.dtype() == DType::BFloat16, Type,
-            "[", api, "] supports float32, float64 and bfloat16, got ", dtype_name(a.dtype()));
+  OAR_CHECK(is_floating(a.dtype()), Type, "[", api, "] supports float16, bfloat16, float32 and float64, got ",
+            dtype_name(a.dtype()));
+}
+
+// Before dispatch: under autocast the dtypes are made to agree in stage 3, and
+// infer_meta checks them afterwards.
+void check_api_dtypes(const Tensor& a, const Tensor& b, const char* api) {
+  if (!autocast_config().enabled) check_dtypes(a, b, api);
 }
 
 // Output spatial shape of conv(x_spatial, k_spatial), with every check.
@@ -186,7 +193,7 @@ OpDef& kConvGradWeight = OpBuilder("conv_grad_weight")
 namespace ops {
 
 Tensor conv(const Tensor& x, const Tensor& w, const ConvParams& p, const char* api) {
-  check_dtypes(x, w, api);
+  check_api_dtypes(x, w, api);
   conv_shape(x.shape(), w.shape(), p, api);
   Tensor in[2] = {contiguous(x), contiguous(w)};
   return dispatch1(kConv, in, conv_attrs(p, {}));
@@ -194,7 +201,7 @@ Tensor conv(const Tensor& x, const Tensor& w, const ConvParams& p, const char* a
 
 Tensor conv_transpose(const Tensor& gy, const Tensor& w, const Dims& x_spatial, const ConvParams& p,
                       const char* api) {
-  check_dtypes(gy, w, api);
+  check_api_dtypes(gy, w, api);
   transpose_shape(gy.shape(), w.shape(), x_spatial, p, api);
   Tensor in[2] = {contiguous(gy), contiguous(w)};
   return dispatch1(kConvTranspose, in, conv_attrs(p, x_spatial));
@@ -202,7 +209,7 @@ Tensor conv_transpose(const Tensor& gy, const Tensor& w, const Dims& x_spatial, 
 
 Tensor conv_grad_weight(const Tensor& x, const Tensor& gy, const Dims& k_spatial, const ConvParams& p,
                         const char* api) {
-  check_dtypes(x, gy, api);
+  check_api_dtypes(x, gy, api);
   grad_weight_shape(x.shape(), gy.shape(), k_spatial, p, api);
   Tensor in[2] = {contiguous(x), contiguous(gy)};
   return dispatch1(kConvGradWeight, in, conv_attrs(p, k_spatial));

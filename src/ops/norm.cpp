@@ -30,6 +30,16 @@ void check_param(const Tensor& t, const Tensor& x, const Dims& shape, const char
             " differs from the input dtype ", dtype_name(x.dtype()));
 }
 
+// float16/bfloat16 activations with float32 parameters (mixed precision, where
+// norm layers keep float32 weights): normalise in float32, return the input's
+// dtype.
+bool mixed_precision(const Tensor& x, std::initializer_list<const Tensor*> params) {
+  if (x.dtype() != DType::Float16 && x.dtype() != DType::BFloat16) return false;
+  for (const Tensor* p : params)
+    if (p->defined() && p->dtype() == DType::Float32) return true;
+  return false;
+}
+
 // Shape that broadcasts a per-channel vector against x with channels on `axis`.
 Dims channel_shape(const Tensor& x, int64_t axis) {
   Dims s(size_t(x.dim()), 1);
@@ -154,6 +164,9 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
                   const Tensor& bias, bool use_batch_stats, double momentum, double eps, int64_t axis,
                   const char* api) {
   check_float(x, api);
+  if (mixed_precision(x, {&weight, &bias, &running_mean, &running_var}))
+    return cast(batch_norm(cast(x, DType::Float32), running_mean, running_var, weight, bias, use_batch_stats,
+                           momentum, eps, axis, api), x.dtype());
   OAR_CHECK(x.dim() >= 2, Value, "[", api, "] expects an input with at least 2 dims, got shape ", shape_str(x.shape()));
   axis = normalize_axis(axis, x.dim(), api);
   int64_t C = x.shape()[axis];
@@ -189,6 +202,8 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
 Tensor layer_norm(const Tensor& x, int64_t begin_axis, const Tensor& weight, const Tensor& bias, double eps,
                   const char* api) {
   check_float(x, api);
+  if (mixed_precision(x, {&weight, &bias}))
+    return cast(layer_norm(cast(x, DType::Float32), begin_axis, weight, bias, eps, api), x.dtype());
   OAR_CHECK(begin_axis >= 0 && begin_axis < x.dim(), Value, "[", api, "] normalized_shape must be non-empty and have at most the input's dims, input shape ",
             shape_str(x.shape()));
   Dims ns(x.shape().begin() + begin_axis, x.shape().end());
@@ -210,6 +225,8 @@ Tensor channel_affine(const Tensor& y, const Tensor& w, const Tensor& b) {
 Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias, double eps,
                   const char* api) {
   check_float(x, api);
+  if (mixed_precision(x, {&weight, &bias}))
+    return cast(group_norm(cast(x, DType::Float32), groups, weight, bias, eps, api), x.dtype());
   OAR_CHECK(x.dim() >= 2, Value, "[", api, "] expects an input with at least 2 dims, got shape ", shape_str(x.shape()));
   int64_t C = x.shape()[1];
   OAR_CHECK(groups > 0 && C % groups == 0, Value, "[", api, "] the number of channels (", C,
@@ -230,6 +247,8 @@ Tensor instance_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, 
 
 Tensor rms_norm(const Tensor& x, int64_t begin_axis, const Tensor& weight, double eps, const char* api) {
   check_float(x, api);
+  if (mixed_precision(x, {&weight}))
+    return cast(rms_norm(cast(x, DType::Float32), begin_axis, weight, eps, api), x.dtype());
   OAR_CHECK(begin_axis >= 0 && begin_axis < x.dim(), Value, "[", api, "] normalized_shape must be non-empty and have at most the input's dims, input shape ",
             shape_str(x.shape()));
   Dims ns(x.shape().begin() + begin_axis, x.shape().end());

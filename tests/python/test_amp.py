@@ -199,3 +199,52 @@ def test_reductions_of_low_precision_inputs_run_in_float32(level, dtype):
     ref = t.astype("float64").numpy()
     np.testing.assert_allclose(s.numpy(), ref.sum(axis=1), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(m.numpy(), ref.mean(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_norm_layers_take_low_precision_input_with_float32_parameters(dtype):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3, 5, 5)).astype(np.float32)
+    xt = oar.to_tensor(x).astype(dtype)
+    xs = xt.astype("float64").numpy()
+    for layer, axes in ((oar.nn.BatchNorm2D(3), (0, 2, 3)), (oar.nn.GroupNorm(3, 3), (2, 3)),
+                        (oar.nn.LayerNorm([5, 5]), (2, 3))):
+        out = layer(xt)
+        assert str(out.dtype) == f"paddle.{dtype}"
+        want = (xs - xs.mean(axis=axes, keepdims=True)) / np.sqrt(xs.var(axis=axes, keepdims=True) + 1e-5)
+        np.testing.assert_allclose(out.astype("float64").numpy(), want, rtol=2e-2, atol=2e-2)
+    out = oar.nn.RMSNorm(5)(xt) if hasattr(oar.nn, "RMSNorm") else None
+    if out is not None:
+        want = xs / np.sqrt((xs ** 2).mean(axis=-1, keepdims=True) + 1e-6)
+        np.testing.assert_allclose(out.astype("float64").numpy(), want, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_resnet_trains_under_autocast(dtype):
+    oar.seed(0)
+    net = oar.vision.models.resnet18(num_classes=4)
+    opt = oar.optimizer.Adam(learning_rate=1e-3, parameters=net.parameters())
+    x = oar.randn([8, 3, 16, 16])
+    y = oar.to_tensor([0, 1, 2, 3, 0, 1, 2, 3])
+    losses = []
+    for _ in range(6):
+        with amp.auto_cast(dtype=dtype):
+            out = net(x)
+        loss = oar.nn.functional.cross_entropy(out.astype("float32"), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    assert np.all(np.isfinite(losses)) and min(losses[1:]) < losses[0]
+
+
+def test_float16_conv_matches_float32():
+    rng = np.random.default_rng(7)
+    x = oar.to_tensor(rng.standard_normal((2, 3, 8, 8)).astype(np.float32))
+    w = oar.to_tensor(rng.standard_normal((4, 3, 3, 3)).astype(np.float32))
+    ref = oar.nn.functional.conv2d(x.astype("float16").astype("float32"), w.astype("float16").astype("float32"),
+                                   padding=1).numpy()
+    with amp.auto_cast(dtype="float16"):
+        got = oar.nn.functional.conv2d(x, w, padding=1)
+    assert str(got.dtype) == "paddle.float16"
+    np.testing.assert_allclose(got.astype("float32").numpy(), ref, rtol=2e-3, atol=2e-3 * np.abs(ref).max())

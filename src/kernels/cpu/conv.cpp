@@ -6,6 +6,7 @@
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/onednn.h"
+#include "ops/ops.h"
 
 namespace oar::cpu {
 namespace {
@@ -266,10 +267,19 @@ void conv_grad_weight_kernel(std::span<const Tensor> in, std::span<Tensor> out, 
   run_conv(Kind::BwdWeight, x, gw, gy, x.shape(), gw.shape(), gy.shape(), a);
 }
 
-#define OAR_CONV_DTYPES { DType::BFloat16, DType::Float32, DType::Float64 }
-KernelRegistrar r1("conv", DeviceType::CPU, OAR_CONV_DTYPES, conv_kernel);
-KernelRegistrar r2("conv_transpose", DeviceType::CPU, OAR_CONV_DTYPES, conv_transpose_kernel);
-KernelRegistrar r3("conv_grad_weight", DeviceType::CPU, OAR_CONV_DTYPES, conv_grad_weight_kernel);
+// float16 runs through float32: oneDNN has no float16 convolution on most CPUs.
+template <KernelFn K> void widen_float16(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  if (in[0].dtype() != DType::Float16) return K(in, out, a);
+  Tensor wide[2] = {ops::cast(in[0], DType::Float32), ops::cast(in[1], DType::Float32)};
+  Tensor o = empty_tensor(out[0].shape(), DType::Float32);
+  K(std::span<const Tensor>(wide, 2), std::span<Tensor>(&o, 1), a);
+  ops::copy_(out[0], o);
+}
+
+#define OAR_CONV_DTYPES { DType::Float16, DType::BFloat16, DType::Float32, DType::Float64 }
+KernelRegistrar r1("conv", DeviceType::CPU, OAR_CONV_DTYPES, widen_float16<conv_kernel>);
+KernelRegistrar r2("conv_transpose", DeviceType::CPU, OAR_CONV_DTYPES, widen_float16<conv_transpose_kernel>);
+KernelRegistrar r3("conv_grad_weight", DeviceType::CPU, OAR_CONV_DTYPES, widen_float16<conv_grad_weight_kernel>);
 
 }  // namespace
 }  // namespace oar::cpu
