@@ -34,24 +34,62 @@ OpDef& kRelu = OpBuilder("relu").meta(relu_meta).grad(relu_grad).traits({.elemen
 constexpr double kSqrt2OverPi = 0.7978845608028654;  // sqrt(2 / pi)
 constexpr double kGeluC = 0.044715;
 Metas gelu_meta(std::span<const Tensor> in, const Attrs&) { return float_meta(in, "oar.nn.functional.gelu"); }
-Tensors gelu_grad(const GradCtx& c) {
-  const Tensor& x = c.in(0);
-  Tensor d;
-  if (c.attr().b(0)) {
+// gelu'(x), written with ops (differentiable again).
+Tensor gelu_derivative(const Tensor& x, bool approximate) {
+  if (approximate) {
     // y = x/2 (1 + tanh u), u = k (x + c x^3): y' = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 c x^2)
     Tensor x2 = multiply(x, x);
     Tensor t = tanh(scale(add(x, scale(multiply(x2, x), kGeluC)), kSqrt2OverPi));
     Tensor du = scale(adds(scale(x2, 3 * kGeluC), 1.0), kSqrt2OverPi);
     Tensor one_m_t2 = binary_scalar("subtract", multiply(t, t), Scalar(1.0), true);
-    d = add(scale(adds(t, 1.0), 0.5), multiply(scale(x, 0.5), multiply(one_m_t2, du)));
-  } else {
-    // y' = Phi(x) + x phi(x)
-    Tensor cdf = scale(adds(erf(scale(x, 1 / std::numbers::sqrt2)), 1.0), 0.5);
-    Tensor pdf = scale(exp(scale(multiply(x, x), -0.5)), 1 / std::sqrt(2 * std::numbers::pi));
-    d = add(cdf, multiply(x, pdf));
+    return add(scale(adds(t, 1.0), 0.5), multiply(scale(x, 0.5), multiply(one_m_t2, du)));
   }
-  return {multiply(c.grad(), d)};
+  // y' = Phi(x) + x phi(x)
+  Tensor cdf = scale(adds(erf(scale(x, 1 / std::numbers::sqrt2)), 1.0), 0.5);
+  Tensor pdf = scale(exp(scale(multiply(x, x), -0.5)), 1 / std::sqrt(2 * std::numbers::pi));
+  return add(cdf, multiply(x, pdf));
 }
+
+// gelu_grad(x, g) = g * gelu'(x) in one vectorised pass; its own gradient is
+// the composite's.
+Metas gelu_grad_meta(std::span<const Tensor> in, const Attrs&) { return {TensorMeta{in[0].shape(), in[0].dtype()}}; }
+// gelu''(x) with ops: phi(x) (2 - x^2) for the erf form; for the tanh form
+// (1 - t^2) u' + x/2 (1 - t^2) (u'' - 2 t u'^2).
+Tensor gelu_second_derivative(const Tensor& x, bool approximate) {
+  Tensor x2 = multiply(x, x);
+  if (approximate) {
+    Tensor t = tanh(scale(add(x, scale(multiply(x2, x), kGeluC)), kSqrt2OverPi));
+    Tensor du = scale(adds(scale(x2, 3 * kGeluC), 1.0), kSqrt2OverPi);
+    Tensor ddu = scale(x, 6 * kGeluC * kSqrt2OverPi);
+    Tensor sech2 = binary_scalar("subtract", multiply(t, t), Scalar(1.0), true);
+    Tensor inner = subtract(ddu, scale(multiply(t, multiply(du, du)), 2.0));
+    return add(multiply(sech2, du), multiply(scale(x, 0.5), multiply(sech2, inner)));
+  }
+  Tensor pdf = scale(exp(scale(x2, -0.5)), 1 / std::sqrt(2 * std::numbers::pi));
+  return multiply(pdf, binary_scalar("subtract", x2, Scalar(2.0), true));
+}
+
+Tensors gelu_grad_grad(const GradCtx& c) {
+  const Tensor &x = c.in(0), &g = c.in(1);
+  bool approx = c.attr().b(0);
+  Tensors r(2);
+  if (c.needs_grad(0)) r[0] = multiply(c.grad(), multiply(g, gelu_second_derivative(x, approx)));
+  if (c.needs_grad(1)) r[1] = multiply(c.grad(), gelu_derivative(x, approx));
+  return r;
+}
+OpDef& kGeluGrad = OpBuilder("gelu_grad").attrs({"approximate"}).meta(gelu_grad_meta).grad(gelu_grad_grad)
+                       .traits({.elementwise = true});
+
+Tensors gelu_grad(const GradCtx& c) {
+  const Tensor& x = c.in(0);
+  bool approx = c.attr().b(0);
+  if (!grad_enabled() && x.dtype() != DType::Float64) {
+    Tensor in[2] = {contiguous(x), contiguous(c.grad())};
+    return {dispatch1(kGeluGrad, in, Attrs{approx})};
+  }
+  return {multiply(c.grad(), gelu_derivative(x, approx))};
+}
+
 OpDef& kGelu = OpBuilder("gelu").attrs({"approximate"}).meta(gelu_meta).grad(gelu_grad).traits({.elementwise = true});
 
 // silu = x sigmoid(x): y' = s (1 + x (1 - s)).
@@ -88,10 +126,40 @@ Metas log_softmax_meta(std::span<const Tensor> in, const Attrs& a) {
 }
 Dims axis_of(const GradCtx& c) { return c.out(0).dim() == 0 ? Dims{} : Dims{c.attr().i(0)}; }
 // dx = y (g - sum(g y))
+Tensor softmax_grad_composite(const Tensor& y, const Tensor& g, const Dims& axis) {
+  Tensor gy = multiply(g, y);
+  return subtract(gy, multiply(y, sum(gy, axis, true)));
+}
+
+// softmax_grad(y, g) = y (g - sum(g y)) along the axis in one pass per row.
+Metas softmax_grad_meta(std::span<const Tensor> in, const Attrs&) { return {TensorMeta{in[0].shape(), in[0].dtype()}}; }
+Tensors softmax_grad_grad(const GradCtx& c) {
+  // Differentiate the composite: the result is bilinear in (y, g) apart from the sum.
+  const Tensor &y = c.in(0), &g = c.in(1);
+  int64_t axis = c.attr().i(0);
+  Tensor h = c.grad();
+  Tensors r(2);
+  Tensor s = sum(multiply(g, y), Dims{axis}, true);
+  if (c.needs_grad(0)) {
+    // d/dy [g y - y s] with s = sum(g y): h g - h s - g sum(h y)
+    r[0] = subtract(subtract(multiply(h, g), multiply(h, s)), multiply(g, sum(multiply(h, y), Dims{axis}, true)));
+  }
+  if (c.needs_grad(1)) {
+    // d/dg: h y - y sum(h y)
+    r[1] = softmax_grad_composite(y, h, Dims{axis});
+  }
+  return r;
+}
+OpDef& kSoftmaxGrad = OpBuilder("softmax_grad").attrs({"axis"}).meta(softmax_grad_meta).grad(softmax_grad_grad);
+
 Tensors softmax_grad(const GradCtx& c) {
   const Tensor& y = c.out(0);
-  Tensor gy = multiply(c.grad(), y);
-  return {subtract(gy, multiply(y, sum(gy, axis_of(c), true)))};
+  Dims axis = axis_of(c);
+  if (!grad_enabled() && !axis.empty() && axis[0] == y.dim() - 1 && y.dtype() != DType::Float64) {
+    Tensor in[2] = {contiguous(y), contiguous(c.grad())};
+    return {dispatch1(kSoftmaxGrad, in, Attrs{axis[0]})};
+  }
+  return {softmax_grad_composite(y, c.grad(), axis)};
 }
 // dx = g - exp(y) sum(g)
 Tensors log_softmax_grad(const GradCtx& c) {

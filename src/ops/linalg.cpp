@@ -38,9 +38,18 @@ Tensors matmul_grad(const GradCtx& c) {
     gx = sum_to(gx, x.shape());
   }
   if (c.needs_grad(1)) {
-    if (!ty) gy = tx ? matmul(xc, g, false, false) : matmul(xc, g, true, false);
-    else gy = tx ? matmul(g, xc, true, true) : matmul(g, xc, true, false);
-    gy = sum_to(gy, y.shape());
+    if (y.dim() == 2 && x.dim() > 2 && !tx) {
+      // One matrix applied to a stack (a Linear layer on [B, S, K]): fold the
+      // stack into rows, one product instead of B products and a batch sum.
+      int64_t K = x.shape()[x.dim() - 1], N = g.shape()[g.dim() - 1];
+      Tensor x2 = reshape(xc, Dims{xc.numel() / std::max<int64_t>(K, 1), K});
+      Tensor g2 = reshape(g, Dims{g.numel() / std::max<int64_t>(N, 1), N});
+      gy = ty ? matmul(g2, x2, true, false) : matmul(x2, g2, true, false);
+    } else {
+      if (!ty) gy = tx ? matmul(xc, g, false, false) : matmul(xc, g, true, false);
+      else gy = tx ? matmul(g, xc, true, true) : matmul(g, xc, true, false);
+      gy = sum_to(gy, y.shape());
+    }
   }
   return {gx, gy};
 }

@@ -138,6 +138,63 @@ template <bool Log> void softmax_kernel(std::span<const Tensor> in, std::span<Te
   visit_float(in[0].dtype(), [&](auto tag) { softmax_impl<decltype(tag), Log>(in[0], out[0], a.i(0)); });
 }
 
+// out = g * f(x) for dense x, g: f vectorised over blocks, widened to float
+// for the 16-bit types.
+void grad_times(vmath::Fn fn, const Tensor& x, const Tensor& g, Tensor& out) {
+  const int64_t n = x.numel();
+  visit_float(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    const T* xp = x.data<T>();
+    const T* gp = g.data<T>();
+    T* op = out.data<T>();
+    parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+      constexpr int64_t kBlock = 1024;
+      C buf[kBlock];
+      for (int64_t i = b; i < e; i += kBlock) {
+        int64_t m = std::min(kBlock, e - i);
+        for (int64_t k = 0; k < m; ++k) buf[k] = C(xp[i + k]);
+        if constexpr (std::is_same_v<C, double>) vmath::apply_f64(fn, buf, buf, m);
+        else vmath::apply_f32(fn, buf, buf, m);
+#pragma omp simd
+        for (int64_t k = 0; k < m; ++k) op[i + k] = T(buf[k] * C(gp[i + k]));
+      }
+    });
+  });
+}
+
+void gelu_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  grad_times(a.b(0) ? vmath::Fn::GeluTanhDeriv : vmath::Fn::GeluDeriv, in[0], in[1], out[0]);
+}
+
+// Rows of the last axis: dx = y (g - sum(g y)).
+void softmax_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  const Tensor &y = in[0], &g = in[1];
+  if (y.numel() == 0) return;
+  int64_t n = y.shape()[y.dim() - 1], rows = y.numel() / n;
+  visit_float(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    const T* yp = y.data<T>();
+    const T* gp = g.data<T>();
+    T* op = out[0].data<T>();
+    parallel_for(rows, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const T* yr = yp + r * n;
+        const T* gr = gp + r * n;
+        T* o = op + r * n;
+        C s = 0;
+#pragma omp simd reduction(+ : s)
+        for (int64_t j = 0; j < n; ++j) s += C(gr[j]) * C(yr[j]);
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) o[j] = T(C(yr[j]) * (C(gr[j]) - s));
+      }
+    });
+  });
+}
+
+KernelRegistrar r7("gelu_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, gelu_grad_kernel);
+KernelRegistrar r8("softmax_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, softmax_grad_kernel);
 KernelRegistrar r1("relu", DeviceType::CPU, OAR_FLOAT_DTYPES, relu_kernel);
 KernelRegistrar r2("gelu", DeviceType::CPU, OAR_FLOAT_DTYPES, gelu_kernel);
 KernelRegistrar r3("silu", DeviceType::CPU, OAR_FLOAT_DTYPES, silu_kernel);

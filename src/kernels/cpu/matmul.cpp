@@ -168,6 +168,13 @@ bool lowp_matmul(const Tensor& x, const Tensor& y, Tensor& out, bool tx, bool ty
   if (!as_stack(x, tx, batch, &xd, &xs) || !as_stack(y, ty, batch, &yd, &ys)) return false;
   if (xd[0] != batch) return false;  // oneDNN broadcasts only the weights' batch
   dnnl::memory::dims od = {batch, M, N}, os = {M * N, N, 1};
+  if (batch > 1 && yd[0] == 1 && xs[2] == 1 && xs[0] == M * xs[1]) {
+    // A stack of row-major matrices times one matrix: one [batch*M, K] product.
+    xd = {1, batch * M, K};
+    xs = {batch * M * xs[1], xs[1], 1};
+    od = {1, batch * M, N};
+    os = {batch * M * N, N, 1};
+  }
   auto dt = data_type(x.dtype());
   dnnl::memory::desc xmd(xd, dt, xs), ymd(yd, dt, ys), omd(od, dt, os);
   std::string key = "matmul:" + std::to_string(int(x.dtype()));

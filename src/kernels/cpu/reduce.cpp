@@ -101,6 +101,29 @@ void run_reduce(const Tensor& x, Tensor& out, const Dims& axes, const R& r) {
   O* o = out.data<O>();
   using Acc = typename R::Acc;
   int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+  // Leading axes reduced, a dense trailing block kept (bias gradients, sums
+  // over the batch): add whole rows into a block of accumulators, so the
+  // loads stay contiguous instead of walking each column with a stride.
+  if (g.nk == 1 && g.nr == 1 && g.kstride[0] == 1 && g.ostride[0] == 1 && g.rstride[0] == g.kshape[0] &&
+      g.kshape[0] >= 16) {
+    const int64_t K = g.kshape[0], rows = g.rshape[0];
+    constexpr int64_t kCols = 512;
+    parallel_for((K + kCols - 1) / kCols, std::max<int64_t>(1, kParallelGrain / (rows * kCols)),
+                 [&](int64_t b, int64_t e) {
+      Acc acc[kCols];
+      for (int64_t blk = b; blk < e; ++blk) {
+        int64_t c0 = blk * kCols, w = std::min(kCols, K - c0);
+        for (int64_t j = 0; j < w; ++j) acc[j] = r.init();
+        for (int64_t i = 0; i < rows; ++i) {
+          const T* row = in + i * K + c0;
+#pragma omp simd
+          for (int64_t j = 0; j < w; ++j) acc[j] = r.step(acc[j], row[j]);
+        }
+        for (int64_t j = 0; j < w; ++j) o[c0 + j] = convert<O>(r.finish(acc[j], rows));
+      }
+    });
+    return;
+  }
   if (g.nout >= nt * 4 || g.nred < 4 * kParallelGrain) {
     parallel_for(g.nout, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(g.nred, 1)), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i)

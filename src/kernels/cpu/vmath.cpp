@@ -32,6 +32,14 @@ template <typename S> struct Scalar {
       case Fn::Silu: return x * sigmoid(x);
       case Fn::Gelu: return gelu(x);
       case Fn::GeluTanh: return gelu_tanh(x);
+      case Fn::GeluDeriv:
+        return S(0.5) * (S(1) + std::erf(x * S(0.70710678118654752440))) +
+               x * S(0.39894228040143267794) * std::exp(S(-0.5) * x * x);
+      case Fn::GeluTanhDeriv: {
+        S x2 = x * x, k = S(0.79788456080286535588), c = S(0.044715);
+        S t = std::tanh(k * (x + c * x2 * x));
+        return S(0.5) * (S(1) + t) + S(0.5) * x * (S(1) - t * t) * k * (S(1) + S(3) * c * x2);
+      }
       default: return x;
     }
   }

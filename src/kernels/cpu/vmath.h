@@ -13,7 +13,10 @@ class Tensor;
 // Only <cstdint> here: this header is included by the per-ISA files.
 namespace oar::cpu::vmath {
 
-enum class Fn : int { Exp, Expm1, Log, Log1p, Sin, Cos, Tanh, Erf, Sigmoid, Silu, Gelu, GeluTanh, kCount };
+// GeluDeriv/GeluTanhDeriv: the derivatives of the two gelu forms.
+enum class Fn : int {
+  Exp, Expm1, Log, Log1p, Sin, Cos, Tanh, Erf, Sigmoid, Silu, Gelu, GeluTanh, GeluDeriv, GeluTanhDeriv, kCount
+};
 constexpr int kNumFns = int(Fn::kCount);
 
 using F32 = void (*)(const float* x, float* y, int64_t n);

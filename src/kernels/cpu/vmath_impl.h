@@ -67,6 +67,21 @@ template <class I> struct Ops {
     V t = I::erf(I::mul(x, I::set1(S(0.70710678118654752440))));
     return I::mul(I::mul(half, x), I::add(I::set1(S(1)), t));
   }
+  // Phi(x) + x phi(x)
+  static V gelu_deriv(V x) {
+    V cdf = I::mul(I::set1(S(0.5)), I::add(I::set1(S(1)), I::erf(I::mul(x, I::set1(S(0.70710678118654752440))))));
+    V pdf = I::mul(I::set1(S(0.39894228040143267794)), I::exp(I::mul(I::set1(S(-0.5)), I::mul(x, x))));
+    return I::add(cdf, I::mul(x, pdf));
+  }
+  // (1 + t)/2 + x/2 (1 - t^2) u', t = tanh(u), u = k (x + c x^3)
+  static V gelu_tanh_deriv(V x) {
+    V x2 = I::mul(x, x);
+    V k = I::set1(S(0.79788456080286535588)), c = I::set1(S(0.044715));
+    V t = I::tanh(I::mul(k, I::add(x, I::mul(c, I::mul(x2, x)))));
+    V du = I::mul(k, I::add(I::set1(S(1)), I::mul(I::set1(S(3 * 0.044715)), x2)));
+    V one = I::set1(S(1)), half = I::set1(S(0.5));
+    return I::add(I::mul(half, I::add(one, t)), I::mul(I::mul(half, x), I::mul(I::sub(one, I::mul(t, t)), du)));
+  }
   static V gelu_tanh(V x) {
     V x3 = I::mul(I::mul(x, x), x);
     V u = I::mul(I::set1(S(0.79788456080286535588)), I::add(x, I::mul(I::set1(S(0.044715)), x3)));
@@ -101,6 +116,8 @@ template <class I, class Fp> void fill(Fp (&t)[kNumFns]) {
   t[int(Fn::Silu)] = run<I, O::silu>;
   t[int(Fn::Gelu)] = run<I, O::gelu>;
   t[int(Fn::GeluTanh)] = run<I, O::gelu_tanh>;
+  t[int(Fn::GeluDeriv)] = run<I, O::gelu_deriv>;
+  t[int(Fn::GeluTanhDeriv)] = run<I, O::gelu_tanh_deriv>;
 }
 
 template <class F32Isa, class F64Isa> Table make_table(const char* name) {
