@@ -99,3 +99,40 @@ def test_non_dense_input_takes_the_iterator():
 
 def test_unknown_isa_is_refused():
     assert not _C._select_vmath_isa("sse9")
+
+
+def _bf16_reference(x):
+    """float32 -> bfloat16 bits, round to nearest even (NaN kept as NaN)."""
+    bits = x.view(np.uint32).astype(np.uint64)
+    r = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0), r)
+
+
+def _special_floats():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([
+        rng.standard_normal(5000).astype(np.float32) * 100,
+        np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0, 65520.0, 1e5, -1e5, 6e-8, 3e-8, 1e-40, -1e-45,
+                  1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8, 1.0 + 2 ** -11, 1.0 + 3 * 2 ** -11, 3.4e38], np.float32),
+        (rng.integers(0, 2 ** 32, 3000, dtype=np.uint64).astype(np.uint32)).view(np.float32),  # any bit pattern
+    ])
+    return x
+
+
+@pytest.mark.parametrize("n_extra", [0, 5])
+def test_16bit_conversions(isa, n_extra):
+    x = _special_floats()[: 8000 + n_extra]
+    t = oar.to_tensor(x)
+    h = t.astype("float16")
+    want16 = x.astype(np.float16)
+    got16 = h.numpy()
+    np.testing.assert_array_equal(np.isnan(got16), np.isnan(want16))
+    ok = ~np.isnan(want16)
+    np.testing.assert_array_equal(got16[ok].view(np.uint16), want16[ok].view(np.uint16))
+    np.testing.assert_array_equal(h.astype("float32").numpy()[ok], want16[ok].astype(np.float32))
+    b = t.astype("bfloat16")
+    back = b.astype("float32").numpy()  # widening is exact, so this shows the stored bits
+    ref = _bf16_reference(x)
+    nan = np.isnan(x)
+    np.testing.assert_array_equal(np.isnan(back), nan)
+    np.testing.assert_array_equal(back[~nan].view(np.uint32) >> 16, ref[~nan])

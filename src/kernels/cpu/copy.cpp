@@ -1,10 +1,33 @@
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/vmath.h"
 
 namespace oar::cpu {
 namespace {
 
 // out = cast(in): every (input, output) dtype pair.
+// float <-> float16/bfloat16 on dense data through the vector conversions.
+template <typename In, typename Out> bool convert_16bit(const char* in, char* out, int64_t n) {
+  const vmath::Table& t = vmath::table();
+  auto narrow = [&](vmath::Narrow f) {
+    parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+      f(reinterpret_cast<const float*>(in) + b, reinterpret_cast<uint16_t*>(out) + b, e - b);
+    });
+    return true;
+  };
+  auto widen = [&](vmath::Widen f) {
+    parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+      f(reinterpret_cast<const uint16_t*>(in) + b, reinterpret_cast<float*>(out) + b, e - b);
+    });
+    return true;
+  };
+  if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, bfloat16>) return narrow(t.to_bf16);
+  else if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float16>) return narrow(t.to_f16);
+  else if constexpr (std::is_same_v<In, bfloat16> && std::is_same_v<Out, float>) return widen(t.from_bf16);
+  else if constexpr (std::is_same_v<In, float16> && std::is_same_v<Out, float>) return widen(t.from_f16);
+  else return false;
+}
+
 void cast_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
   visit_dtype(in[0].dtype(), [&](auto itag) {
     using In = decltype(itag);
@@ -21,6 +44,7 @@ void cast_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
       }
       Geometry<2> g({&out[0], &in[0]});
       if (g.numel == 0) return;
+      if (g.contiguous && convert_16bit<In, Out>(g.base[1], g.base[0], g.numel)) return;
       if (g.contiguous) {  // dense: a flat loop the compiler can vectorise
         const In* ip = reinterpret_cast<const In*>(g.base[1]);
         Out* op = reinterpret_cast<Out*>(g.base[0]);

@@ -58,7 +58,9 @@ bool cpu_has_avx512() { return false; }
 bool cpu_has_avx2() { return false; }
 #else
 bool cpu_has_avx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"); }
-bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool cpu_has_avx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
 #endif
 
 // Blocks of reduced-precision data are widened to float, computed, narrowed.
@@ -81,6 +83,18 @@ const Table& table_portable() {
     Table r{};
     fill_portable<F32, float>(r.f32, std::make_integer_sequence<int, kNumFns>{});
     fill_portable<F64, double>(r.f64, std::make_integer_sequence<int, kNumFns>{});
+    r.to_bf16 = [](const float* x, uint16_t* y, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) y[i] = bfloat16::from_float(x[i]);
+    };
+    r.to_f16 = [](const float* x, uint16_t* y, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) y[i] = float16::from_float(x[i]);
+    };
+    r.from_bf16 = [](const uint16_t* x, float* y, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) y[i] = bits_f32(uint32_t(x[i]) << 16);
+    };
+    r.from_f16 = [](const uint16_t* x, float* y, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) y[i] = float16::to_float(x[i]);
+    };
     r.isa = "portable";
     return r;
   }();

@@ -21,9 +21,15 @@ constexpr int kNumFns = int(Fn::kCount);
 
 using F32 = void (*)(const float* x, float* y, int64_t n);
 using F64 = void (*)(const double* x, double* y, int64_t n);
+// Conversions between float and the 16-bit float formats (raw bits),
+// rounding to nearest even; NaN stays NaN.
+using Narrow = void (*)(const float* x, uint16_t* y, int64_t n);
+using Widen = void (*)(const uint16_t* x, float* y, int64_t n);
 struct Table {
   F32 f32[kNumFns];
   F64 f64[kNumFns];
+  Narrow to_bf16, to_f16;
+  Widen from_bf16, from_f16;
   const char* isa;
 };
 

@@ -1,4 +1,4 @@
-// vmath for AVX2 + FMA (this file is compiled with -mavx2 -mfma; see CMakeLists.txt).
+// vmath for AVX2 + FMA (this file is compiled with -mavx2 -mfma -mf16c; see CMakeLists.txt).
 #define OAR_VF __m256
 #define OAR_VD __m256d
 #define OAR_WF 8
@@ -10,6 +10,20 @@
 #define OAR_SELECT_LT_PS(a, b, x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define OAR_SLEEF_F35(fn) Sleef_##fn##f8_u35avx2
 #define OAR_RCP_PS(a) _mm256_rcp_ps(a)
+#define OAR_IVEC __m256i
+#define OAR_SI(op) _mm256_##op##_si256
+#define OAR_EPI32(op) _mm256_##op##_epi32
+#define OAR_PS_CAST(v) _mm256_castsi256_ps(v)
+#define OAR_BLEND_NAN(f, r, nan) \
+  _mm256_blendv_epi8(r, nan, _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)))
+// 8 x 32-bit -> 8 x 16-bit (values fit: the shift left 16 significant bits)
+#define OAR_STORE_NARROW(p, v)                                                                 \
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p),                                              \
+                   _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)))
+#define OAR_LOAD_WIDEN(p) _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))
+#define OAR_STORE_F16(p, v) \
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+#define OAR_LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))
 #define OAR_TABLE_FN table_avx2
 #define OAR_ISA_NAME "avx2"
 #include "kernels/cpu/vmath_isa.inc"
