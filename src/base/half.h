@@ -48,11 +48,12 @@ struct bfloat16 {
   bfloat16(float f) : x(from_float(f)) {}
   operator float() const { return bits_f32(uint32_t(x) << 16); }
 
+  // Branch-free (both results computed, one selected) so loops over arrays vectorise.
   static uint16_t from_float(float f) {
     uint32_t u = f32_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);  // quiet nan
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return uint16_t(u >> 16);
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // nearest even
+    uint32_t quiet_nan = (u >> 16) | 0x40u;
+    return uint16_t((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
   }
 };
 

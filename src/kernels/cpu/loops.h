@@ -8,8 +8,10 @@
 #include <array>
 #include <cstdint>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
+#include "kernels/cpu/vmath.h"
 #include "tensor/tensor.h"
 
 namespace oar::cpu {
@@ -119,12 +121,48 @@ template <typename T, typename V> inline void store(char* p, V v) { *reinterpret
 }  // namespace detail
 
 namespace detail {
+template <typename T> constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+// Dense float16/bfloat16 data converts per element in scalar code; in blocks
+// through the vector conversions (vmath) the loop body runs on floats.
+template <typename T> inline void widen_block(const T* p, float* buf, int64_t m) {
+  const vmath::Table& t = vmath::table();
+  if constexpr (std::is_same_v<T, bfloat16>) t.from_bf16(reinterpret_cast<const uint16_t*>(p), buf, m);
+  else if constexpr (std::is_same_v<T, float16>) t.from_f16(reinterpret_cast<const uint16_t*>(p), buf, m);
+  else for (int64_t k = 0; k < m; ++k) buf[k] = float(p[k]);
+}
+template <typename T> inline void narrow_block(const float* buf, T* p, int64_t m) {
+  const vmath::Table& t = vmath::table();
+  if constexpr (std::is_same_v<T, bfloat16>) t.to_bf16(buf, reinterpret_cast<uint16_t*>(p), m);
+  else t.to_f16(buf, reinterpret_cast<uint16_t*>(p), m);
+}
+
 template <typename Out, typename... In, typename F, size_t... I>
 void elementwise_impl(std::index_sequence<I...>, Tensor& out, F& f,
                       const std::array<const Tensor*, sizeof...(In)>& in) {
   constexpr int N = 1 + sizeof...(In);
   Geometry<N> g({&out, in[I]...});
   if (g.numel == 0) return;
+  if constexpr (is_half_v<Out> && (std::is_same_v<compute_t<In>, float> && ...) &&
+                std::is_same_v<std::invoke_result_t<F&, compute_t<In>...>, float>) {
+    if (g.contiguous) {
+      Out* o = reinterpret_cast<Out*>(g.base[0]);
+      const std::tuple<const In*...> ip{reinterpret_cast<const In*>(g.base[I + 1])...};
+      parallel_for(g.numel, kParallelGrain, [&](int64_t b, int64_t e) {
+        constexpr int64_t kBlock = 512;
+        float bufs[sizeof...(In)][kBlock];
+        float obuf[kBlock];
+        for (int64_t i = b; i < e; i += kBlock) {
+          int64_t m = std::min(kBlock, e - i);
+          (widen_block(std::get<I>(ip) + i, bufs[I], m), ...);
+#pragma omp simd
+          for (int64_t k = 0; k < m; ++k) obuf[k] = f(bufs[I][k]...);
+          narrow_block(obuf, o + i, m);
+        }
+      });
+      return;
+    }
+  }
   if (g.contiguous) {
     Out* o = reinterpret_cast<Out*>(g.base[0]);
     const std::tuple<const In*...> ip{reinterpret_cast<const In*>(g.base[I + 1])...};
