@@ -59,6 +59,15 @@ void check_beta(double b, const char* what, const char* api) {
 // attrs common to all: lr first, l1 and l2 last.
 #define OAR_DECAY "l1_decay", "l2_decay"
 
+// The Adam family: attrs start learning_rate, beta1, beta2, epsilon, step.
+Metas adam_family_meta(std::span<const Tensor> in, const Attrs& a, const char* api, int min_state, int max_state) {
+  check_finite(a.f(0), "learning_rate", api);
+  check_beta(a.f(1), "beta1", api);
+  check_beta(a.f(2), "beta2", api);
+  check_step(a.i(4), api);
+  return check_update(in, api, min_state, max_state);
+}
+
 Metas sgd_meta(std::span<const Tensor> in, const Attrs& a) {
   check_finite(a.f(0), "learning_rate", "oar.optimizer.SGD");
   return check_update(in, "oar.optimizer.SGD", 0, 0);
@@ -69,20 +78,10 @@ Metas momentum_meta(std::span<const Tensor> in, const Attrs& a) {
   return check_update(in, "oar.optimizer.Momentum", 1, 1);
 }
 Metas adam_meta(std::span<const Tensor> in, const Attrs& a) {
-  const char* api = "oar.optimizer.Adam";
-  check_finite(a.f(0), "learning_rate", api);
-  check_beta(a.f(1), "beta1", api);
-  check_beta(a.f(2), "beta2", api);
-  check_step(a.i(4), api);
-  return check_update(in, api, 2, 3);  // m, v[, vmax]
+  return adam_family_meta(in, a, "oar.optimizer.Adam", 2, 3);  // m, v[, vmax]
 }
 Metas adamax_meta(std::span<const Tensor> in, const Attrs& a) {
-  const char* api = "oar.optimizer.Adamax";
-  check_finite(a.f(0), "learning_rate", api);
-  check_beta(a.f(1), "beta1", api);
-  check_beta(a.f(2), "beta2", api);
-  check_step(a.i(4), api);
-  return check_update(in, api, 2, 2);
+  return adam_family_meta(in, a, "oar.optimizer.Adamax", 2, 2);
 }
 Metas adagrad_meta(std::span<const Tensor> in, const Attrs& a) {
   check_finite(a.f(0), "learning_rate", "oar.optimizer.Adagrad");
@@ -97,28 +96,13 @@ Metas rmsprop_meta(std::span<const Tensor> in, const Attrs& a) {
   return check_update(in, "oar.optimizer.RMSProp", 2, 3);  // ms, mom[, mg]
 }
 Metas lamb_meta(std::span<const Tensor> in, const Attrs& a) {
-  const char* api = "oar.optimizer.Lamb";
-  check_finite(a.f(0), "learning_rate", api);
-  check_beta(a.f(1), "beta1", api);
-  check_beta(a.f(2), "beta2", api);
-  check_step(a.i(4), api);
-  return check_update(in, api, 2, 2);
+  return adam_family_meta(in, a, "oar.optimizer.Lamb", 2, 2);
 }
 Metas nadam_meta(std::span<const Tensor> in, const Attrs& a) {
-  const char* api = "oar.optimizer.NAdam";
-  check_finite(a.f(0), "learning_rate", api);
-  check_beta(a.f(1), "beta1", api);
-  check_beta(a.f(2), "beta2", api);
-  check_step(a.i(4), api);
-  return check_update(in, api, 2, 2);
+  return adam_family_meta(in, a, "oar.optimizer.NAdam", 2, 2);
 }
 Metas radam_meta(std::span<const Tensor> in, const Attrs& a) {
-  const char* api = "oar.optimizer.RAdam";
-  check_finite(a.f(0), "learning_rate", api);
-  check_beta(a.f(1), "beta1", api);
-  check_beta(a.f(2), "beta2", api);
-  check_step(a.i(4), api);
-  return check_update(in, api, 2, 2);
+  return adam_family_meta(in, a, "oar.optimizer.RAdam", 2, 2);
 }
 
 constexpr OpTraits kUpdate{.side_effect = true};

@@ -29,9 +29,7 @@ class Adam(Optimizer):
                  weight_decay=None, grad_clip=None, lazy_mode=False, multi_precision=False, use_multi_tensor=False,
                  amsgrad=False, name=None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
-        self._beta1 = self._check_beta("beta1", beta1)
-        self._beta2 = self._check_beta("beta2", beta2)
-        self._epsilon = self._check_positive("epsilon", epsilon)
+        self._set_betas(beta1, beta2, epsilon)
         self._amsgrad = bool(amsgrad)
         self._lazy_mode = lazy_mode
         self._multi_precision = multi_precision

@@ -24,9 +24,7 @@ class Lamb(Optimizer):
                  parameters=None, grad_clip=None, exclude_from_weight_decay_fn=None, multi_precision=False,
                  always_adapt=False, name=None):
         super().__init__(learning_rate, parameters, None, grad_clip, name)
-        self._beta1 = self._check_beta("beta1", beta1)
-        self._beta2 = self._check_beta("beta2", beta2)
-        self._epsilon = self._check_positive("epsilon", epsilon)
+        self._set_betas(beta1, beta2, epsilon)
         self._lamb_weight_decay = self._check_positive("lamb_weight_decay", lamb_weight_decay)
         if exclude_from_weight_decay_fn is not None and not callable(exclude_from_weight_decay_fn):
             raise TypeError("[oar.optimizer.Lamb] exclude_from_weight_decay_fn must be callable")

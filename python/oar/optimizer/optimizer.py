@@ -101,6 +101,12 @@ class Optimizer:
             raise ValueError(f"{_api(self)} {name} must be in [0, 1), got {v}")
         return v
 
+    def _set_betas(self, beta1, beta2, epsilon):
+        """Validates and stores the Adam family's beta1, beta2 and epsilon."""
+        self._beta1 = self._check_beta("beta1", beta1)
+        self._beta2 = self._check_beta("beta2", beta2)
+        self._epsilon = self._check_positive("epsilon", epsilon)
+
     def _check_positive(self, name, v, strict=False):
         v = _as_float(v)
         if not math.isfinite(v) or v < 0 or (strict and v == 0):

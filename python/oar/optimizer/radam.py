@@ -22,9 +22,7 @@ class RAdam(Optimizer):
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, parameters=None,
                  weight_decay=None, grad_clip=None, name=None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
-        self._beta1 = self._check_beta("beta1", beta1)
-        self._beta2 = self._check_beta("beta2", beta2)
-        self._epsilon = self._check_positive("epsilon", epsilon)
+        self._set_betas(beta1, beta2, epsilon)
         self._default_dict = {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon}
 
     def _init_state(self, p, group):

@@ -153,7 +153,8 @@ void grad_times(vmath::Fn fn, const Tensor& x, const Tensor& g, Tensor& out) {
       C buf[kBlock];
       for (int64_t i = b; i < e; i += kBlock) {
         int64_t m = std::min(kBlock, e - i);
-        for (int64_t k = 0; k < m; ++k) buf[k] = C(xp[i + k]);
+        if constexpr (detail::is_half_v<T>) detail::widen_block(xp + i, buf, m);
+        else for (int64_t k = 0; k < m; ++k) buf[k] = C(xp[i + k]);
         if constexpr (std::is_same_v<C, double>) vmath::apply_f64(fn, buf, buf, m);
         else vmath::apply_f32(fn, buf, buf, m);
 #pragma omp simd

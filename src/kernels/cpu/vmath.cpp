@@ -70,9 +70,9 @@ template <typename T> void apply_narrow(Fn fn, const T* x, T* y, int64_t n) {
   F32 f = table().f32[int(fn)];
   for (int64_t i = 0; i < n; i += kBlock) {
     int64_t m = std::min(kBlock, n - i);
-    for (int64_t k = 0; k < m; ++k) buf[k] = float(x[i + k]);
+    detail::widen_block(x + i, buf, m);
     f(buf, buf, m);
-    for (int64_t k = 0; k < m; ++k) y[i + k] = T(buf[k]);
+    detail::narrow_block(buf, y + i, m);
   }
 }
 
