@@ -21,8 +21,15 @@ void bind_index(nb::module_& m) {
     ops::scatter_nd_(t, index, updates);
   }, arg("x"), arg("index"), arg("updates"));
   m.def("_take_along_axis", &ops::take_along_axis, arg("arr"), arg("indices"), arg("axis"), arg("broadcast"));
-  m.def("_put_along_axis", &ops::put_along_axis, arg("arr"), arg("indices"), arg("values"), arg("axis"),
-        arg("reduce"), arg("broadcast"));
+  m.def("_put_along_axis",
+        nb::overload_cast<const Tensor&, const Tensor&, const Tensor&, int64_t, const std::string&, bool, bool>(
+            &ops::put_along_axis),
+        arg("arr"), arg("indices"), arg("values"), arg("axis"), arg("reduce"), arg("include_self"), arg("broadcast"));
+  m.def("_put_along_axis_", [](const Tensor& arr, const Tensor& indices, const Tensor& values, int64_t axis,
+                               const std::string& reduce, bool include_self, bool broadcast) {
+    Tensor t = arr;
+    ops::put_along_axis_(t, indices, values, axis, reduce, include_self, broadcast);
+  }, arg("arr"), arg("indices"), arg("values"), arg("axis"), arg("reduce"), arg("include_self"), arg("broadcast"));
   m.def("_masked_fill", &ops::masked_fill, arg("x"), arg("mask"), arg("value"));
   m.def("_masked_select", &ops::masked_select, arg("x"), arg("mask"));
   m.def("_nonzero", &ops::nonzero, arg("x"));

@@ -38,63 +38,72 @@ const OpName kInplace[] = {{"__iadd__", "add", false}, {"__isub__", "subtract", 
                            {"__imul__", "multiply", false}, {"__itruediv__", "divide", false}};
 
 // Logical ops on bool tensors for &, |, ^.
-std::string bool_aware(const std::string& op, const Tensor& x) {
-  if (x.dtype() != DType::Bool) return op;
+std::string bool_aware(const std::string& op) {
   if (op == "bitwise_and") return "logical_and";
   if (op == "bitwise_or") return "logical_or";
   if (op == "bitwise_xor") return "logical_xor";
   return op;
 }
+// An operator's op, resolved once at import, and its variant for bool tensors.
+struct Resolved {
+  const ops::BinaryOp* op;
+  const ops::BinaryOp* on_bool;
+  explicit Resolved(const std::string& name)
+      : op(&ops::binary_op(name)), on_bool(&ops::binary_op(bool_aware(name))) {}
+  const ops::BinaryOp& operator()(const Tensor& x) const { return x.dtype() == DType::Bool ? *on_bool : *op; }
+};
 
 void bind_ops(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<TensorImpl>>(m.attr("Tensor"));
 
   for (const char* name : kBinary) {
-    std::string op = name;
-    m.def(name, [op](const Tensor& x, const Tensor& y, nb::handle) { return ops::binary(op, x, y); },
+    const ops::BinaryOp* op = &ops::binary_op(name);
+    m.def(name, [op](const Tensor& x, const Tensor& y, nb::handle) { return ops::binary(*op, x, y); },
           arg("x"), arg("y"), arg("name") = kNone);
-    m.def(name, [op](const Tensor& x, const Scalar& y, nb::handle) { return ops::binary_scalar(op, x, y, false); },
+    m.def(name, [op](const Tensor& x, const Scalar& y, nb::handle) { return ops::binary_scalar(*op, x, y, false); },
           arg("x"), arg("y"), arg("name") = kNone);
-    m.def(name, [op](const Scalar& x, const Tensor& y, nb::handle) { return ops::binary_scalar(op, y, x, true); },
+    m.def(name, [op](const Scalar& x, const Tensor& y, nb::handle) { return ops::binary_scalar(*op, y, x, true); },
           arg("x"), arg("y"), arg("name") = kNone);
-    cls.def(name, [op](TensorImpl* x, const Tensor& y, nb::handle) { return ops::binary(op, Tensor(x), y); },
+    cls.def(name, [op](TensorImpl* x, const Tensor& y, nb::handle) { return ops::binary(*op, Tensor(x), y); },
             arg("y"), arg("name") = kNone);
-    cls.def(name, [op](TensorImpl* x, const Scalar& y, nb::handle) { return ops::binary_scalar(op, Tensor(x), y, false); },
-            arg("y"), arg("name") = kNone);
-    std::string ip = op + "_";
+    cls.def(name, [op](TensorImpl* x, const Scalar& y, nb::handle) {
+      return ops::binary_scalar(*op, Tensor(x), y, false);
+    }, arg("y"), arg("name") = kNone);
+    std::string ip = std::string(name) + "_";
     cls.def(ip.c_str(), [op](TensorImpl* x, const Tensor& y, nb::handle) {
       Tensor t(x);
-      return ops::binary_(op, t, y);
+      return ops::binary_(*op, t, y);
     }, arg("y"), arg("name") = kNone);
     cls.def(ip.c_str(), [op](TensorImpl* x, const Scalar& y, nb::handle) {
       Tensor t(x);
-      return ops::binary_(op, t, ops::scalar_tensor(y, ops::result_type(t, y)));
+      return ops::binary_(*op, t, ops::scalar_tensor(y, ops::result_type(t, y)));
     }, arg("y"), arg("name") = kNone);
   }
   for (const OpName& o : kOperators) {
-    std::string op = o.op;
+    Resolved op(o.op);
     if (o.reflected) {
       cls.def(o.py, [op](TensorImpl* x, const Scalar& y) {
         Tensor t(x);
-        return ops::binary_scalar(bool_aware(op, t), t, y, true);
+        return ops::binary_scalar(op(t), t, y, true);
       }, nb::is_operator());
     } else {
       cls.def(o.py, [op](TensorImpl* x, const Tensor& y) {
         Tensor t(x);
-        return ops::binary(bool_aware(op, t), t, y);
+        return ops::binary(op(t), t, y);
       }, nb::is_operator());
       cls.def(o.py, [op](TensorImpl* x, const Scalar& y) {
         Tensor t(x);
-        return ops::binary_scalar(bool_aware(op, t), t, y, false);
+        return ops::binary_scalar(op(t), t, y, false);
       }, nb::is_operator());
     }
   }
   for (const OpName& o : kInplace) {
-    std::string op = o.op;
-    cls.def(o.py, [op](TensorImpl* x, const Tensor& y) { Tensor t(x); return ops::binary_(op, t, y); }, nb::is_operator());
+    const ops::BinaryOp* op = &ops::binary_op(o.op);
+    cls.def(o.py, [op](TensorImpl* x, const Tensor& y) { Tensor t(x); return ops::binary_(*op, t, y); },
+            nb::is_operator());
     cls.def(o.py, [op](TensorImpl* x, const Scalar& y) {
       Tensor t(x);
-      return ops::binary_(op, t, ops::scalar_tensor(y, ops::result_type(t, y)));
+      return ops::binary_(*op, t, ops::scalar_tensor(y, ops::result_type(t, y)));
     }, nb::is_operator());
   }
   cls.def("__neg__", [](TensorImpl* x) { return ops::neg(Tensor(x)); });

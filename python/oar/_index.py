@@ -16,8 +16,8 @@ Tensor = _C.Tensor
 
 __all__ = [
     "gather", "gather_nd", "scatter", "scatter_nd_add", "index_select", "index_add", "take_along_axis",
-    "put_along_axis", "masked_fill", "masked_select", "nonzero", "sort", "argsort", "topk", "unique",
-    "searchsorted",
+    "put_along_axis", "put_along_axis_", "masked_fill", "masked_select", "nonzero", "sort", "argsort", "topk",
+    "unique", "searchsorted",
 ]
 
 
@@ -146,20 +146,46 @@ def take_along_axis(arr, indices, axis, broadcast=True):
 
 
 def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True, broadcast=True):
-    """A copy of `arr` with `values` written (reduce='assign') or added (reduce='add') at `indices` along `axis`.
+    """A copy of `arr` with `values` put at `indices` along `axis`, combined by `reduce`.
+
+    reduce is 'assign' (the last of repeated indices wins), 'add', 'mul' (or
+    'multiply'), 'mean', 'amin' or 'amax'. With include_self=False arr's own
+    value at a written position takes no part in the reduction (positions not
+    written keep arr's value); 'mean' divides by the number of values reduced,
+    counting arr's value when include_self=True (integer means truncate toward
+    zero). With broadcast=True indices and values broadcast against arr except
+    along axis; with broadcast=False indices may be smaller than arr in the
+    other dims and values larger than indices, and only that corner is used.
 
     >>> import oar
     >>> x = oar.zeros([2, 3])
     >>> oar.put_along_axis(x, oar.to_tensor([[1], [2]]), 5.0, axis=1).numpy().tolist()
     [[0.0, 5.0, 0.0], [0.0, 0.0, 5.0]]
+    >>> x = oar.to_tensor([[1.0, 2.0, 3.0]])
+    >>> idx = oar.to_tensor([[0, 0, 2]])
+    >>> oar.put_along_axis(x, idx, oar.to_tensor([[4.0, 6.0, 7.0]]), 1, reduce="mean").numpy().tolist()
+    [[3.6666667461395264, 2.0, 5.0]]
+    >>> oar.put_along_axis(x, idx, oar.to_tensor([[4.0, 6.0, 7.0]]), 1, "amax", include_self=False).numpy().tolist()
+    [[6.0, 2.0, 7.0]]
     """
-    if not include_self:
-        raise NotImplementedError("[oar.put_along_axis] include_self=False is not supported")
-    if reduce not in ("assign", "add"):
-        raise NotImplementedError(f"[oar.put_along_axis] reduce must be 'assign' or 'add', got {reduce!r}")
     return _C._put_along_axis(arr, _index_arg(indices, "oar.put_along_axis", "indices"),
                               _as_tensor(values, arr.dtype), _int_arg(axis, "oar.put_along_axis", "axis"),
-                              reduce, builtins.bool(broadcast))
+                              str(reduce), builtins.bool(include_self), builtins.bool(broadcast))
+
+
+def put_along_axis_(arr, indices, values, axis, reduce="assign", include_self=True, broadcast=True):
+    """In-place form of put_along_axis: writes into `arr` and returns it.
+
+    >>> import oar
+    >>> x = oar.ones([1, 3])
+    >>> _ = oar.put_along_axis_(x, oar.to_tensor([[2, 2]]), 3.0, 1, reduce="mul")
+    >>> x.numpy().tolist()
+    [[1.0, 1.0, 9.0]]
+    """
+    _C._put_along_axis_(arr, _index_arg(indices, "oar.put_along_axis", "indices"),
+                        _as_tensor(values, arr.dtype), _int_arg(axis, "oar.put_along_axis", "axis"),
+                        str(reduce), builtins.bool(include_self), builtins.bool(broadcast))
+    return arr
 
 
 def masked_fill(x, mask, value, name=None):
@@ -361,6 +387,7 @@ _tm._advanced_getitem = _advanced_getitem
 _tm._advanced_setitem = _advanced_setitem
 
 for _name in ("gather", "gather_nd", "scatter", "scatter_nd_add", "index_select", "index_add", "take_along_axis",
-              "put_along_axis", "masked_fill", "masked_select", "nonzero", "sort", "argsort", "topk", "unique"):
+              "put_along_axis", "put_along_axis_", "masked_fill", "masked_select", "nonzero", "sort", "argsort", "topk",
+              "unique"):
     setattr(Tensor, _name, globals()[_name])
 del _name

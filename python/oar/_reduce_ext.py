@@ -196,7 +196,9 @@ def norm(x, p=None, axis=None, keepdim=False, name=None):
 
     With axis None or one axis: the vector p-norm (p=None or 'fro' means 2;
     inf/-inf the largest/smallest magnitude; 0 the count of non-zeros). With
-    two axes: the matrix norm, p in 'fro' (default), 1, -1, inf, -inf.
+    two axes: the matrix norm, p in 'fro' (default), 'nuc' (the sum of the
+    singular values), 2 / -2 (the largest / smallest singular value), 1, -1,
+    inf, -inf; the singular-value norms differentiate through oar.linalg.svd.
 
     >>> import oar
     >>> x = oar.to_tensor([[3.0, -4.0], [0.0, 0.0]])
@@ -205,6 +207,8 @@ def norm(x, p=None, axis=None, keepdim=False, name=None):
     >>> oar.norm(x, p=1, axis=1).numpy().tolist()
     [7.0, 0.0]
     >>> oar.norm(x, p=float('inf'), axis=[0, 1]).item()
+    7.0
+    >>> oar.norm(oar.to_tensor([[3.0, 0.0], [0.0, -4.0]]), p='nuc', axis=[0, 1]).item()
     7.0
     """
     if isinstance(p, (int, float, np.integer, np.floating)) and not isinstance(p, builtins.bool):

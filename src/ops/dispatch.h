@@ -5,14 +5,14 @@
 
 namespace oar {
 
-Tensors dispatch(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = {});
-Tensor dispatch1(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = {});
+Tensors dispatch(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = no_attrs());
+Tensor dispatch1(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = no_attrs());
 // Runs `op` writing its single output into `self` (which is also input 0 for
 // unary/binary in-place ops). Bumps the storage version.
 Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> inputs,
-                         const Attrs& attrs = {});
+                         const Attrs& attrs = no_attrs());
 
-inline Tensor dispatch1(const OpDef& op, std::initializer_list<Tensor> in, const Attrs& attrs = {}) {
+inline Tensor dispatch1(const OpDef& op, std::initializer_list<Tensor> in, const Attrs& attrs = no_attrs()) {
   return dispatch1(op, std::span<const Tensor>(in.begin(), in.size()), attrs);
 }
 

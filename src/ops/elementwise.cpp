@@ -19,17 +19,18 @@ using ops::sum_to;
 
 enum class OutKind { Same, Bool };
 
-Metas binary_meta_impl(const OpDef& op, std::span<const Tensor> in, OutKind k) {
+// Runs on every call of every binary op: nothing is allocated unless the
+// shapes differ or the check fails.
+Metas binary_meta_impl(const char* api, std::span<const Tensor> in, OutKind k) {
   const Tensor &x = in[0], &y = in[1];
-  std::string api = "oar." + op.name;
   OAR_CHECK(x.dtype() == y.dtype(), Type, "[", api, "] x and y must have the same dtype, got ",
             dtype_name(x.dtype()), " and ", dtype_name(y.dtype()));
-  Dims shape = x.shape() == y.shape() ? x.shape() : ops::broadcast_shapes(x.shape(), y.shape(), api.c_str());
+  Dims shape = x.shape() == y.shape() ? x.shape() : ops::broadcast_shapes(x.shape(), y.shape(), api);
   return {TensorMeta{std::move(shape), k == OutKind::Bool ? DType::Bool : x.dtype()}};
 }
 
 #define OAR_BINARY_META(NAME, KIND) \
-  Metas NAME##_meta(std::span<const Tensor> in, const Attrs&) { return binary_meta_impl(op_def(#NAME), in, KIND); }
+  Metas NAME##_meta(std::span<const Tensor> in, const Attrs&) { return binary_meta_impl("oar." #NAME, in, KIND); }
 
 Tensor reduce_grad(const Tensor& g, const Tensor& like) { return sum_to(g, like.shape()); }
 
@@ -170,7 +171,12 @@ OAR_DEF_BINARY(complex, complex_grad)
 // How a binary op treats its operands' dtypes before the kernel runs.
 enum class Promote { Arith, TrueDiv, Float, Compare, Logical, Bitwise };
 
-struct BinaryInfo { OpDef* op; Promote promote; };
+}  // namespace
+
+struct ops::BinaryOp { OpDef* op; Promote promote; };
+
+namespace {
+using BinaryInfo = ops::BinaryOp;
 
 const std::unordered_map<std::string, BinaryInfo>& binary_table() {
   static const std::unordered_map<std::string, BinaryInfo> t = {
@@ -225,6 +231,10 @@ DType operand_dtype(const BinaryInfo& info, DType common) {
 
 Tensor run_binary(const BinaryInfo& info, const Tensor& x, const Tensor& y) {
   DType t = operand_dtype(info, promote_types(x.dtype(), y.dtype()));
+  if (x.dtype() == t && y.dtype() == t) {
+    const Tensor in[2] = {x, y};
+    return dispatch1(*info.op, in);
+  }
   Tensor in[2] = {ops::cast(x, t), ops::cast(y, t)};
   return dispatch1(*info.op, in);
 }
@@ -233,10 +243,15 @@ Tensor run_binary(const BinaryInfo& info, const Tensor& x, const Tensor& y) {
 
 namespace ops {
 
+const BinaryOp& binary_op(const std::string& name) { return binary_info(name); }
+
 Tensor binary(const std::string& op, const Tensor& x, const Tensor& y) { return run_binary(binary_info(op), x, y); }
+Tensor binary(const BinaryOp& op, const Tensor& x, const Tensor& y) { return run_binary(op, x, y); }
 
 Tensor binary_scalar(const std::string& op, const Tensor& x, const Scalar& s, bool scalar_first) {
-  const BinaryInfo& info = binary_info(op);
+  return binary_scalar(binary_info(op), x, s, scalar_first);
+}
+Tensor binary_scalar(const BinaryOp& info, const Tensor& x, const Scalar& s, bool scalar_first) {
   DType t = result_type(x, s);
   if (info.promote == Promote::Logical) t = DType::Bool;
   Tensor st = scalar_tensor(s, t);
@@ -244,17 +259,20 @@ Tensor binary_scalar(const std::string& op, const Tensor& x, const Scalar& s, bo
   return scalar_first ? run_binary(info, st, xt) : run_binary(info, xt, st);
 }
 
-Tensor& binary_(const std::string& op, Tensor& x, const Tensor& y) {
-  const BinaryInfo& info = binary_info(op);
+Tensor& binary_(const std::string& op, Tensor& x, const Tensor& y) { return binary_(binary_info(op), x, y); }
+Tensor& binary_(const BinaryOp& info, Tensor& x, const Tensor& y) {
   DType t = operand_dtype(info, x.dtype());
-  OAR_CHECK(t == x.dtype(), Type, "[oar.", op, "_] the result dtype ", dtype_name(t),
+  OAR_CHECK(t == x.dtype(), Type, "[oar.", info.op->name, "_] the result dtype ", dtype_name(t),
             " cannot be stored in the ", dtype_name(x.dtype()), " tensor modified in place");
   Tensor in[2] = {x, cast(y, x.dtype())};
   return dispatch_inplace(*info.op, x, in);
 }
 
-#define OAR_BINARY_API(NAME) \
-  Tensor NAME(const Tensor& x, const Tensor& y) { return run_binary(binary_info(#NAME), x, y); }
+#define OAR_BINARY_API(NAME)                               \
+  Tensor NAME(const Tensor& x, const Tensor& y) {          \
+    static const BinaryInfo& info = binary_info(#NAME);    \
+    return run_binary(info, x, y);                         \
+  }
 OAR_BINARY_API(add)
 OAR_BINARY_API(subtract)
 OAR_BINARY_API(multiply)

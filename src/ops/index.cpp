@@ -9,6 +9,8 @@
 // bounds.
 #include "ops/index.h"
 
+#include <array>
+
 #include "autograd/autograd.h"
 #include "ops/dispatch.h"
 
@@ -61,7 +63,13 @@ Tensors index_add_grad(const GradCtx& c) {
   return {g, Tensor(), gv};
 }
 
-// ---- take_along_axis / put_along_axis: attrs axis, add (put only)
+// ---- take_along_axis / put_along_axis
+// take attrs: axis. put attrs: axis, reduce (PutReduce), include_self. put's
+// indices may be smaller than arr in the dims other than axis (the corner they
+// cover is written); values always have the indices' shape here (the API
+// function broadcasts or slices them).
+Tensor put_raw(const Tensor& x, const Tensor& idx, const Tensor& v, int64_t axis, PutReduce r, bool self);
+
 Metas take_meta(std::span<const Tensor> in, const Attrs& a) {
   const Tensor &x = in[0], &idx = in[1];
   check_index_dtype(idx, "oar.take_along_axis", "indices");
@@ -70,25 +78,129 @@ Metas take_meta(std::span<const Tensor> in, const Attrs& a) {
   return {TensorMeta{idx.shape(), x.dtype()}};
 }
 Tensors take_grad(const GradCtx& c) {
-  return {put_along_axis(zeros_like(c.in(0)), c.in(1), c.grad(), c.attr().i(0), "add", false), Tensor()};
+  return {put_raw(zeros_like(c.in(0)), c.in(1), c.grad(), c.attr().i(0), PutReduce::Add, true), Tensor()};
+}
+
+// indices fit inside arr except along axis.
+bool fits_but_axis(const Dims& x, const Dims& idx, int64_t axis) {
+  if (x.size() != idx.size()) return false;
+  for (size_t d = 0; d < x.size(); ++d)
+    if (int64_t(d) != axis && idx[d] > x[d]) return false;
+  return true;
 }
 
 Metas put_meta(std::span<const Tensor> in, const Attrs& a) {
   const Tensor &x = in[0], &idx = in[1], &v = in[2];
   check_index_dtype(idx, "oar.put_along_axis", "indices");
-  OAR_CHECK(same_but_axis(x.shape(), idx.shape(), a.i(0)), Value, "[oar.put_along_axis] indices shape ",
-            shape_str(idx.shape()), " must match arr shape ", shape_str(x.shape()), " except along axis ", a.i(0));
+  OAR_CHECK(fits_but_axis(x.shape(), idx.shape(), a.i(0)), Value, "[oar.put_along_axis] indices shape ",
+            shape_str(idx.shape()), " must not exceed arr shape ", shape_str(x.shape()), " except along axis ",
+            a.i(0));
   OAR_CHECK(v.shape() == idx.shape(), Value, "[oar.put_along_axis] values shape ", shape_str(v.shape()),
             " must equal the indices shape ", shape_str(idx.shape()));
+  int64_t r = a.i(1);
+  OAR_CHECK(r >= 0 && r <= int64_t(PutReduce::Amax), Value, "[oar.put_along_axis] unknown reduce mode ", r);
+  OAR_CHECK(!is_complex(x.dtype()) || (r != int64_t(PutReduce::Amin) && r != int64_t(PutReduce::Amax)), Type,
+            "[oar.put_along_axis] reduce='amin'/'amax' needs a real dtype, got ", dtype_name(x.dtype()));
+  OAR_CHECK(x.dtype() != DType::Bool || r != int64_t(PutReduce::Mean), Type,
+            "[oar.put_along_axis] reduce='mean' needs a numeric dtype, got bool");
   return {TensorMeta{x.shape(), x.dtype()}};
 }
+
+// t's entries at idx along axis (t has arr's shape; idx may cover only a corner of it).
+Tensor gather_at(const Tensor& t, const Tensor& idx, int64_t axis) {
+  if (same_but_axis(t.shape(), idx.shape(), axis)) return take_along_axis(t, idx, axis, false);
+  Dims axes, starts, ends, steps;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (d == axis) continue;
+    axes.push_back(d);
+    starts.push_back(0);
+    ends.push_back(idx.shape()[d]);
+    steps.push_back(1);
+  }
+  return take_along_axis(strided_slice(t, axes, starts, ends, steps), idx, axis, false);
+}
+
+// Gradients of every reduce mode. n_p is the number of values written to arr
+// position p; positions not written keep arr's value, so their gradient is g.
 Tensors put_grad(const GradCtx& c) {
+  const Tensor &x = c.in(0), &idx = c.in(1), &v = c.in(2);
   Tensor g = c.grad();
-  int64_t axis = c.attr().i(0);
-  bool add = c.attr().b(1);
-  Tensor gx;
-  if (c.needs_grad(0)) gx = add ? g : put_along_axis(g, c.in(1), zeros_like(c.in(2)), axis, "assign", false);
-  Tensor gv = c.needs_grad(2) ? take_along_axis(g, c.in(1), axis, false) : Tensor();
+  int64_t ax = c.attr().i(0);
+  auto mode = PutReduce(c.attr().i(1));
+  bool inc = c.attr().b(2);
+  DType dt = x.dtype();
+  Tensor zero = scalar_tensor(0, dt), one = scalar_tensor(1, dt);
+  // t with the written positions zeroed.
+  auto unwritten = [&](const Tensor& t) { return put_raw(t, idx, zeros_like(v, t.dtype()), ax, PutReduce::Assign, true); };
+  bool nx = c.needs_grad(0), nv = c.needs_grad(2);
+  Tensor gx, gv;
+  switch (mode) {
+    case PutReduce::Assign: {
+      if (nx) gx = unwritten(g);
+      if (nv) {
+        // Of repeated indices only the last write (largest position along
+        // axis, the kernel's serial order) reaches the output.
+        int64_t k = idx.shape()[ax];
+        Dims s(size_t(idx.dim()), 1);
+        s[ax] = k;
+        Tensor pos = expand(reshape(arange(0, k, 1, DType::Int64), s), idx.shape());
+        Tensor last = put_raw(full_like(x, -1, DType::Int64), idx, pos, ax, PutReduce::Assign, true);
+        gv = where(equal(gather_at(last, idx, ax), pos), gather_at(g, idx, ax), zeros_like(v, g.dtype()));
+      }
+      break;
+    }
+    case PutReduce::Add:
+      if (nx) gx = inc ? g : unwritten(g);
+      if (nv) gv = gather_at(g, idx, ax);
+      break;
+    case PutReduce::Mean: {
+      Tensor n = put_raw(zeros_like(x), idx, ones_like(v), ax, PutReduce::Add, true);
+      Tensor denom = where(not_equal(n, zero), inc ? add(n, one) : n, one);
+      Tensor gs = divide(g, denom);
+      if (nx) gx = inc ? gs : unwritten(g);
+      if (nv) gv = gather_at(gs, idx, ax);
+      break;
+    }
+    case PutReduce::Mul: {
+      if (nx) gx = inc ? multiply(g, conj(put_raw(ones_like(x), idx, v, ax, PutReduce::Mul, true))) : unwritten(g);
+      if (nv) {
+        // d out_p / d v_t is the product of the other factors at p. It is
+        // formed from the product of the non-zero factors and the number of
+        // zero factors, so zeros need no division by zero.
+        Tensor vz = equal(v, zero);
+        Tensor vnz = where(vz, one, v);
+        Tensor xz = equal(x, zero);
+        Tensor prod_nz = put_raw(inc ? where(xz, one, x) : ones_like(x), idx, vnz, ax, PutReduce::Mul, true);
+        Tensor zeros_n = put_raw(inc ? cast(xz, dt) : zeros_like(x), idx, cast(vz, dt), ax, PutReduce::Add, true);
+        Tensor pt = gather_at(prod_nz, idx, ax), zt = gather_at(zeros_n, idx, ax);
+        Tensor none = zeros_like(v);
+        Tensor others = where(vz, where(equal(zt, one), pt, none), where(equal(zt, zero), divide(pt, vnz), none));
+        gv = multiply(gather_at(g, idx, ax), conj(others));
+      }
+      break;
+    }
+    case PutReduce::Amin:
+    case PutReduce::Amax: {
+      // The gradient goes to every contributor equal to the result, split
+      // evenly among ties.
+      Tensor out;
+      {
+        NoGradGuard ng;
+        out = put_raw(x, idx, v, ax, mode, inc);
+      }
+      Tensor eqv = cast(equal(gather_at(out, idx, ax), v), dt);
+      Tensor eqx = zeros_like(x);
+      if (inc) {
+        Tensor e = cast(equal(x, out), dt);
+        eqx = subtract(e, unwritten(e));  // arr's own value only counts where something was written
+      }
+      Tensor n = put_raw(eqx, idx, eqv, ax, PutReduce::Add, true);
+      Tensor gs = divide(g, where(equal(n, zero), one, n));
+      if (nx) gx = add(unwritten(g), multiply(gs, eqx));
+      if (nv) gv = multiply(gather_at(gs, idx, ax), eqv);
+      break;
+    }
+  }
   return {gx, Tensor(), gv};
 }
 
@@ -166,7 +278,11 @@ constexpr OpTraits kDynamic{.dynamic_shape = true};
 OpDef& kIndexSelect = OpBuilder("index_select").attrs({"axis"}).meta(index_select_meta).grad(index_select_grad);
 OpDef& kIndexAdd = OpBuilder("index_add").attrs({"axis"}).meta(index_add_meta).grad(index_add_grad);
 OpDef& kTake = OpBuilder("take_along_axis").attrs({"axis"}).meta(take_meta).grad(take_grad);
-OpDef& kPut = OpBuilder("put_along_axis").attrs({"axis", "add"}).meta(put_meta).grad(put_grad);
+OpDef& kPut = OpBuilder("put_along_axis").attrs({"axis", "reduce", "include_self"}).meta(put_meta).grad(put_grad);
+
+Tensor put_raw(const Tensor& x, const Tensor& idx, const Tensor& v, int64_t axis, PutReduce r, bool self) {
+  return dispatch1(kPut, {x, idx, v}, Attrs{axis, int64_t(r), self});
+}
 OpDef& kGatherNd = OpBuilder("gather_nd").meta(gather_nd_meta).grad(gather_nd_grad);
 OpDef& kScatterNd = OpBuilder("scatter_nd").attrs({"overwrite"}).meta(scatter_nd_meta).grad(scatter_nd_grad);
 OpDef& kArgsort = OpBuilder("argsort").attrs({"axis", "descending"}).meta(argsort_meta);
@@ -196,6 +312,50 @@ void broadcast_but_axis(Tensor& a, Tensor& b, int64_t axis, bool only_b, const c
   }
   a = expand(a, sa);
   b = expand(b, sb);
+}
+
+PutReduce put_reduce_of(const std::string& reduce) {
+  static const std::pair<const char*, PutReduce> names[] = {
+      {"assign", PutReduce::Assign}, {"add", PutReduce::Add},   {"mul", PutReduce::Mul},   {"multiply", PutReduce::Mul},
+      {"mean", PutReduce::Mean},     {"amin", PutReduce::Amin}, {"amax", PutReduce::Amax}};
+  for (const auto& [n, r] : names)
+    if (reduce == n) return r;
+  fail(ErrorKind::Value, "[oar.put_along_axis] reduce must be one of 'assign', 'add', 'mul', 'multiply', 'mean', "
+       "'amin', 'amax', got '", reduce, "'");
+}
+
+// The (arr, indices, values) the op sees: indices broadcast against arr, or
+// (broadcast=False) values sliced to the indices' shape.
+std::array<Tensor, 3> put_inputs(const Tensor& arr, const Tensor& indices, const Tensor& values, int64_t axis,
+                                 bool broadcast, int64_t& ax) {
+  ax = axis_of(arr, axis, "oar.put_along_axis");
+  check_index_dtype(indices, "oar.put_along_axis", "indices");
+  Tensor a = arr, i = indices;
+  if (broadcast) broadcast_but_axis(a, i, ax, true, "oar.put_along_axis");
+  OAR_CHECK(i.dim() == a.dim(), Value, "[oar.put_along_axis] indices must have as many dims as arr (", a.dim(),
+            "), got ", i.dim());
+  Tensor v = cast(values, arr.dtype());
+  if (v.shape() == i.shape()) return {a, i, v};
+  bool larger = !broadcast && v.dim() == i.dim();
+  for (int64_t d = 0; larger && d < v.dim(); ++d) larger = v.shape()[d] >= i.shape()[d];
+  if (larger) {  // Paddle's broadcast=False rule: values[corner of the indices' shape]
+    Dims axes, starts, ends, steps;
+    for (int64_t d = 0; d < v.dim(); ++d) {
+      axes.push_back(d);
+      starts.push_back(0);
+      ends.push_back(i.shape()[d]);
+      steps.push_back(1);
+    }
+    return {a, i, strided_slice(v, axes, starts, ends, steps)};
+  }
+  bool fits = v.dim() <= i.dim();
+  for (int64_t d = 1; fits && d <= v.dim(); ++d) {
+    int64_t n = v.shape()[size_t(v.dim() - d)];
+    fits = n == 1 || n == i.shape()[size_t(i.dim() - d)];
+  }
+  OAR_CHECK(fits, Value, "[oar.put_along_axis] values shape ", shape_str(v.shape()),
+            " cannot be broadcast to the indices shape ", shape_str(i.shape()));
+  return {a, i, expand(v, i.shape())};
 }
 
 }  // namespace
@@ -269,22 +429,26 @@ Tensor take_along_axis(const Tensor& arr, const Tensor& indices, int64_t axis, b
 }
 
 Tensor put_along_axis(const Tensor& arr, const Tensor& indices, const Tensor& values, int64_t axis,
-                      const std::string& reduce, bool broadcast) {
-  int64_t ax = axis_of(arr, axis, "oar.put_along_axis");
-  check_index_dtype(indices, "oar.put_along_axis", "indices");
-  bool add = reduce == "add";
-  OAR_CHECK(add || reduce == "assign", NotImplemented, "[oar.put_along_axis] reduce must be 'assign' or 'add', got '",
-            reduce, "'");
-  Tensor a = arr, i = indices;
-  if (broadcast) broadcast_but_axis(a, i, ax, true, "oar.put_along_axis");
-  Tensor v = cast(values, arr.dtype());
-  if (v.shape() != i.shape()) {
-    broadcast_shapes(v.shape(), i.shape(), "oar.put_along_axis");
-    OAR_CHECK(v.dim() <= i.dim(), Value, "[oar.put_along_axis] values shape ", shape_str(v.shape()),
-              " cannot be broadcast to the indices shape ", shape_str(i.shape()));
-    v = expand(v, i.shape());
-  }
-  return dispatch1(kPut, {a, i, v}, Attrs{ax, add});
+                      PutReduce reduce, bool include_self, bool broadcast) {
+  int64_t ax = 0;
+  auto [a, i, v] = put_inputs(arr, indices, values, axis, broadcast, ax);
+  // 'assign' ignores include_self (every write replaces); normalising it lets
+  // the kernel keep one fast path.
+  return put_raw(a, i, v, ax, reduce, include_self || reduce == PutReduce::Assign);
+}
+
+Tensor put_along_axis(const Tensor& arr, const Tensor& indices, const Tensor& values, int64_t axis,
+                      const std::string& reduce, bool include_self, bool broadcast) {
+  return put_along_axis(arr, indices, values, axis, put_reduce_of(reduce), include_self, broadcast);
+}
+
+Tensor& put_along_axis_(Tensor& arr, const Tensor& indices, const Tensor& values, int64_t axis,
+                        const std::string& reduce, bool include_self, bool broadcast) {
+  PutReduce r = put_reduce_of(reduce);
+  int64_t ax = 0;
+  auto [a, i, v] = put_inputs(arr, indices, values, axis, broadcast, ax);
+  Tensor in[3] = {arr, i, v};
+  return dispatch_inplace(kPut, arr, in, Attrs{ax, int64_t(r), include_self || r == PutReduce::Assign});
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value) {

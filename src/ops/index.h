@@ -24,9 +24,22 @@ Tensor scatter_nd_add(const Tensor& x, const Tensor& index, const Tensor& update
 // Paddle scatter along axis 0 with a 1-D index.
 Tensor scatter(const Tensor& x, const Tensor& index, const Tensor& updates, bool overwrite);
 Tensor take_along_axis(const Tensor& arr, const Tensor& indices, int64_t axis, bool broadcast = true);
-// reduce: "assign" or "add".
+// How put_along_axis combines the values written to one position (the op's
+// `reduce` attr; the kernel and the gradient rule switch on it).
+enum class PutReduce : int64_t { Assign = 0, Add = 1, Mul = 2, Mean = 3, Amin = 4, Amax = 5 };
+// Paddle put_along_axis. reduce: "assign", "add", "mul"/"multiply", "mean",
+// "amin" or "amax"; include_self=false leaves arr's own value out of the
+// reduction at the positions written to. broadcast: indices (and values)
+// broadcast against arr except along axis; otherwise indices may be smaller
+// than arr in the other dims and values larger than indices (Paddle's
+// broadcast=False rule), the corner they cover being written.
 Tensor put_along_axis(const Tensor& arr, const Tensor& indices, const Tensor& values, int64_t axis,
-                      const std::string& reduce = "assign", bool broadcast = true);
+                      const std::string& reduce = "assign", bool include_self = true, bool broadcast = true);
+Tensor put_along_axis(const Tensor& arr, const Tensor& indices, const Tensor& values, int64_t axis,
+                      PutReduce reduce, bool include_self = true, bool broadcast = true);
+// In-place form (arr keeps its storage).
+Tensor& put_along_axis_(Tensor& arr, const Tensor& indices, const Tensor& values, int64_t axis,
+                        const std::string& reduce = "assign", bool include_self = true, bool broadcast = true);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value);
 Tensor masked_select(const Tensor& x, const Tensor& mask);
 // [count, x.dim()] int64 coordinates of the non-zero elements, in row-major order.

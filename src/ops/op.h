@@ -39,6 +39,12 @@ class Attrs {
   SmallVector<AttrValue, 4> v_;
 };
 
+// The empty attribute list, shared (building one per call is not free).
+inline const Attrs& no_attrs() {
+  static const Attrs a{};
+  return a;
+}
+
 // Output metadata computed by infer_meta. View ops also give strides and offset.
 struct TensorMeta {
   Dims shape;

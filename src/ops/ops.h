@@ -76,6 +76,13 @@ Tensor binary(const std::string& op, const Tensor& x, const Tensor& y);
 Tensor binary_scalar(const std::string& op, const Tensor& x, const Scalar& s, bool scalar_first);
 // In-place binary: x op= y (y broadcast to x, cast to x's dtype).
 Tensor& binary_(const std::string& op, Tensor& x, const Tensor& y);
+// The same with the op looked up once by name (binary_op raises for an
+// unknown name), for callers that run it many times.
+struct BinaryOp;
+const BinaryOp& binary_op(const std::string& name);
+Tensor binary(const BinaryOp& op, const Tensor& x, const Tensor& y);
+Tensor binary_scalar(const BinaryOp& op, const Tensor& x, const Scalar& s, bool scalar_first);
+Tensor& binary_(const BinaryOp& op, Tensor& x, const Tensor& y);
 
 // Unary ops by name: "exp", "sin", ... (the list is in elementwise.cpp).
 Tensor unary(const std::string& op, const Tensor& x);

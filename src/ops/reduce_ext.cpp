@@ -7,6 +7,7 @@
 
 #include "autograd/autograd.h"
 #include "ops/dispatch.h"
+#include "ops/linalg_lapack.h"
 
 namespace oar {
 namespace {
@@ -261,8 +262,8 @@ Tensor norm_impl(const Tensor& x0, bool fro, bool nuc, double p, std::optional<D
   OAR_CHECK(a0 != a1, Value, "[oar.norm] the two axes must differ, got ", a0, " twice");
   OAR_CHECK(x.dim() >= 2, Value, "[oar.norm] a matrix norm needs a tensor with at least 2 dims");
   if (fro) return sqrt(sum(square(abs(x)), Dims{a0, a1}, keepdim));
-  OAR_CHECK(!nuc && std::fabs(p) != 2, NotImplemented, "[oar.norm] the ", nuc ? "nuclear" : "spectral",
-            " matrix norm (needs a singular value decomposition) is not implemented");
+  // 'nuc', 2 and -2 come from the singular values.
+  if (nuc || std::fabs(p) == 2) return linalg::svd_matrix_norm(x, a0, a1, nuc, p, keepdim, api);
   OAR_CHECK(std::fabs(p) == 1 || std::isinf(p), Value,
             "[oar.norm] a matrix norm supports p in 'fro', 'nuc', 1, -1, 2, -2, inf, -inf, got ", p);
   // p = +-1: extreme column sum (sum over axis 0 first); p = +-inf: extreme row sum.

@@ -387,8 +387,18 @@ def test_errors():
         oar.argsort(oar.to_tensor([1 + 1j]))
     with pytest.raises(ValueError, match=r"^\[oar.searchsorted\]"):
         oar.searchsorted(t(np.zeros((2, 3))), t(np.zeros((3, 1))))
-    with pytest.raises(NotImplementedError, match=r"^\[oar.put_along_axis\] reduce"):
-        oar.put_along_axis(x, t(np.array([0])), 1.0, 0, reduce="mean")
+    with pytest.raises(ValueError, match=r"^\[oar.put_along_axis\] reduce must be one of .* got 'median'"):
+        oar.put_along_axis(x, t(np.array([0])), 1.0, 0, reduce="median")
+    with pytest.raises(ValueError, match=r"^\[oar.put_along_axis\] reduce must be one of"):
+        oar.put_along_axis_(x, t(np.array([0])), 1.0, 0, reduce="sum")
+    with pytest.raises(TypeError, match=r"^\[oar.put_along_axis\] reduce='amin'/'amax' needs a real dtype"):
+        oar.put_along_axis(oar.to_tensor([1 + 1j]), t(np.array([0])), oar.to_tensor([2j]), 0, reduce="amax")
+    with pytest.raises(ValueError, match=r"^\[oar.put_along_axis\] indices shape \[3, 1\] must not exceed"):
+        oar.put_along_axis(t(np.zeros((2, 3))), t(np.zeros((3, 1), np.int64)), 1.0, 1, broadcast=False)
+    with pytest.raises(ValueError, match=r"^\[oar.put_along_axis\] indices must have as many dims"):
+        oar.put_along_axis(t(np.zeros((2, 3))), t(np.array([0])), 1.0, 1, broadcast=False)
+    with pytest.raises(ValueError, match=r"^\[oar.put_along_axis\]"):
+        oar.put_along_axis(t(np.zeros((2, 3))), t(np.zeros((2, 1), np.int64)), t(np.zeros((2, 4))), 1)
     with pytest.raises(IndexError, match=r"^\[Tensor.__getitem__\] index 7 is out of bounds for axis 0 with size 5"):
         x[t(np.array([7]))]
     with pytest.raises(IndexError, match=r"^\[Tensor.__getitem__\]"):
@@ -401,3 +411,208 @@ def test_errors():
         x[[5]] = 1.0
     with pytest.raises(ValueError, match=r"^\[Tensor.__setitem__\]"):
         x[[0, 1]] = t(np.zeros(3))
+
+
+# ---- put_along_axis: every reduce mode against a NumPy reference loop
+
+PUT_MODES = ["assign", "add", "mul", "multiply", "mean", "amin", "amax"]
+
+
+def put_ref(arr, idx, vals, axis, reduce="assign", include_self=True):
+    """Paddle put_along_axis, one index entry at a time (idx may cover a corner of arr)."""
+    out = arr.copy()
+    axis %= arr.ndim
+    contrib = {}
+    for pos in np.ndindex(*idx.shape):
+        tgt = list(pos)
+        tgt[axis] = int(idx[pos]) % arr.shape[axis]
+        contrib.setdefault(tuple(tgt), []).append(vals[pos])
+    for tgt, vs in contrib.items():
+        if reduce == "assign":
+            out[tgt] = vs[-1]
+            continue
+        vs = ([arr[tgt]] if include_self else []) + vs
+        if reduce == "add":
+            r = sum(vs[1:], vs[0])
+        elif reduce in ("mul", "multiply"):
+            r = vs[0]
+            for v in vs[1:]:
+                r = r * v
+        elif reduce == "mean":
+            s = sum(int(v) for v in vs) if arr.dtype.kind == "i" else sum(vs[1:], vs[0])
+            if arr.dtype.kind == "i":  # truncation toward zero
+                r = abs(s) // len(vs) * (1 if s >= 0 else -1)
+            else:
+                r = s / len(vs)
+        elif reduce == "amin":
+            r = min(vs)
+        else:
+            r = max(vs)
+        out[tgt] = r
+    return out
+
+
+def assert_put(got, ref):
+    if ref.dtype.kind == "f":
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("reduce", PUT_MODES)
+@pytest.mark.parametrize("include_self", [True, False])
+def test_put_along_axis_modes(dt, reduce, include_self):
+    x = rand((3, 4, 5), dt)
+    for axis in (1, -1, 0):
+        n = x.shape[axis]
+        ishape = list(x.shape)
+        ishape[axis] = 7  # more entries than the axis: duplicates guaranteed
+        idx = RNG.integers(-n, n, size=ishape)  # negative entries too
+        vals = rand(ishape, dt)
+        got = oar.put_along_axis(t(x), t(idx), t(vals), axis, reduce=reduce, include_self=include_self)
+        assert got.dtype == t(x).dtype
+        assert_put(got.numpy(), put_ref(x, idx, vals, axis, reduce, include_self))
+        # int32 indices, and a scalar value
+        got = oar.put_along_axis(t(x), t(idx.astype(np.int32)), 2, axis, reduce, include_self)
+        assert_put(got.numpy(), put_ref(x, idx, np.full(ishape, 2, dt), axis, reduce, include_self))
+
+
+def test_put_along_axis_integer_mean_truncates():
+    x = np.array([[-7, 0, 7]], np.int64)
+    idx = np.array([[0, 2, 1]])
+    got = oar.put_along_axis(t(x), t(idx), t(np.array([[0, 0, -1]])), 1, "mean").numpy()
+    np.testing.assert_array_equal(got, [[-3, 0, 3]])  # -7/2 -> -3, -1/2 -> 0, 7/2 -> 3
+
+
+def test_put_along_axis_broadcast():
+    x = rand((4, 5))
+    # broadcast=True: a single row of indices and a scalar/row of values serve every row
+    ib = np.array([[4, 0, 4]])
+    vb = rand((1, 3))
+    for reduce in PUT_MODES:
+        got = oar.put_along_axis(t(x), t(ib), t(vb), 1, reduce)
+        assert_put(got.numpy(), put_ref(x, np.broadcast_to(ib, (4, 3)), np.broadcast_to(vb, (4, 3)), 1, reduce))
+    # broadcast=False: indices cover a corner of arr, values larger than indices are cut to their shape
+    idx = np.array([[1, 1, 3], [0, 4, 4]])
+    vals = rand((3, 4))
+    for reduce in PUT_MODES:
+        for inc in (True, False):
+            got = oar.put_along_axis(t(x), t(idx), t(vals), 1, reduce, inc, broadcast=False)
+            assert_put(got.numpy(), put_ref(x, idx, vals[:2, :3], 1, reduce, inc))
+    idx0 = np.array([[3, 0], [3, 3]])  # along axis 0, covering columns 0..1
+    got = oar.put_along_axis(t(x), t(idx0), 1.5, 0, "add", broadcast=False)
+    assert_put(got.numpy(), put_ref(x, idx0, np.full((2, 2), 1.5), 0, "add"))
+
+
+def test_put_along_axis_zero_size_and_noncontiguous():
+    x = np.zeros((0, 3))
+    got = oar.put_along_axis(t(x), t(np.zeros((0, 2), np.int64)), t(np.zeros((0, 2))), 1, "mean")
+    assert got.shape == [0, 3]
+    y = rand((3, 4))
+    for reduce in PUT_MODES:
+        got = oar.put_along_axis(t(y), t(np.zeros((3, 0), np.int64)), 1.0, 1, reduce, include_self=False)
+        np.testing.assert_array_equal(got.numpy(), y)
+    base = rand((5, 3))
+    xt = oar.transpose(t(base), [1, 0])  # a non-contiguous [3, 5] view
+    idx = np.array([[0, 0, 4], [2, 1, 2], [3, 3, 3]])
+    vals_base = rand((3, 3))
+    vt = oar.transpose(t(vals_base), [1, 0])
+    for reduce in PUT_MODES:
+        got = oar.put_along_axis(xt, t(idx), vt, 1, reduce, include_self=False)
+        assert_put(got.numpy(), put_ref(base.T.copy(), idx, vals_base.T.copy(), 1, reduce, False))
+
+
+def test_put_along_axis_method_and_inplace():
+    x = rand((3, 4))
+    idx = np.array([[1, 1], [0, 3], [2, 2]])
+    vals = rand((3, 2))
+    ref = put_ref(x, idx, vals, 1, "amin", False)
+    assert_put(t(x).put_along_axis(t(idx), t(vals), 1, "amin", False).numpy(), ref)
+    a = t(x.copy())
+    r = oar.put_along_axis_(a, t(idx), t(vals), 1, reduce="amin", include_self=False)
+    assert r is a
+    assert_put(a.numpy(), ref)
+    b = t(x.copy())
+    b.put_along_axis_(t(idx), t(vals), 1, "mul")
+    assert_put(b.numpy(), put_ref(x, idx, vals, 1, "mul"))
+
+
+# gradients: a fixed index with duplicates (3 writes to one position, 2 to
+# another) and an unwritten position in every row
+GRAD_IDX = np.array([[0, 2, 0, 0], [1, 4, 1, 3], [3, 0, 3, 3]])
+
+
+@pytest.mark.parametrize("reduce", ["assign", "add", "mul", "mean", "amin", "amax"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_grad_put_along_axis_modes(reduce, include_self):
+    x = rand((3, 5))
+    v = rand((3, 4))  # continuous random values: no ties, so amin/amax are smooth here
+    pidx = t(GRAD_IDX)
+    check_grad(lambda a: oar.put_along_axis(a, pidx, t(v), 1, reduce, include_self), x)
+    check_grad(lambda b: oar.put_along_axis(t(x), pidx, b, 1, reduce, include_self), v)
+    # along axis 0, with broadcast=False indices covering a corner
+    i0 = t(np.array([[2, 2], [0, 2]]))
+    check_grad(lambda a: oar.put_along_axis(a, i0, t(v[:2, :2]), 0, reduce, include_self, False), x)
+    check_grad(lambda b: oar.put_along_axis(t(x), i0, b, 0, reduce, include_self, False), v[:2, :2])
+
+
+def test_grad_put_along_axis_mul_zeros():
+    x = rand((3, 5))
+    x[0, 0] = 0.0
+    v = rand((3, 4))
+    v[0, 0] = 0.0  # one zero among the three factors written to [0, 0] (plus arr's zero)
+    v[1, 0] = 0.0  # a single zero factor at [1, 1]
+    v[2, 0] = v[2, 2] = 0.0  # two zero factors at [2, 3]
+    pidx = t(GRAD_IDX)
+    for inc in (True, False):
+        check_grad(lambda b: oar.put_along_axis(t(x), pidx, b, 1, "mul", inc), v)
+        check_grad(lambda a: oar.put_along_axis(a, pidx, t(v), 1, "mul", inc), x)
+
+
+def test_grad_put_along_axis_ties():
+    x = np.array([[1.0, 5.0, 2.0, 0.0]])
+    idx = np.array([[1, 1, 0, 3, 3]])
+    v = np.array([[5.0, 3.0, 1.0, 4.0, 4.0]])
+    w = np.array([[1.0, 2.0, 3.0, 4.0]])
+    for reduce, inc in (("amax", True), ("amax", False), ("amin", True), ("amin", False)):
+        # hand reference: each position's gradient is split evenly among the
+        # contributors equal to the result
+        out = put_ref(x, idx, v, 1, reduce, inc)
+        gx_ref = w.copy()
+        gv_ref = np.zeros_like(v)
+        for p in set(idx[0]):
+            js = [j for j in range(idx.shape[1]) if idx[0, j] == p]
+            ties = [j for j in js if v[0, j] == out[0, p]]
+            self_tie = inc and x[0, p] == out[0, p]
+            share = w[0, p] / (len(ties) + self_tie)
+            gx_ref[0, p] = share if self_tie else 0.0
+            for j in ties:
+                gv_ref[0, j] = share
+        a, b = t(x, grad=True), t(v, grad=True)
+        y = oar.put_along_axis(a, t(idx), b, 1, reduce, inc)
+        ga, gb = oar.grad([y], [a, b], [t(w)])
+        np.testing.assert_allclose(ga.numpy(), gx_ref, err_msg=f"{reduce} {inc}")
+        np.testing.assert_allclose(gb.numpy(), gv_ref, err_msg=f"{reduce} {inc}")
+    # amax with include_self, by hand: [0] ties arr's 1 with v 1 (w=1 halved), [1] ties arr's 5
+    # with v 5 (w=2 halved), [2] is not written (w=3 to arr), [3] ties the two 4s (w=4 halved)
+    a, b = t(x, grad=True), t(v, grad=True)
+    y = oar.put_along_axis(a, t(idx), b, 1, "amax")
+    ga, gb = oar.grad([y], [a, b], [t(w)])
+    np.testing.assert_allclose(ga.numpy(), [[0.5, 1.0, 3.0, 0.0]])
+    np.testing.assert_allclose(gb.numpy(), [[1.0, 0.0, 0.5, 2.0, 2.0]])
+
+
+def test_grad_put_along_axis_inplace_and_second_order():
+    x = rand((3, 5))
+    v = rand((3, 4))
+    pidx = t(GRAD_IDX)
+
+    def inplace(b):
+        base = t(x) * 1.0
+        oar.put_along_axis_(base, pidx, b, 1, "mean", include_self=False)
+        return base
+    check_grad(inplace, v)
+    # mul's gradient rule is built from differentiable ops: d/dv of (d out / d arr)
+    check_grad(lambda b: oar.grad([oar.put_along_axis(ta := t(x, grad=True), pidx, b, 1, "mul")], [ta],
+                                  [t(np.ones((3, 5)))], create_graph=True)[0], v)

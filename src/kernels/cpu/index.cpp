@@ -15,6 +15,7 @@
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
 #include "ops/dispatch.h"
+#include "ops/index.h"
 #include "ops/ops.h"
 
 namespace oar::cpu {
@@ -141,32 +142,120 @@ void take_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
   });
 }
 
+// One step of put_along_axis's reduction into d (the value already there).
+template <typename T> inline void put_combine(ops::PutReduce r, T& d, T s) {
+  using C = compute_t<T>;
+  switch (r) {
+    case ops::PutReduce::Mul:
+      if constexpr (std::is_same_v<T, bool>) d = d && s;
+      else d = T(C(d) * C(s));
+      break;
+    case ops::PutReduce::Amin:
+      if constexpr (!is_complex_v<T>) d = C(s) < C(d) ? s : d;  // Paddle's comparison: a NaN in d stays
+      break;
+    case ops::PutReduce::Amax:
+      if constexpr (!is_complex_v<T>) d = C(s) > C(d) ? s : d;
+      break;
+    default: add_to(d, s);  // Add, Mean (divided afterwards)
+  }
+}
+
+// Indices may cover only a corner of x in the dims other than axis, so each
+// index line (fixed coordinates off the axis) is mapped to its start in x.
+struct PutGeometry {
+  Dims ishape, xstrides;
+  int64_t axis;
+  Lines I;
+  PutGeometry(const Tensor& x, const Tensor& idx, int64_t ax)
+      : ishape(idx.shape()), xstrides(contiguous_strides(x.shape())), axis(ax), I(idx.shape(), ax) {}
+  int64_t line_start(int64_t oo, int64_t i) const {
+    int64_t off = 0;
+    for (int64_t d = axis - 1; d >= 0; --d) {
+      off += (oo % ishape[d]) * xstrides[d];
+      oo /= ishape[d];
+    }
+    for (int64_t d = int64_t(ishape.size()) - 1; d > axis; --d) {
+      off += (i % ishape[d]) * xstrides[d];
+      i /= ishape[d];
+    }
+    return off;
+  }
+};
+
+// Every index line is handled by one thread, serially along the axis, so the
+// result is deterministic: later duplicates win ('assign') or are reduced in
+// index order.
 void put_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   Tensor x = dense(in[0]), v = dense(in[2]);
   int64_t axis = a.i(0);
-  Lines L(x.shape(), axis), I(in[1].shape(), axis);
+  auto mode = ops::PutReduce(a.i(1));
+  bool self = a.b(2);
+  Lines L(x.shape(), axis);
+  PutGeometry G(x, in[1], axis);
+  const Lines& I = G.I;
   std::vector<int64_t> idx = load_index(in[1], L.n, axis, "oar.put_along_axis");
   copy_base(x, out[0]);
-  auto run = [&](auto tag, auto op) {
+  if (idx.empty()) return;
+  int64_t lines = I.outer * I.inner, step = L.inner;
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(I.n, 1));
+  auto fast = [&](auto tag, auto op) {
     using T = decltype(tag);
     T* o = static_cast<T*>(out[0].raw_data());
     const T* vp = static_cast<const T*>(v.raw_data());
-    // One thread per (outer, inner) line: later duplicates win (assign) or sum (add), deterministically.
-    parallel_for(I.outer * I.inner, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(I.n, 1)),
-                 [&](int64_t b, int64_t e) {
-                   for (int64_t p = b; p < e; ++p) {
-                     int64_t oo = p / I.inner, i = p % I.inner;
-                     for (int64_t j = 0; j < I.n; ++j) {
-                       int64_t t = (oo * I.n + j) * I.inner + i;
-                       op(o[(oo * L.n + idx[t]) * L.inner + i], vp[t]);
-                     }
-                   }
-                 });
+    parallel_for(lines, grain, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        int64_t oo = p / I.inner, i = p % I.inner;
+        T* base = o + G.line_start(oo, i);
+        for (int64_t j = 0; j < I.n; ++j) {
+          int64_t t = (oo * I.n + j) * I.inner + i;
+          op(base[idx[t] * step], vp[t]);
+        }
+      }
+    });
   };
-  if (a.b(1))
-    visit_numeric(x.dtype(), [&](auto tag) { run(tag, [](auto& d, auto s) { add_to(d, s); }); });
-  else
-    visit_size(x.itemsize(), [&](auto tag) { run(tag, [](auto& d, auto s) { d = s; }); });
+  if (mode == ops::PutReduce::Assign)
+    return visit_size(x.itemsize(), [&](auto tag) { fast(tag, [](auto& d, auto s) { d = s; }); });
+  if (mode == ops::PutReduce::Add && self)
+    return visit_numeric(x.dtype(), [&](auto tag) { fast(tag, [](auto& d, auto s) { add_to(d, s); }); });
+
+  // General path: per-position counts of the values written along the line
+  // (the first one replaces arr's value when !self; mean divides by them).
+  // One scratch row per thread, allocated here since the parallel region must
+  // not throw; a serial run (nested in another parallel region) uses one row.
+  int nslots = std::max(1, omp_get_max_threads());
+  std::vector<int64_t> scratch(size_t(nslots) * size_t(L.n), 0);
+  visit_numeric(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    T* o = static_cast<T*>(out[0].raw_data());
+    const T* vp = static_cast<const T*>(v.raw_data());
+    parallel_for(lines, grain, [&](int64_t b, int64_t e) {
+      int slot = std::min(omp_in_parallel() ? omp_get_thread_num() : 0, nslots - 1);
+      int64_t* cnt = scratch.data() + size_t(slot) * size_t(L.n);
+      for (int64_t p = b; p < e; ++p) {
+        int64_t oo = p / I.inner, i = p % I.inner;
+        T* base = o + G.line_start(oo, i);
+        for (int64_t j = 0; j < I.n; ++j) {
+          int64_t t = (oo * I.n + j) * I.inner + i, k = idx[t];
+          if (cnt[k]++ == 0 && !self) base[k * step] = vp[t];
+          else put_combine(mode, base[k * step], vp[t]);
+        }
+        for (int64_t j = 0; j < I.n; ++j) {  // finish each written position once, resetting its count
+          int64_t k = idx[(oo * I.n + j) * I.inner + i];
+          if (cnt[k] == 0) continue;
+          if constexpr (!std::is_same_v<T, bool>) {
+            // Integer means truncate toward zero, like Paddle's C++ division.
+            int64_t n = cnt[k] + (self ? 1 : 0);
+            if (mode == ops::PutReduce::Mean) {
+              if constexpr (std::is_integral_v<T>) base[k * step] = T(int64_t(base[k * step]) / n);
+              else base[k * step] = T(C(base[k * step]) / C(n));
+            }
+          }
+          cnt[k] = 0;
+        }
+      }
+    });
+  });
 }
 
 // ---- gather_nd / scatter_nd: index [M, K] selects slices of x.shape[K:]

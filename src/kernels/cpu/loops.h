@@ -141,6 +141,19 @@ template <typename Out, typename... In, typename F, size_t... I>
 void elementwise_impl(std::index_sequence<I...>, Tensor& out, F& f,
                       const std::array<const Tensor*, sizeof...(In)>& in) {
   constexpr int N = 1 + sizeof...(In);
+  // Same-shape dense operands (the common case, and the one where small
+  // tensors must not pay for the general geometry) run as flat arrays.
+  if constexpr (!is_half_v<Out>) {
+    if (out.is_contiguous() && ((in[I]->is_contiguous() && in[I]->shape() == out.shape()) && ...)) {
+      Out* o = out.data<Out>();
+      const std::tuple<const In*...> ip{in[I]->template data<In>()...};
+      parallel_for(out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
+#pragma omp simd
+        for (int64_t i = b; i < e; ++i) o[i] = Out(f(compute_t<In>(std::get<I>(ip)[i])...));
+      });
+      return;
+    }
+  }
   Geometry<N> g({&out, in[I]...});
   if (g.numel == 0) return;
   if constexpr (is_half_v<Out> && (std::is_same_v<compute_t<In>, float> && ...) &&

@@ -28,6 +28,10 @@ using Widen = void (*)(const uint16_t* x, float* y, int64_t n);
 struct Table {
   F32 f32[kNumFns];
   F64 f64[kNumFns];
+  // The same with streaming (cache-bypassing) stores, for outputs much larger
+  // than the caches.
+  F32 f32_stream[kNumFns];
+  F64 f64_stream[kNumFns];
   Narrow to_bf16, to_f16;
   Widen from_bf16, from_f16;
   const char* isa;

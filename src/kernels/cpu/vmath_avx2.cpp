@@ -10,6 +10,20 @@
 #define OAR_SELECT_LT_PS(a, b, x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define OAR_SLEEF_F35(fn) Sleef_##fn##f8_u35avx2
 #define OAR_RCP_PS(a) _mm256_rcp_ps(a)
+#define OAR_ROUND_PS(a) _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define OAR_LDEXP_PS(p, n) oar_ldexp_avx2(p, n)
+#include <immintrin.h>
+// p * 2^n for integral n in [-151, 129]: two factors 2^(n/2) that are both
+// normal floats, so the product overflows to inf and underflows gradually.
+static inline __m256 oar_ldexp_avx2(__m256 p, __m256 n) {
+  __m256i ni = _mm256_cvtps_epi32(n);
+  __m256i n1 = _mm256_srai_epi32(ni, 1);
+  __m256i n2 = _mm256_sub_epi32(ni, n1);
+  __m256i bias = _mm256_set1_epi32(127);
+  __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
 #define OAR_IVEC __m256i
 #define OAR_SI(op) _mm256_##op##_si256
 #define OAR_EPI32(op) _mm256_##op##_epi32

@@ -10,6 +10,9 @@
 #define OAR_SELECT_LT_PS(a, b, x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x)
 #define OAR_SLEEF_F35(fn) Sleef_##fn##f16_u35avx512f
 #define OAR_RCP_PS(a) _mm512_rcp14_ps(a)
+#define OAR_ROUND_PS(a) _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+// p * 2^n for integral n, with overflow to inf and gradual underflow
+#define OAR_LDEXP_PS(p, n) _mm512_scalef_ps(p, n)
 #define OAR_IVEC __m512i
 #define OAR_SI(op) _mm512_##op##_si512
 #define OAR_EPI32(op) _mm512_##op##_epi32
