@@ -228,6 +228,7 @@ void bind_ops(nb::module_& m) {
   });
 
   // Linear algebra
+  m.def("_linear", [](const Tensor& x, const Tensor& w, const Tensor& b) { return ops::linear(x, w, b); });
   m.def("matmul", [](const Tensor& x, const Tensor& y, bool tx, bool ty, nb::handle) { return ops::matmul(x, y, tx, ty); },
         arg("x"), arg("y"), arg("transpose_x") = false, arg("transpose_y") = false, arg("name") = kNone);
   cls.def("matmul", [](TensorImpl* x, const Tensor& y, bool tx, bool ty, nb::handle) {

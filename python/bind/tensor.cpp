@@ -160,19 +160,27 @@ void bind_tensor(nb::module_& m) {
       .def_prop_rw("grad", [](TensorImpl* s) {
                      if (!s->autograd) return Tensor();
                      if (s->autograd->retained) return *s->autograd->retained;
-                     return s->autograd->grad;
+                     AutogradMeta& m = *s->autograd;
+                     if (m.grad_zeroed) {
+                       NoGradGuard ng;
+                       m.grad = ops::zeros_like(m.grad);
+                       m.grad_zeroed = false;
+                     }
+                     return m.grad;
                    },
                    [](TensorImpl* s, std::optional<Tensor> g) {
                      if (g) OAR_CHECK(g->shape() == s->shape, Value, "[Tensor.grad] the gradient's shape ",
                                       ops::shape_str(g->shape()), " must equal the tensor's shape ",
                                       ops::shape_str(s->shape));
-                     self_t(s).autograd_meta().grad = g ? *g : Tensor();
+                     AutogradMeta& m = self_t(s).autograd_meta();
+                     m.grad = g ? *g : Tensor();
+                     m.grad_zeroed = false;
                    }, nb::arg("value").none())
       .def("_clear_grad", [](TensorImpl* s, bool set_to_zero) {
         if (!s->autograd || !s->autograd->grad.defined()) return;
-        Tensor& g = s->autograd->grad;
-        if (set_to_zero) { NoGradGuard ng; g = ops::zeros_like(g); }
-        else g = Tensor();
+        // Zeros are made only if .grad is read before the next backward.
+        if (set_to_zero) s->autograd->grad_zeroed = true;
+        else s->autograd->grad = Tensor();
       }, nb::arg("set_to_zero") = true)
       .def("detach", [](TensorImpl* s) { return detach(self_t(s)); })
       .def("detach_", [](TensorImpl* s) {

@@ -64,6 +64,10 @@ struct AccumulateGrad final : Node {
       if (r.defined()) g = r;
     }
     if (!grad_enabled()) g = detach(g);
+    if (m.grad_zeroed) {
+      m.grad = Tensor();
+      m.grad_zeroed = false;
+    }
     if (!m.grad.defined()) {
       // Keep our own copy: the incoming grad may alias a tensor the user holds.
       m.grad = grad_enabled() ? g : ops::clone(g);

@@ -22,6 +22,9 @@ struct AutogradMeta {
   std::shared_ptr<Node> grad_fn;  // null for a leaf
   int output_nr = 0;
   Tensor grad;
+  // Set by clear_grad(set_to_zero=True): .grad reads as zeros, and the next
+  // accumulation replaces it instead of adding to a buffer of zeros.
+  bool grad_zeroed = false;
   std::weak_ptr<Node> grad_accumulator;  // leaves only, created on demand
   SmallVector<Hook, 1> hooks;            // leaves: run before accumulation
   bool retain_grad = false;              // non-leaves: keep .grad

@@ -15,7 +15,7 @@ thread_local AutocastConfig t_config;
 
 // Defaults follow Paddle's O1 lists: matrix products in low precision;
 // exponentials, logarithms, reductions and normalisations in float32.
-constexpr const char* kLowOps[] = {"matmul", "conv", "conv_transpose"};
+constexpr const char* kLowOps[] = {"matmul", "linear", "conv", "conv_transpose"};
 constexpr const char* kFloat32Ops[] = {
     "exp",     "expm1",       "log",        "log2",         "log10",      "log1p",     "pow",
     "square",  "sum",         "mean",       "prod",         "softmax",    "log_softmax", "logsumexp",

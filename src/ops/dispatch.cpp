@@ -1,4 +1,5 @@
 #include "ops/dispatch.h"
+#include "ops/profiler.h"
 
 #include "autograd/autograd.h"
 #include "ops/ops.h"
@@ -53,9 +54,16 @@ Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& 
   DType key = !inputs.empty() && inputs[0].defined() ? inputs[0].dtype() : metas[0].dtype;
   KernelFn k = find_kernel(op, dev, key);
   outs.resize(metas.size());
+  const int64_t t0 = profiler::enabled() ? profiler::now_ns() : 0;
   if (!op.traits.dynamic_shape)
     for (size_t i = 0; i < metas.size(); ++i) outs[i] = empty_tensor(metas[i].shape, metas[i].dtype, dev);
   k(inputs, std::span<Tensor>(outs.data(), outs.size()), attrs);
+  if (t0) {
+    int64_t bytes = 0;
+    for (const Tensor& o : outs)
+      if (o.defined()) bytes += o.numel() * int64_t(o.itemsize());
+    profiler::record(op, inputs, profiler::now_ns() - t0, bytes);
+  }
   return outs;
 }
 
@@ -116,6 +124,7 @@ Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> 
   }
   {
     NoGradGuard ng;
+    const int64_t t0 = profiler::enabled() ? profiler::now_ns() : 0;
     DType key = inputs[0].dtype();
     KernelFn k = find_kernel(op, self.device(), key);
     Tensor out = self;
@@ -126,6 +135,7 @@ Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> 
     } else {
       k(inputs, std::span<Tensor>(&out, 1), attrs);
     }
+    if (t0) profiler::record(op, inputs, profiler::now_ns() - t0, self.numel() * int64_t(self.itemsize()));
   }
   self.storage().bump_version();
   if (track) record_inplace(op, inputs, attrs, self, std::span<const Tensor>(saved.data(), saved.size()));

@@ -56,6 +56,42 @@ Tensors matmul_grad(const GradCtx& c) {
 
 OpDef& kMatmul = OpBuilder("matmul").attrs({"transpose_x", "transpose_y"}).meta(matmul_meta).grad(matmul_grad);
 
+// ---- linear: x [..., K] @ w [K, N] + b [N] in one product (the kernel starts
+// the output from the broadcast bias), so a Linear layer makes one pass over
+// its output instead of two.
+Metas linear_meta(std::span<const Tensor> in, const Attrs&) {
+  const Tensor &x = in[0], &w = in[1], &b = in[2];
+  OAR_CHECK(x.dtype() == w.dtype() && x.dtype() == b.dtype(), Type,
+            "[oar.nn.functional.linear] x, weight and bias must have the same dtype, got ", dtype_name(x.dtype()), ", ",
+            dtype_name(w.dtype()), " and ", dtype_name(b.dtype()));
+  OAR_CHECK(is_floating(x.dtype()), Type, "[oar.nn.functional.linear] expects floating-point tensors, got ",
+            dtype_name(x.dtype()));
+  OAR_CHECK(w.dim() == 2, Value, "[oar.nn.functional.linear] weight must be 2-D [in, out], got shape ",
+            shape_str(w.shape()));
+  OAR_CHECK(x.dim() >= 1 && x.shape()[x.dim() - 1] == w.shape()[0], Value,
+            "[oar.nn.functional.linear] x.shape[-1] must equal weight.shape[0] (", w.shape()[0], "), got x.shape ",
+            shape_str(x.shape()));
+  OAR_CHECK(b.dim() == 1 && b.shape()[0] == w.shape()[1], Value,
+            "[oar.nn.functional.linear] bias must have shape [", w.shape()[1], "], got ", shape_str(b.shape()));
+  Dims out = x.shape();
+  out.back() = w.shape()[1];
+  return {TensorMeta{out, x.dtype()}};
+}
+
+Tensors linear_grad(const GradCtx& c) {
+  const Tensor &x = c.in(0), &w = c.in(1);
+  Tensor g = c.grad();
+  int64_t K = w.shape()[0], N = w.shape()[1];
+  Tensor g2 = reshape(g, Dims{g.numel() / std::max<int64_t>(N, 1), N});
+  Tensor gx, gw, gb;
+  if (c.needs_grad(0)) gx = matmul(g, w, false, true);
+  if (c.needs_grad(1)) gw = matmul(reshape(x, Dims{x.numel() / std::max<int64_t>(K, 1), K}), g2, true, false);
+  if (c.needs_grad(2)) gb = sum(g2, Dims{0});
+  return {gx, gw, gb};
+}
+
+OpDef& kLinear = OpBuilder("linear").meta(linear_meta).grad(linear_grad);
+
 }  // namespace
 
 namespace ops {
@@ -75,6 +111,18 @@ Tensor matmul(const Tensor& x0, const Tensor& y0, bool tx, bool ty) {
   if (x1) return squeeze(out, Dims{out.dim() - 2});
   if (y1) return squeeze(out, Dims{out.dim() - 1});
   return out;
+}
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  // Under autocast the dispatch stage casts all three to the low dtype;
+  // otherwise mixed float dtypes promote like matmul and add would.
+  if (!dispatch_state().autocast) {
+    DType t = promote_types(promote_types(x.dtype(), w.dtype()), b.dtype());
+    Tensor in[3] = {cast(x, t), cast(w, t), cast(b, t)};
+    return dispatch1(kLinear, in);
+  }
+  Tensor in[3] = {x, w, b};
+  return dispatch1(kLinear, in);
 }
 
 }  // namespace ops

@@ -154,6 +154,31 @@ Tensor flip_view(const Tensor& x, const Dims& axes) {
 }
 Tensors flip_grad(const GradCtx& c) { return {flip_view(c.grad(), c.attr().ints(0))}; }
 
+// split: attrs axis (normalised), sections (sizes, summing to the axis size).
+// One multi-output view op, so the gradient is one concat of the parts'
+// gradients rather than a scatter into zeros per part.
+Metas split_meta(std::span<const Tensor> in, const Attrs& a) {
+  const Tensor& x = in[0];
+  int64_t axis = a.i(0);
+  const Dims& sec = a.ints(1);
+  Metas out;
+  int64_t off = x.offset();
+  for (int64_t s : sec) {
+    Dims shape = x.shape();
+    shape[axis] = s;
+    out.push_back(TensorMeta{shape, x.dtype(), x.strides(), s > 0 ? off : x.offset()});
+    off += s * x.strides()[axis];
+  }
+  return out;
+}
+Tensors split_grad(const GradCtx& c) {
+  Tensors parts;
+  for (size_t i = 0; i < c.out_metas.size(); ++i) parts.push_back(c.grad(i));
+  return {concat(std::span<const Tensor>(parts.data(), parts.size()), c.attr().i(0))};
+}
+OpDef& kSplit = OpBuilder("split").attrs({"axis", "sections"}).meta(split_meta).grad(split_grad)
+                    .traits({.view = true}).saves(false, false);
+
 Tensor slice1(const Tensor& x, int64_t axis, int64_t start, int64_t end) {
   return strided_slice(x, Dims{axis}, Dims{start}, Dims{end}, Dims{1});
 }
@@ -220,13 +245,8 @@ Tensors split(const Tensor& x, const Dims& sections, int64_t axis) {
     OAR_CHECK(known == n, Value, "[oar.split] sections ", shape_str(sections), " must add up to the size ", n,
               " of axis ", ax, ", got ", known);
   }
-  Tensors out;
-  int64_t off = 0;
-  for (int64_t s : sec) {
-    out.push_back(slice1(x, ax, off, off + s));
-    off += s;
-  }
-  return out;
+  Tensor in[1] = {x};
+  return dispatch(kSplit, in, Attrs{ax, sec});
 }
 
 Tensors split_equal(const Tensor& x, int64_t num, int64_t axis) {

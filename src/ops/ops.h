@@ -141,5 +141,7 @@ Tensor slice_scatter(const Tensor& base, const Tensor& src, const Dims& axes, co
 
 // ---- linear algebra (linalg.cpp)
 Tensor matmul(const Tensor& x, const Tensor& y, bool transpose_x = false, bool transpose_y = false);
+// x [..., K] @ w [K, N] + b [N], floating dtypes, all three of one dtype.
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b);
 
 }  // namespace oar::ops

@@ -227,3 +227,22 @@ def test_hook_handles_remove_hooks():
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
     with pytest.raises(TypeError, match=r"^\[Tensor.register_hook\] hook must be callable"):
         x.register_hook(3)
+
+
+def test_clear_grad_to_zero_reads_zeros_and_next_backward_replaces():
+    w = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    (w * 3).sum().backward()
+    w.clear_grad()
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 0.0])
+    (w * 5).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [5.0, 5.0])
+    w.clear_grad()  # not read this time: the next backward still starts from zero
+    (w * 7).sum().backward()
+    (w * 1).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [8.0, 8.0])
+    w.clear_grad(set_to_zero=False)
+    assert w.grad is None
+    w.clear_grad()
+    w.grad = oar.to_tensor([4.0, 4.0])  # an assigned gradient is kept, not zeroed
+    (w * 1).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [5.0, 5.0])

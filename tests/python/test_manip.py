@@ -414,3 +414,25 @@ def test_higher_order_through_concat():
     (gg,) = oar.grad([g.sum()], [x])
     np.testing.assert_allclose(g.numpy(), 4 * np.array([1.0, 8.0]) + 2 * np.array([1.0, 2.0]))
     np.testing.assert_allclose(gg.numpy(), 12 * np.array([1.0, 4.0]) + 2)
+
+
+def test_split_parts_are_views_and_gradient_is_their_concat():
+    x0 = np.arange(30.0).reshape(3, 10)
+    x = oar.to_tensor(x0, stop_gradient=False)
+    a, b, c = oar.split(x, [2, -1, 3], axis=1)
+    assert [p.shape for p in (a, b, c)] == [[3, 2], [3, 5], [3, 3]]
+    np.testing.assert_array_equal(b.numpy(), x0[:, 2:7])
+    (a.sum() + 3 * c.sum()).backward()  # b gets no gradient: zeros there
+    want = np.zeros_like(x0)
+    want[:, :2], want[:, 7:] = 1.0, 3.0
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+    # a strided input (a transpose) splits along either axis
+    t = oar.to_tensor(x0).transpose([1, 0])
+    parts = oar.split(t, 2, axis=0)
+    np.testing.assert_array_equal(parts[1].numpy(), x0.T[5:])
+    # second order through the concat rule
+    y = oar.to_tensor(np.array([1.0, 2.0, 3.0, 4.0]), stop_gradient=False)
+    p, q = oar.split(y, 2)
+    (g,) = oar.grad((p ** 3).sum() + (q ** 2).sum(), y, create_graph=True)
+    (h,) = oar.grad(g.sum(), y)
+    np.testing.assert_allclose(h.numpy(), [6.0, 12.0, 2.0, 2.0])

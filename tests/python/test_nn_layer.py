@@ -385,3 +385,41 @@ def test_clip_by_norm_and_value():
     np.testing.assert_allclose(out[2][1].numpy(), gs[2])
     out = nn.ClipGradByValue(0.5, min=0.0)(pairs)
     np.testing.assert_allclose(out[0][1].numpy(), np.clip(gs[0], 0.0, 0.5))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linear_with_bias_is_one_product_with_numpy_gradients(dtype):
+    rng = np.random.default_rng(3)
+    x, w, b = rng.standard_normal((3, 5, 4)), rng.standard_normal((4, 6)), rng.standard_normal(6)
+    g = rng.standard_normal((3, 5, 6))
+    X, W, B = (oar.to_tensor(a.astype(dtype), stop_gradient=False) for a in (x, w, b))
+    y = F.linear(X, W, B)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(y.numpy(), x @ w + b, rtol=tol, atol=tol)
+    y.backward(oar.to_tensor(g.astype(dtype)))
+    np.testing.assert_allclose(X.grad.numpy(), g @ w.T, rtol=tol, atol=tol)
+    np.testing.assert_allclose(W.grad.numpy(), x.reshape(-1, 4).T @ g.reshape(-1, 6), rtol=tol, atol=tol)
+    np.testing.assert_allclose(B.grad.numpy(), g.reshape(-1, 6).sum(0), rtol=tol, atol=tol)
+    # non-contiguous x and a transposed weight view take the same path
+    Xt = oar.to_tensor(x.transpose(1, 0, 2).copy().astype(dtype)).transpose([1, 0, 2])
+    Wt = oar.to_tensor(w.T.copy().astype(dtype)).t()
+    np.testing.assert_allclose(F.linear(Xt, Wt, B).numpy(), x @ w + b, rtol=tol, atol=tol)
+
+
+def test_linear_bias_second_order_and_bfloat16():
+    rng = np.random.default_rng(4)
+    x = oar.to_tensor(rng.standard_normal((2, 3)), stop_gradient=False)
+    w = oar.to_tensor(rng.standard_normal((3, 2)))
+    b = oar.to_tensor(rng.standard_normal(2))
+    y = (F.linear(x, w, b) ** 2).sum()
+    (gx,) = oar.grad(y, x, create_graph=True)
+    (hx,) = oar.grad(gx.sum(), x)
+    # d/dx sum_j 2 (x w + b)_j w_kj = 2 sum_j w_ij w_kj summed over rows' k
+    np.testing.assert_allclose(hx.numpy(), np.tile(2 * (w.numpy() @ w.numpy().T).sum(1), (2, 1)), rtol=1e-10)
+    xs, ws, bs = (rng.standard_normal(s).astype(np.float32) for s in ((8, 16), (16, 4), (4,)))
+    with oar.amp.auto_cast(dtype="bfloat16"):
+        out = F.linear(oar.to_tensor(xs), oar.to_tensor(ws), oar.to_tensor(bs))
+    assert out.dtype == oar.bfloat16
+    np.testing.assert_allclose(out.astype("float32").numpy(), xs @ ws + bs, rtol=3e-2, atol=3e-2)
+    with pytest.raises(ValueError, match=r"^\[oar.nn.functional.linear\]"):
+        oar._C._linear(oar.ones([2, 3]), oar.ones([3, 4]), oar.ones([5]))

@@ -29,21 +29,22 @@ bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, MatArg* m) 
   return false;
 }
 
+// c = a b (+ c with accumulate, float and double only).
 template <typename T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
-          int64_t ldc) {
+          int64_t ldc, bool accumulate = false) {
   auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
     // oneDNN's sgemm (row-major) measured 1.1-1.2x faster than OpenBLAS's
     // here from 256 to 2048 (benchmarks/kernels.py); tiny products stay on
     // OpenBLAS, whose call overhead is lower.
     if (m * n * k >= 32 * 32 * 32) {
-      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
       return;
     }
-    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
   } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+    cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, 1.0, a, lda, b, ldb, accumulate ? 1.0 : 0.0, c, ldc);
   } else if constexpr (std::is_same_v<T, complex64>) {
     const complex64 one(1), zero(0);
     cblas_cgemm(CblasRowMajor, TA, TB, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc);
@@ -157,7 +158,7 @@ bool as_stack(const Tensor& t, bool trans, int64_t batch, dnnl::memory::dims* di
 // float16/bfloat16 through oneDNN's matmul (AMX / AVX-512 BF16 / FP16 where
 // the CPU has them), accumulating in float32. Returns false where the layout
 // needs the general path (batch broadcasting of the left operand, odd strides).
-bool lowp_matmul(const Tensor& x, const Tensor& y, Tensor& out, bool tx, bool ty) {
+bool lowp_matmul(const Tensor& x, const Tensor& y, Tensor& out, bool tx, bool ty, const Tensor* bias = nullptr) {
   using namespace dnnl_util;
   int64_t nd = out.dim();
   int64_t M = out.shape()[nd - 2], N = out.shape()[nd - 1];
@@ -177,17 +178,24 @@ bool lowp_matmul(const Tensor& x, const Tensor& y, Tensor& out, bool tx, bool ty
   }
   auto dt = data_type(x.dtype());
   dnnl::memory::desc xmd(xd, dt, xs), ymd(yd, dt, ys), omd(od, dt, os);
-  std::string key = "matmul:" + std::to_string(int(x.dtype()));
+  dnnl::memory::desc bmd;
+  if (bias) bmd = dnnl::memory::desc({1, 1, N}, dt, {N, N, 1});
+  std::string key = std::string(bias ? "linear:" : "matmul:") + std::to_string(int(x.dtype()));
   for (auto* v : {&xd, &xs, &yd, &ys, &od}) {
     key += "|";
     for (int64_t e : *v) key += std::to_string(e) + ",";
   }
   Prim p = cached(key, [&] {
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(xmd, ymd, omd), engine());
+    dnnl::matmul::primitive_desc pd(bias ? dnnl::matmul::desc(xmd, ymd, bmd, omd) : dnnl::matmul::desc(xmd, ymd, omd),
+                                    engine());
     return Prim{dnnl::matmul(pd), {xmd, ymd, omd}};
   });
-  execute(p, {{DNNL_ARG_SRC, &x, xmd, xmd, false}, {DNNL_ARG_WEIGHTS, &y, ymd, ymd, false},
-              {DNNL_ARG_DST, &out, omd, omd, true}}, key);
+  if (bias)
+    execute(p, {{DNNL_ARG_SRC, &x, xmd, xmd, false}, {DNNL_ARG_WEIGHTS, &y, ymd, ymd, false},
+                {DNNL_ARG_BIAS, bias, bmd, bmd, false}, {DNNL_ARG_DST, &out, omd, omd, true}}, key);
+  else
+    execute(p, {{DNNL_ARG_SRC, &x, xmd, xmd, false}, {DNNL_ARG_WEIGHTS, &y, ymd, ymd, false},
+                {DNNL_ARG_DST, &out, omd, omd, true}}, key);
   return true;
 }
 
@@ -215,6 +223,53 @@ void matmul_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attr
 }
 
 KernelRegistrar r("matmul", DeviceType::CPU, OAR_NUMERIC_DTYPES, matmul_kernel);
+
+// in: x [..., K], w [K, N], b [N]. Float and double: the output rows start as
+// copies of b and one gemm over all rows of x accumulates onto them. 16-bit:
+// oneDNN's matmul with its bias argument.
+template <typename T> void linear_typed(const Tensor& x0, const Tensor& w0, const Tensor& b, Tensor& out) {
+  const int64_t K = w0.shape()[0], N = w0.shape()[1];
+  const int64_t R = out.numel() / std::max<int64_t>(N, 1);
+  T* o = out.data<T>();
+  if (out.numel() == 0) return;
+  const T* bp = b.data<T>();
+  const int64_t bs = b.strides()[0];
+  parallel_for(R, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(N, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t j = 0; j < N; ++j) o[r * N + j] = bp[j * bs];
+  });
+  if (K == 0) return;
+  Tensor x = ops::contiguous(x0);
+  MatArg aw;
+  Tensor w = w0;
+  if (!blas_layout(K, N, w.strides()[0], w.strides()[1], &aw)) {
+    w = ops::contiguous(w0);
+    blas_layout(K, N, w.strides()[0], w.strides()[1], &aw);
+  }
+  gemm<T>(false, aw.trans, R, N, K, x.data<T>(), K, w.data<T>(), aw.ld, o, N, true);
+}
+
+void linear_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  DType t = in[0].dtype();
+  if (t == DType::Float16 || t == DType::BFloat16) {
+    Tensor b = ops::contiguous(in[2]);
+    try {
+      if (lowp_matmul(in[0], in[1], out[0], false, false, &b)) return;
+    } catch (const dnnl::error&) {
+      // no oneDNN implementation for this layout: float32 below
+    }
+    Tensor of = empty_tensor(out[0].shape(), DType::Float32);
+    linear_typed<float>(ops::cast(in[0], DType::Float32), ops::cast(in[1], DType::Float32),
+                        ops::cast(in[2], DType::Float32), of);
+    Tensor o = out[0];
+    ops::copy_(o, of);
+    return;
+  }
+  if (t == DType::Float32) linear_typed<float>(in[0], in[1], in[2], out[0]);
+  else linear_typed<double>(in[0], in[1], in[2], out[0]);
+}
+
+KernelRegistrar r_linear("linear", DeviceType::CPU, OAR_FLOAT_DTYPES, linear_kernel);
 
 }  // namespace
 }  // namespace oar::cpu

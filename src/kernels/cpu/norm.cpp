@@ -81,14 +81,17 @@ template <typename T> void layer_norm_impl(std::span<const Tensor> in, std::span
       const T* p = xp + r * cols;
       T* q = y + r * cols;
       Acc s = 0;
+#pragma omp simd reduction(+ : s)
       for (int64_t i = 0; i < cols; ++i) s += Acc(compute_t<T>(p[i]));
       Acc mu = s / Acc(cols);
       Acc v = 0;
+#pragma omp simd reduction(+ : v)
       for (int64_t i = 0; i < cols; ++i) {
         Acc d = Acc(compute_t<T>(p[i])) - mu;
         v += d * d;
       }
       Acc rs = Acc(1) / std::sqrt(v / Acc(cols) + Acc(eps));
+#pragma omp simd
       for (int64_t i = 0; i < cols; ++i)
         q[i] = T(compute_t<T>((Acc(compute_t<T>(p[i])) - mu) * rs * Acc(compute_t<T>(w[i])) + Acc(compute_t<T>(b[i]))));
     }
@@ -154,6 +157,10 @@ void batch_norm_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, c
 
 // in: x, w, g; out: gx, gw, gb. Rows in parallel for gx, then columns in
 // parallel for gw and gb so that no two threads add into one output.
+// One pass over each row (it stays in L1): statistics, dx, and this part's
+// running column sums for dw and db. Rows are split into a fixed number of
+// parts whose partial sums are added in part order, so the result does not
+// depend on thread scheduling.
 template <typename T> void layer_norm_grad_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   const Tensor& x = in[0];
   int64_t begin = a.i(0);
@@ -164,46 +171,65 @@ template <typename T> void layer_norm_grad_impl(std::span<const Tensor> in, std:
   const T *xp = x.data<T>(), *w = in[1].data<T>(), *gp = in[2].data<T>();
   T *gx = out[0].data<T>(), *gw = out[1].data<T>(), *gb = out[2].data<T>();
   using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  std::vector<Acc> mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows));
-  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1));
-  parallel_for(rows, grain, [&](int64_t rb, int64_t re) {
-    for (int64_t r = rb; r < re; ++r) {
-      const T* p = xp + r * cols;
-      const T* g = gp + r * cols;
-      Acc s = 0, v = 0;
-      for (int64_t i = 0; i < cols; ++i) s += Acc(compute_t<T>(p[i]));
-      Acc mu = s / Acc(cols);
-      for (int64_t i = 0; i < cols; ++i) { Acc d = Acc(compute_t<T>(p[i])) - mu; v += d * d; }
-      Acc rs = Acc(1) / std::sqrt(v / Acc(cols) + Acc(eps));
-      mean[size_t(r)] = mu;
-      rstd[size_t(r)] = rs;
-      Acc sg = 0, sgx = 0;
-      for (int64_t i = 0; i < cols; ++i) {
-        Acc gw_i = Acc(compute_t<T>(g[i])) * Acc(compute_t<T>(w[i]));
-        sg += gw_i;
-        sgx += gw_i * (Acc(compute_t<T>(p[i])) - mu) * rs;
-      }
-      sg /= Acc(cols);
-      sgx /= Acc(cols);
-      for (int64_t i = 0; i < cols; ++i) {
-        Acc gw_i = Acc(compute_t<T>(g[i])) * Acc(compute_t<T>(w[i]));
-        Acc xh = (Acc(compute_t<T>(p[i])) - mu) * rs;
-        gx[r * cols + i] = T(compute_t<T>(rs * (gw_i - sg - xh * sgx)));
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1));
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), rows / grain));
+  std::vector<Acc> wcol(static_cast<size_t>(cols));
+  for (int64_t i = 0; i < cols; ++i) wcol[size_t(i)] = Acc(compute_t<T>(w[i]));
+  // per part: [sum g*xhat | sum g] over its rows
+  std::vector<Acc> partial(static_cast<size_t>(parts * 2 * cols), Acc(0));
+  parallel_for(parts, 1, [&](int64_t pb, int64_t pe) {
+    std::vector<Acc> xr(static_cast<size_t>(cols)), gr(static_cast<size_t>(cols));
+    for (int64_t part = pb; part < pe; ++part) {
+      Acc* sw = partial.data() + part * 2 * cols;
+      Acc* sb = sw + cols;
+      const Acc* wc = wcol.data();
+      for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) {
+        const T* p = xp + r * cols;
+        const T* g = gp + r * cols;
+        Acc* xv = xr.data();
+        Acc* gv = gr.data();
+        Acc s = 0;
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < cols; ++i) {
+          xv[i] = Acc(compute_t<T>(p[i]));
+          gv[i] = Acc(compute_t<T>(g[i]));
+          s += xv[i];
+        }
+        const Acc mu = s / Acc(cols);
+        Acc v = 0;
+#pragma omp simd reduction(+ : v)
+        for (int64_t i = 0; i < cols; ++i) {
+          xv[i] -= mu;
+          v += xv[i] * xv[i];
+        }
+        const Acc rs = Acc(1) / std::sqrt(v / Acc(cols) + Acc(eps));
+        Acc sg = 0, sgx = 0;
+#pragma omp simd reduction(+ : sg, sgx)
+        for (int64_t i = 0; i < cols; ++i) {
+          xv[i] *= rs;  // x hat
+          Acc gw_i = gv[i] * wc[i];
+          sg += gw_i;
+          sgx += gw_i * xv[i];
+          sw[i] += gv[i] * xv[i];
+          sb[i] += gv[i];
+        }
+        sg /= Acc(cols);
+        sgx /= Acc(cols);
+        T* o = gx + r * cols;
+#pragma omp simd
+        for (int64_t i = 0; i < cols; ++i) o[i] = T(compute_t<T>(rs * (gv[i] * wc[i] - sg - xv[i] * sgx)));
       }
     }
   });
-  parallel_for(cols, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(rows, 1)), [&](int64_t cb, int64_t ce) {
-    for (int64_t i = cb; i < ce; ++i) {
-      Acc sw = 0, sb = 0;
-      for (int64_t r = 0; r < rows; ++r) {
-        Acc g = Acc(compute_t<T>(gp[r * cols + i]));
-        sb += g;
-        sw += g * (Acc(compute_t<T>(xp[r * cols + i])) - mean[size_t(r)]) * rstd[size_t(r)];
-      }
-      gw[i] = T(compute_t<T>(sw));
-      gb[i] = T(compute_t<T>(sb));
+  for (int64_t i = 0; i < cols; ++i) {
+    Acc sw = 0, sb = 0;
+    for (int64_t part = 0; part < parts; ++part) {
+      sw += partial[size_t(part * 2 * cols + i)];
+      sb += partial[size_t(part * 2 * cols + cols + i)];
     }
-  });
+    gw[i] = T(compute_t<T>(sw));
+    gb[i] = T(compute_t<T>(sb));
+  }
 }
 
 void layer_norm_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {

@@ -109,9 +109,8 @@ template <class I> struct Ops {
   static V gelu(V x) { return I::mul(x, I::normal_cdf_fast(x)); }
   // Phi(x) + x phi(x)
   static V gelu_deriv(V x) {
-    V e;
-    V cdf = I::normal_cdf(x, &e);
-    return I::fma(x, I::mul(I::set1(S(0.39894228040143267794)), e), cdf);
+    V pdf = I::mul(I::set1(S(0.39894228040143267794)), I::exp(I::mul(I::set1(S(-0.5)), I::mul(x, x))));
+    return I::fma(x, pdf, I::normal_cdf_fast(x));
   }
   // The tanh form through 0.5 (1 + tanh u) = sigmoid(2u), which keeps its
   // relative accuracy in both tails: gelu = x s, gelu' = s + 2 x s (1 - s) u',

@@ -39,6 +39,8 @@ def linear(x, weight, bias=None, name=None):
     if x.ndim == 0 or x.shape[-1] != weight.shape[0]:
         raise ValueError(f"[oar.nn.functional.linear] x.shape[-1] must equal weight.shape[0] ({weight.shape[0]}), "
                          f"got x.shape {x.shape}")
+    if bias is not None and bias.ndim == 1 and all(t.dtype.is_floating_point for t in (x, weight, bias)):
+        return _C._linear(x, weight, bias)  # one product that starts from the bias
     out = _C.matmul(x, weight)
     if bias is not None:
         out = out + bias
