@@ -41,10 +41,49 @@ Dims resolve_shape(const Dims& req, const Dims& in, int64_t numel, const char* a
   return out;
 }
 
+// Strides that let `shape` view the elements of a tensor with `old_shape` and
+// `old_strides` in row-major order without a copy: each run of old dims that
+// maps onto a run of new dims (equal products) must itself be contiguous.
+// False when no such strides exist (the caller copies first).
+bool view_strides(const Dims& old_shape, const Dims& old_strides, const Dims& shape, Dims* out) {
+  Dims os, ost;
+  for (size_t d = 0; d < old_shape.size(); ++d)
+    if (old_shape[d] != 1) {
+      os.push_back(old_shape[d]);
+      ost.push_back(old_strides[d]);
+    }
+  for (int64_t v : os)
+    if (v == 0) return false;
+  out->assign(shape.size(), 1);
+  size_t ni = 0, oi = 0;
+  while (ni < shape.size() && oi < os.size()) {
+    int64_t np = shape[ni], op = os[oi];
+    size_t nj = ni + 1, oj = oi + 1;
+    while (np != op) {
+      if (np < op) {
+        if (nj >= shape.size()) return false;
+        np *= shape[nj++];
+      } else {
+        if (oj >= os.size()) return false;
+        op *= os[oj++];
+      }
+    }
+    for (size_t k = oi; k + 1 < oj; ++k)
+      if (ost[k] != os[k + 1] * ost[k + 1]) return false;
+    (*out)[nj - 1] = ost[oj - 1];
+    for (size_t k = nj - 1; k > ni; --k) (*out)[k - 1] = (*out)[k] * shape[k];
+    ni = nj;
+    oi = oj;
+  }
+  return oi == os.size();  // trailing new dims are all 1: stride 1 is fine
+}
+
 Metas reshape_meta(std::span<const Tensor> in, const Attrs& a) {
   Dims s = resolve_shape(a.ints(0), in[0].shape(), in[0].numel(), "oar.reshape");
-  OAR_CHECK(in[0].is_contiguous(), Runtime, "[oar.reshape] internal: the view needs a contiguous input");
   Dims st = contiguous_strides(s);
+  if (!in[0].is_contiguous())
+    OAR_CHECK(view_strides(in[0].shape(), in[0].strides(), s, &st), Runtime,
+              "[oar.reshape] internal: the input's strides do not allow a view");
   return {TensorMeta{s, in[0].dtype(), st, in[0].offset()}};
 }
 Tensors reshape_grad(const GradCtx& c) { return {reshape(c.grad(), c.in(0).shape())}; }
@@ -191,7 +230,14 @@ namespace ops {
 
 Tensor reshape(const Tensor& x, const Dims& shape) {
   if (shape == x.shape()) return x;
-  Tensor in[1] = {contiguous(x)};
+  // A strided input is viewed when its layout allows (splitting or merging
+  // dims that are laid out contiguously), copied otherwise.
+  bool view = x.is_contiguous();
+  if (!view && x.numel() > 0) {
+    Dims st;
+    view = view_strides(x.shape(), x.strides(), resolve_shape(shape, x.shape(), x.numel(), "oar.reshape"), &st);
+  }
+  Tensor in[1] = {view ? x : contiguous(x)};
   return dispatch1(kReshape, in, Attrs{shape});
 }
 

@@ -436,3 +436,24 @@ def test_split_parts_are_views_and_gradient_is_their_concat():
     (g,) = oar.grad((p ** 3).sum() + (q ** 2).sum(), y, create_graph=True)
     (h,) = oar.grad(g.sum(), y)
     np.testing.assert_allclose(h.numpy(), [6.0, 12.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda x: oar.split(x, [4, 8], axis=2)[1], [2, 6, 2, 4]),    # split the last dim of a column slice: a view
+    (lambda x: x.transpose([0, 2, 1]), [2, 72]),                     # merge across a transpose: a copy
+    (lambda x: x[:, ::2], [6, 12]),                                  # stepped rows merge with the batch dim
+    (lambda x: x[:, :, ::3], [12, 4]),
+    (lambda x: x[:, 1:3], [2, 1, 2, 12, 1]),                         # size-1 dims anywhere
+])
+def test_reshape_of_strided_tensors_matches_numpy(make, shape):
+    a = np.arange(2 * 6 * 12, dtype=np.float64).reshape(2, 6, 12)
+    x = oar.to_tensor(a, stop_gradient=False)
+    v = make(x)
+    r = v.reshape(shape)
+    np.testing.assert_array_equal(r.numpy(), v.numpy().reshape(shape))
+    w = np.random.default_rng(0).standard_normal(r.shape)
+    (r * oar.to_tensor(w)).sum().backward()
+    want = np.zeros_like(a)
+    idx = make(oar.to_tensor(np.arange(a.size, dtype=np.float64).reshape(a.shape))).numpy().astype(int)
+    np.add.at(want.reshape(-1), idx.reshape(-1), w.reshape(-1))
+    np.testing.assert_allclose(x.grad.numpy(), want)

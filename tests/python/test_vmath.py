@@ -136,3 +136,18 @@ def test_16bit_conversions(isa, n_extra):
     nan = np.isnan(x)
     np.testing.assert_array_equal(np.isnan(back), nan)
     np.testing.assert_array_equal(back[~nan].view(np.uint32) >> 16, ref[~nan])
+
+
+def test_float32_exp_underflow_and_overflow_boundaries(isa):
+    # exactly 0 below ln(2^-150), denormals just above, inf above ln(FLT_MAX)
+    x = np.array([-np.inf, -1e9, -150.0, -104.0, -103.98, -103.9, -100.0, -90.0, -87.5, 88.7, 88.8, 1e9, np.inf,
+                  np.nan], np.float32)
+    with np.errstate(over="ignore", under="ignore"):
+        want = np.exp(x.astype(np.float64)).astype(np.float32)
+    got = oar.exp(oar.to_tensor(x)).numpy()
+    np.testing.assert_array_equal(got[:-1] == 0, want[:-1] == 0)
+    np.testing.assert_allclose(got[:-1], want[:-1], rtol=2e-7, atol=2e-45)
+    assert np.isnan(got[-1])
+    # softmax over rows with masked (-1e9) entries gives exact zeros there
+    s = oar.nn.functional.softmax(oar.to_tensor(np.array([[0.0, -1e9, 1.0, -1e9]], np.float32)), axis=-1).numpy()
+    np.testing.assert_allclose(s, [[1 / (1 + np.e), 0.0, np.e / (1 + np.e), 0.0]], rtol=1e-6)

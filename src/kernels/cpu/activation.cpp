@@ -153,12 +153,20 @@ void grad_times(vmath::Fn fn, const Tensor& x, const Tensor& g, Tensor& out) {
       C buf[kBlock];
       for (int64_t i = b; i < e; i += kBlock) {
         int64_t m = std::min(kBlock, e - i);
-        if constexpr (detail::is_half_v<T>) detail::widen_block(xp + i, buf, m);
-        else for (int64_t k = 0; k < m; ++k) buf[k] = C(xp[i + k]);
-        if constexpr (std::is_same_v<C, double>) vmath::apply_f64(fn, buf, buf, m);
-        else vmath::apply_f32(fn, buf, buf, m);
+        if constexpr (detail::is_half_v<T>) {
+          C gbuf[kBlock];
+          detail::widen_block(xp + i, buf, m);
+          detail::widen_block(gp + i, gbuf, m);
+          vmath::apply_f32(fn, buf, buf, m);
 #pragma omp simd
-        for (int64_t k = 0; k < m; ++k) op[i + k] = T(buf[k] * C(gp[i + k]));
+          for (int64_t k = 0; k < m; ++k) buf[k] *= gbuf[k];
+          detail::narrow_block(buf, op + i, m);
+        } else {
+          if constexpr (std::is_same_v<C, double>) vmath::apply_f64(fn, xp + i, buf, m);
+          else vmath::apply_f32(fn, xp + i, buf, m);
+#pragma omp simd
+          for (int64_t k = 0; k < m; ++k) op[i + k] = T(buf[k] * gp[i + k]);
+        }
       }
     });
   });

@@ -137,14 +137,62 @@ template <typename T> inline void narrow_block(const float* buf, T* p, int64_t m
   else t.to_f16(buf, reinterpret_cast<uint16_t*>(p), m);
 }
 
+// Blocks of a dense loop in which some operands are single values (a
+// scalar broadcast: x * 0.5) or 16-bit floats: each such operand is read
+// through a small buffer of compute-type values (filled once for a single
+// value, widened per block for 16-bit data); the rest are read in place.
+template <typename T> using block_t = std::conditional_t<is_half_v<T>, float, T>;
+
 template <typename Out, typename... In, typename F, size_t... I>
-void elementwise_impl(std::index_sequence<I...>, Tensor& out, F& f,
+void dense_blocks(std::index_sequence<I...>, Tensor& out, F& f, const std::array<const Tensor*, sizeof...(In)>& in) {
+  constexpr int64_t kBlock = 512;
+  const int64_t n = out.numel();
+  const std::array<bool, sizeof...(In)> single{(in[I]->numel() == 1 && n != 1)...};
+  const std::tuple<const In*...> ip{in[I]->template data<In>()...};
+  Out* o = out.data<Out>();
+  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+    std::tuple<std::array<block_t<In>, kBlock>...> bufs;
+    ((single[I] ? std::get<I>(bufs).fill(block_t<In>(std::get<I>(ip)[0])) : void()), ...);
+    [[maybe_unused]] float obuf[kBlock];
+    for (int64_t i = b; i < e; i += kBlock) {
+      const int64_t m = std::min(kBlock, e - i);
+      auto src = [&](auto ic) {
+        constexpr size_t K = decltype(ic)::value;
+        using T = std::tuple_element_t<K, std::tuple<In...>>;
+        auto& buf = std::get<K>(bufs);
+        if constexpr (is_half_v<T>) {
+          if (!single[K]) widen_block(std::get<K>(ip) + i, buf.data(), m);
+          return static_cast<const float*>(buf.data());
+        } else {
+          return single[K] ? static_cast<const T*>(buf.data()) : std::get<K>(ip) + i;
+        }
+      };
+      const std::tuple<decltype(src(std::integral_constant<size_t, I>{}))...> p{src(std::integral_constant<size_t, I>{})...};
+      if constexpr (is_half_v<Out>) {
+#pragma omp simd
+        for (int64_t k = 0; k < m; ++k) obuf[k] = float(f(compute_t<In>(std::get<I>(p)[k])...));
+        narrow_block(obuf, o + i, m);
+      } else {
+        Out* oi = o + i;
+#pragma omp simd
+        for (int64_t k = 0; k < m; ++k) oi[k] = Out(f(compute_t<In>(std::get<I>(p)[k])...));
+      }
+    }
+  });
+}
+
+template <typename Out, typename... In, typename F, size_t... I>
+void elementwise_impl(std::index_sequence<I...> seq, Tensor& out, F& f,
                       const std::array<const Tensor*, sizeof...(In)>& in) {
   constexpr int N = 1 + sizeof...(In);
-  // Same-shape dense operands (the common case, and the one where small
-  // tensors must not pay for the general geometry) run as flat arrays.
-  if constexpr (!is_half_v<Out>) {
-    if (out.is_contiguous() && ((in[I]->is_contiguous() && in[I]->shape() == out.shape()) && ...)) {
+  // Dense operands of the output's shape, or single values: the flat loop
+  // (the common case, and the one where small tensors must not pay for the
+  // general geometry), or blocks when a value is broadcast or 16-bit.
+  if (out.is_contiguous() &&
+      ((in[I]->is_contiguous() && (in[I]->shape() == out.shape() || in[I]->numel() == 1)) && ...)) {
+    constexpr bool any_half = is_half_v<Out> || (is_half_v<In> || ...);
+    const bool any_single = ((in[I]->numel() == 1 && out.numel() != 1) || ...);
+    if (!any_half && !any_single) {
       Out* o = out.data<Out>();
       const std::tuple<const In*...> ip{in[I]->template data<In>()...};
       parallel_for(out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
@@ -153,29 +201,11 @@ void elementwise_impl(std::index_sequence<I...>, Tensor& out, F& f,
       });
       return;
     }
+    dense_blocks<Out, In...>(seq, out, f, in);
+    return;
   }
   Geometry<N> g({&out, in[I]...});
   if (g.numel == 0) return;
-  if constexpr (is_half_v<Out> && (std::is_same_v<compute_t<In>, float> && ...) &&
-                std::is_same_v<std::invoke_result_t<F&, compute_t<In>...>, float>) {
-    if (g.contiguous) {
-      Out* o = reinterpret_cast<Out*>(g.base[0]);
-      const std::tuple<const In*...> ip{reinterpret_cast<const In*>(g.base[I + 1])...};
-      parallel_for(g.numel, kParallelGrain, [&](int64_t b, int64_t e) {
-        constexpr int64_t kBlock = 512;
-        float bufs[sizeof...(In)][kBlock];
-        float obuf[kBlock];
-        for (int64_t i = b; i < e; i += kBlock) {
-          int64_t m = std::min(kBlock, e - i);
-          (widen_block(std::get<I>(ip) + i, bufs[I], m), ...);
-#pragma omp simd
-          for (int64_t k = 0; k < m; ++k) obuf[k] = f(bufs[I][k]...);
-          narrow_block(obuf, o + i, m);
-        }
-      });
-      return;
-    }
-  }
   if (g.contiguous) {
     Out* o = reinterpret_cast<Out*>(g.base[0]);
     const std::tuple<const In*...> ip{reinterpret_cast<const In*>(g.base[I + 1])...};

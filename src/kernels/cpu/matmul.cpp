@@ -155,6 +155,37 @@ bool as_stack(const Tensor& t, bool trans, int64_t batch, dnnl::memory::dims* di
   return true;
 }
 
+// The operand with all of out's `nd` dims (leading size-1 dims added), each
+// with its own stride, after the transpose flag; false unless one of the two
+// matrix strides is 1.
+bool as_nd(const Tensor& t, bool trans, int64_t nd, dnnl::memory::dims* dims, dnnl::memory::dims* strides) {
+  int64_t td = t.dim();
+  dims->assign(size_t(nd), 1);
+  strides->assign(size_t(nd), 0);
+  for (int64_t d = 0; d < td; ++d) {
+    (*dims)[size_t(nd - td + d)] = t.shape()[d];
+    (*strides)[size_t(nd - td + d)] = t.strides()[d];
+  }
+  if (trans) {
+    std::swap((*dims)[size_t(nd - 1)], (*dims)[size_t(nd - 2)]);
+    std::swap((*strides)[size_t(nd - 1)], (*strides)[size_t(nd - 2)]);
+  }
+  int64_t r = (*dims)[size_t(nd - 2)], c = (*dims)[size_t(nd - 1)];
+  int64_t& rs = (*strides)[size_t(nd - 2)];
+  int64_t& cs = (*strides)[size_t(nd - 1)];
+  if (c == 1) cs = 1;
+  if (r == 1) rs = std::max<int64_t>(c, 1);
+  if (rs != 1 && cs != 1) return false;
+  // size-1 batch dims: any stride works; give them the extent of what is inside
+  for (int64_t d = nd - 3; d >= 0; --d)
+    if ((*dims)[size_t(d)] == 1) {
+      int64_t inner = 1;
+      for (int64_t e = d + 1; e < nd; ++e) inner = std::max(inner, (*strides)[size_t(e)] * (*dims)[size_t(e)]);
+      (*strides)[size_t(d)] = inner;
+    }
+  return true;
+}
+
 // float16/bfloat16 through oneDNN's matmul (AMX / AVX-512 BF16 / FP16 where
 // the CPU has them), accumulating in float32. Returns false where the layout
 // needs the general path (batch broadcasting of the left operand, odd strides).
@@ -166,10 +197,20 @@ bool lowp_matmul(const Tensor& x, const Tensor& y, Tensor& out, bool tx, bool ty
   int64_t batch = out.numel() / std::max<int64_t>(M * N, 1);
   if (out.numel() == 0 || K == 0 || !out.is_contiguous()) return false;
   dnnl::memory::dims xd, xs, yd, ys;
-  if (!as_stack(x, tx, batch, &xd, &xs) || !as_stack(y, ty, batch, &yd, &ys)) return false;
-  if (xd[0] != batch) return false;  // oneDNN broadcasts only the weights' batch
   dnnl::memory::dims od = {batch, M, N}, os = {M * N, N, 1};
-  if (batch > 1 && yd[0] == 1 && xs[2] == 1 && xs[0] == M * xs[1]) {
+  if (!as_stack(x, tx, batch, &xd, &xs) || !as_stack(y, ty, batch, &yd, &ys) || xd[0] != batch) {
+    // Batch dims that do not fold into one stride (attention heads taken as
+    // a transposed view): describe every dim with its own stride.
+    if (!as_nd(x, tx, nd, &xd, &xs) || !as_nd(y, ty, nd, &yd, &ys)) return false;
+    for (int64_t d = 0; d + 2 < nd; ++d)
+      if (xd[size_t(d)] != out.shape()[d]) return false;  // oneDNN broadcasts only the weights' batch
+    od.assign(out.shape().begin(), out.shape().end());
+    os = dnnl::memory::dims(size_t(nd));
+    for (int64_t d = nd - 1, st = 1; d >= 0; --d) {
+      os[size_t(d)] = st;
+      st *= std::max<int64_t>(out.shape()[d], 1);
+    }
+  } else if (batch > 1 && yd[0] == 1 && xs[2] == 1 && xs[0] == M * xs[1]) {
     // A stack of row-major matrices times one matrix: one [batch*M, K] product.
     xd = {1, batch * M, K};
     xs = {batch * M * xs[1], xs[1], 1};

@@ -13,7 +13,7 @@
 #define OAR_ROUND_PS(a) _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define OAR_LDEXP_PS(p, n) oar_ldexp_avx2(p, n)
 #include <immintrin.h>
-// p * 2^n for integral n in [-151, 129]: two factors 2^(n/2) that are both
+// p * 2^n for integral n in [-150, 129]: two factors 2^(n/2) that are both
 // normal floats, so the product overflows to inf and underflows gradually.
 static inline __m256 oar_ldexp_avx2(__m256 p, __m256 n) {
   __m256i ni = _mm256_cvtps_epi32(n);
