@@ -67,30 +67,137 @@ struct PoolGeo {
 
 int64_t plane_grain(int64_t per_plane) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_plane, 1)); }
 
+// Window bounds along each spatial dim, computed once per call.
+struct Windows {
+  std::vector<int64_t> st[3], en[3];
+  explicit Windows(const PoolGeo& g) {
+    for (int j = 0; j < 3; ++j) {
+      st[j].resize(size_t(g.o[j]));
+      en[j].resize(size_t(g.o[j]));
+      for (int64_t a = 0; a < g.o[j]; ++a) g.window(j, a, st[j][size_t(a)], en[j][size_t(a)]);
+    }
+  }
+};
+
+// The first maximum of each window wins; a NaN wins over numbers and the
+// first NaN stays (the comparisons are written so that the loop is branch-free).
 template <typename T> void max_pool_impl(const Tensor& x, Tensor& y, Tensor& mask, const Attrs& a) {
   PoolGeo g(x.shape(), y.shape(), a);
+  Windows w(g);
   const T* xp = x.data<T>();
   T* yp = y.data<T>();
   int32_t* mp = mask.data<int32_t>();
   using C = compute_t<T>;
+  if (!g.adaptive && g.i[0] == 1 && g.k[1] == 2 && g.k[2] == 2 && g.s[1] == 2 && g.s[2] == 2 && g.p[1] == 0 &&
+      g.p[2] == 0) {
+    // 2x2, stride 2 (MaxPool2D(2)): four loads per output in window order.
+    const int64_t iw = g.i[2], ow = g.o[2], oh = g.o[1];
+    parallel_for(g.planes, plane_grain(g.isz()), [&](int64_t b, int64_t e) {
+      for (int64_t pl = b; pl < e; ++pl) {
+        const T* xq = xp + pl * g.isz();
+        T* yq = yp + pl * g.osz();
+        int32_t* mq = mp + pl * g.osz();
+        for (int64_t r = 0; r < oh; ++r) {
+          const int64_t r0 = 2 * r * iw, r1 = r0 + iw;
+#pragma omp simd
+          for (int64_t c = 0; c < ow; ++c) {
+            const int64_t f[4] = {r0 + 2 * c, r0 + 2 * c + 1, r1 + 2 * c, r1 + 2 * c + 1};
+            C best = C(xq[f[0]]);
+            int64_t arg = f[0];
+            for (int k = 1; k < 4; ++k) {
+              C v = C(xq[f[k]]);
+              bool take = (v > best) | ((v != v) & (best == best));
+              best = take ? v : best;
+              arg = take ? f[k] : arg;
+            }
+            yq[r * ow + c] = T(best);
+            mq[r * ow + c] = int32_t(arg);
+          }
+        }
+      }
+    });
+    return;
+  }
+  if (!g.adaptive) {
+    // A row of outputs at a time: for each kernel offset, every output of the
+    // row whose window holds that offset compares one element, a loop over
+    // the row that vectorises. Offsets are visited in window order, so the
+    // first maximum still wins.
+    // outputs a2 with 0 <= a2*s - p + kw < i, per kernel offset kw
+    std::vector<int64_t> lo(size_t(g.k[2])), hi(size_t(g.k[2]));
+    for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+      const int64_t off = kw - g.p[2];
+      lo[size_t(kw)] = off >= 0 ? 0 : (-off + g.s[2] - 1) / g.s[2];
+      hi[size_t(kw)] = std::min(g.o[2], g.i[2] - off > 0 ? (g.i[2] - off - 1) / g.s[2] + 1 : 0);
+    }
+    parallel_for(g.planes, plane_grain(g.isz()), [&](int64_t b, int64_t e) {
+      std::vector<C> best(size_t(g.o[2]));
+      std::vector<int32_t> arg(size_t(g.o[2]));
+      for (int64_t pl = b; pl < e; ++pl) {
+        const T* xq = xp + pl * g.isz();
+        for (int64_t a0 = 0; a0 < g.o[0]; ++a0)
+          for (int64_t a1 = 0; a1 < g.o[1]; ++a1) {
+            std::fill(best.begin(), best.end(), -std::numeric_limits<C>::infinity());
+            std::fill(arg.begin(), arg.end(), -1);
+            C* bp = best.data();
+            int32_t* ap = arg.data();
+            for (int64_t j0 = w.st[0][size_t(a0)]; j0 < w.en[0][size_t(a0)]; ++j0)
+              for (int64_t j1 = w.st[1][size_t(a1)]; j1 < w.en[1][size_t(a1)]; ++j1) {
+                const int64_t row = (j0 * g.i[1] + j1) * g.i[2];
+                for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                  const int64_t off = kw - g.p[2], st = g.s[2], h = hi[size_t(kw)];
+#pragma omp simd
+                  for (int64_t a2 = lo[size_t(kw)]; a2 < h; ++a2) {
+                    const int64_t f = row + a2 * st + off;
+                    C v = C(xq[f]);
+                    bool take = (ap[a2] < 0) | (v > bp[a2]) | ((v != v) & (bp[a2] == bp[a2]));
+                    bp[a2] = take ? v : bp[a2];
+                    ap[a2] = take ? int32_t(f) : ap[a2];
+                  }
+                }
+              }
+            const int64_t o0 = pl * g.osz() + (a0 * g.o[1] + a1) * g.o[2];
+            for (int64_t a2 = 0; a2 < g.o[2]; ++a2) {
+              yp[o0 + a2] = ap[a2] < 0 ? T(0) : T(bp[a2]);
+              mp[o0 + a2] = ap[a2];
+            }
+          }
+      }
+    });
+    return;
+  }
   parallel_for(g.planes, plane_grain(g.isz()), [&](int64_t b, int64_t e) {
     for (int64_t pl = b; pl < e; ++pl) {
       const T* xq = xp + pl * g.isz();
       T* yq = yp + pl * g.osz();
       int32_t* mq = mp + pl * g.osz();
-      g.each_output([&](int64_t oi, const int64_t* st, const int64_t* en) {
-        C best = -std::numeric_limits<C>::infinity();
-        int64_t arg = -1;
-        for (int64_t j0 = st[0]; j0 < en[0]; ++j0)
-          for (int64_t j1 = st[1]; j1 < en[1]; ++j1)
-            for (int64_t j2 = st[2]; j2 < en[2]; ++j2) {
-              int64_t f = (j0 * g.i[1] + j1) * g.i[2] + j2;
-              C v = C(xq[f]);
-              if (arg < 0 || v > best || (std::isnan(v) && !std::isnan(best))) { best = v; arg = f; }
+      int64_t oi = 0;
+      for (int64_t a0 = 0; a0 < g.o[0]; ++a0)
+        for (int64_t a1 = 0; a1 < g.o[1]; ++a1)
+          for (int64_t a2 = 0; a2 < g.o[2]; ++a2, ++oi) {
+            const int64_t s0 = w.st[0][size_t(a0)], e0 = w.en[0][size_t(a0)];
+            const int64_t s1 = w.st[1][size_t(a1)], e1 = w.en[1][size_t(a1)];
+            const int64_t s2 = w.st[2][size_t(a2)], e2 = w.en[2][size_t(a2)];
+            if (s0 >= e0 || s1 >= e1 || s2 >= e2) {
+              yq[oi] = T(0);
+              mq[oi] = -1;
+              continue;
             }
-        yq[oi] = arg < 0 ? T(0) : T(best);
-        mq[oi] = int32_t(arg);
-      });
+            int64_t arg = (s0 * g.i[1] + s1) * g.i[2] + s2;
+            C best = C(xq[arg]);
+            for (int64_t j0 = s0; j0 < e0; ++j0)
+              for (int64_t j1 = s1; j1 < e1; ++j1) {
+                const int64_t row = (j0 * g.i[1] + j1) * g.i[2];
+                for (int64_t j2 = s2; j2 < e2; ++j2) {
+                  C v = C(xq[row + j2]);
+                  bool take = (v > best) | ((v != v) & (best == best));
+                  best = take ? v : best;
+                  arg = take ? row + j2 : arg;
+                }
+              }
+            yq[oi] = T(best);
+            mq[oi] = int32_t(arg);
+          }
     }
   });
 }
