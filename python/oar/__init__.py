@@ -7,8 +7,13 @@
 >>> x.grad.numpy().tolist()
 [[2.0, 4.0], [6.0, 8.0]]
 """
-from ._cpu import select_blas_kernels as _select_blas_kernels
+from ._cpu import check_cpu as _check_cpu, select_blas_kernels as _select_blas_kernels
 
+try:
+    from ._build_config import X86_LEVEL as _X86_LEVEL
+except ImportError:  # a build without the generated file: nothing to check
+    _X86_LEVEL = ""
+_check_cpu(_X86_LEVEL)
 _select_blas_kernels()  # before the BLAS library loads with _C
 
 from . import _C  # noqa: E402

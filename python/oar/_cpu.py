@@ -13,6 +13,30 @@ def _cpu_flags():
     return set()
 
 
+# The flags /proc/cpuinfo shows for each x86-64 micro-architecture level.
+_X86_LEVELS = {
+    "x86-64": set(),
+    "x86-64-v2": {"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"},
+}
+_X86_LEVELS["x86-64-v3"] = _X86_LEVELS["x86-64-v2"] | {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm",
+                                                       "movbe", "xsave"}
+_X86_LEVELS["x86-64-v4"] = _X86_LEVELS["x86-64-v3"] | {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}
+
+
+def check_cpu(level):
+    """Raises ImportError, before any native code runs, when this CPU lacks the
+    instructions the libraries were compiled for (they would crash with an
+    illegal instruction instead)."""
+    flags = _cpu_flags()
+    if not level or not flags or level not in _X86_LEVELS:
+        return
+    missing = sorted(_X86_LEVELS[level] - flags)
+    if missing:
+        raise ImportError(f"[oar] this build of oar needs an {level} CPU; this CPU lacks {', '.join(missing)}. "
+                          f"Rebuild with `cmake -DOAR_X86_LEVEL=x86-64` (or pip install with "
+                          f"CMAKE_ARGS=-DOAR_X86_LEVEL=x86-64) for older CPUs.")
+
+
 def select_blas_kernels():
     """Picks OpenBLAS's kernel family from the CPU flags.
 

@@ -1,4 +1,5 @@
 """DataLoader: batches from a dataset, in the main process or in worker processes."""
+import itertools
 import numbers
 
 from .collate import default_collate_fn, to_tensors
@@ -58,9 +59,12 @@ class DataLoader:
     runs ``worker_init_fn(worker_id)`` after seeding ``random``, ``numpy.random`` and oar
     with ``seed`` (see :func:`get_worker_info`). An exception in a worker is re-raised here
     with the worker id and its traceback; a worker that dies raises RuntimeError; `timeout`
-    > 0 bounds the wait for one batch in seconds. `feed_list`, `places`, `return_list`,
-    `use_buffer_reader`, `use_shared_memory` and `persistent_workers` are accepted for
-    compatibility (workers are restarted every epoch).
+    > 0 bounds the wait for one batch in seconds. Workers are started at each ``iter(loader)``
+    and stopped at the end of the epoch, unless ``persistent_workers=True``: then they keep
+    running and serve every later epoch (each epoch still draws a new sampler order), and stop
+    when the loader is garbage-collected or the interpreter exits; after a worker crash or a
+    timeout, the next epoch starts new ones. `feed_list`, `places`, `return_list`,
+    `use_buffer_reader` and `use_shared_memory` are accepted for compatibility.
 
     >>> import numpy as np
     >>> from oar.io import DataLoader, TensorDataset
@@ -99,7 +103,8 @@ class DataLoader:
         self.prefetch_factor = int(prefetch_factor)
         self.use_shared_memory = use_shared_memory
         self.use_buffer_reader = use_buffer_reader
-        self.persistent_workers = persistent_workers
+        self.persistent_workers = bool(persistent_workers)
+        self._iterator = None  # the persistent workers' iterator, reused across epochs
         self.timeout = float(timeout)
         self.worker_init_fn = worker_init_fn
         self.collate_fn = collate_fn
@@ -134,10 +139,21 @@ class DataLoader:
             return iter(self.batch_sampler)
         return iter(range(len(self.dataset)))
 
+    def _task_source(self):
+        """What the workers are sent, one item per batch: index lists, or None for an IterableDataset."""
+        return itertools.repeat(None) if self._is_iterable else iter(self._index_source())
+
     def __iter__(self):
         if self.num_workers == 0:
             return _SingleProcessIter(self)
-        return _MultiProcessIter(self)
+        if not self.persistent_workers:
+            return _MultiProcessIter(self)
+        it = self._iterator
+        if it is None or it._shutdown:  # first epoch, or the last one ended in a crash or timeout
+            it = self._iterator = _MultiProcessIter(self)
+        else:
+            it._reset(self._task_source())
+        return it
 
     def __call__(self):
         return self.__iter__()

@@ -11,7 +11,16 @@ process sends ``(task_idx, indices)`` round-robin, keeps ``prefetch_factor`` tas
 worker in flight, and re-orders results by ``task_idx``. ``None`` on an index queue asks
 the worker to exit. While waiting, the main process checks that the workers are alive, so
 a crashed worker raises instead of hanging.
+
+Persistent workers (``persistent_workers=True``): the loader keeps one iterator and calls
+``_reset`` at the start of each later epoch instead of starting new workers. Task indices keep
+counting up across epochs, so a result left over from an epoch that was abandoned early has
+an index below the new epoch's first one and is dropped. For an IterableDataset, ``_reset``
+also puts a ``_ResumeIteration`` on every index queue (after any stale tasks), which makes the
+worker start a fresh iterator over its copy of the dataset. The workers stop when the
+iterator is garbage-collected (with its loader) or at interpreter exit.
 """
+import atexit
 import itertools
 import multiprocessing as mp
 import os
@@ -21,6 +30,7 @@ import random
 import sys
 import time
 import traceback
+import weakref
 
 import numpy as np
 
@@ -63,6 +73,10 @@ class _IterableEnd:
 
     def __init__(self, worker_id):
         self.worker_id = worker_id
+
+
+class _ResumeIteration:
+    """Sent to a persistent worker at a new epoch: restart the IterableDataset iterator."""
 
 
 class _PlainMessage(str):
@@ -151,6 +165,14 @@ def _worker_loop(dataset, is_iterable, index_queue, result_queue, done_event, au
             continue
         if task is None:
             break
+        if isinstance(task, _ResumeIteration):
+            exhausted = False
+            if is_iterable and init_error is None:
+                try:
+                    iterable_it = iter(dataset)
+                except Exception as e:
+                    init_error = _WorkerError(worker_id, e, "restarting the IterableDataset iterator")
+            continue
         task_idx, indices = task
         if init_error is not None:
             data = init_error
@@ -187,14 +209,16 @@ class _MultiProcessIter:
     def __init__(self, loader):
         from .. import _C
 
-        self._loader = loader
+        # No reference to the loader is kept: a persistent loader holds this iterator, and
+        # without a cycle both go (and the workers stop) as soon as the loader is dropped.
         self._is_iterable = loader._is_iterable
+        self._persistent = bool(loader.persistent_workers)
         self._num_workers = loader.num_workers
         self._timeout = loader.timeout
         self._prefetch = loader.prefetch_factor * self._num_workers
         # The task source is created before worker seeds are drawn so the sample order equals
         # the single-process order for the same oar.seed.
-        self._tasks = itertools.repeat(None) if self._is_iterable else iter(loader._index_source())
+        tasks = loader._task_source()
         base_seed = int(_C.randint(0, 2 ** 62, [1], _C.dtype.int64).numpy()[0])
         ctx = _mp_context()
         self._result_queue = ctx.Queue()
@@ -203,8 +227,6 @@ class _MultiProcessIter:
         self._done_event = ctx.Event()
         self._index_queues, self._workers = [], []
         self._shutdown = False
-        self._active = [True] * self._num_workers
-        self._worker_cycle = itertools.cycle(range(self._num_workers))
         for wid in range(self._num_workers):
             iq = ctx.Queue()
             iq.cancel_join_thread()
@@ -220,8 +242,22 @@ class _MultiProcessIter:
             self._index_queues.append(iq)
             self._workers.append(w)
         self._send_idx = 0
-        self._rcvd_idx = 0
+        if self._persistent:
+            _live_persistent.add(self)
+        self._reset(tasks, resume=False)
+
+    def _reset(self, tasks, resume=True):
+        """Starts an epoch over `tasks` (a new one, for persistent workers, when resume is True)."""
+        self._tasks = tasks
+        self._epoch_start = self._send_idx  # results with a smaller index belong to an earlier epoch
+        self._rcvd_idx = self._send_idx
         self._task_info = {}  # task_idx -> [worker_id] or [worker_id, data] once it arrived early
+        self._active = [True] * self._num_workers
+        self._worker_cycle = itertools.cycle(range(self._num_workers))
+        self._epoch_done = False
+        if resume and self._is_iterable:
+            for iq in self._index_queues:
+                iq.put(_ResumeIteration())
         for _ in range(self._prefetch):
             if not self._put_task():
                 break
@@ -269,7 +305,7 @@ class _MultiProcessIter:
 
     def __next__(self):
         while True:
-            if self._shutdown:
+            if self._shutdown or self._epoch_done:
                 raise StopIteration
             # Skip tasks that went to a worker whose iterable dataset has ended.
             while self._rcvd_idx < self._send_idx:
@@ -279,7 +315,10 @@ class _MultiProcessIter:
                 del self._task_info[self._rcvd_idx]
                 self._rcvd_idx += 1
             else:
-                self._do_shutdown()
+                if self._persistent:
+                    self._epoch_done = True  # the workers wait for the next epoch
+                else:
+                    self._do_shutdown()
                 raise StopIteration
             info = self._task_info[self._rcvd_idx]
             if len(info) == 2:
@@ -287,12 +326,15 @@ class _MultiProcessIter:
                 self._rcvd_idx += 1
                 return self._process(info[1])
             idx, data = self._get_result()
+            if idx < self._epoch_start:
+                continue  # left over from an epoch that was abandoned early
             if isinstance(data, _IterableEnd):
                 # The worker's earlier batches arrived before this (one queue, sent in order),
                 # so its remaining tasks carry nothing and the skip loop above drops them.
                 if self._active[data.worker_id]:
                     self._active[data.worker_id] = False
-                    self._index_queues[data.worker_id].put(None)
+                    if not self._persistent:  # a persistent worker restarts at the next epoch
+                        self._index_queues[data.worker_id].put(None)
                 continue
             if idx != self._rcvd_idx:
                 if idx in self._task_info:
@@ -333,5 +375,19 @@ class _MultiProcessIter:
     def __del__(self):
         try:
             self._do_shutdown()
+        except Exception:
+            pass
+
+
+# Persistent iterators still running; stopped at exit before multiprocessing's own exit
+# handler (atexit runs in reverse order of registration) terminates daemonic children.
+_live_persistent = weakref.WeakSet()
+
+
+@atexit.register
+def _shutdown_persistent_workers():
+    for it in list(_live_persistent):
+        try:
+            it._do_shutdown(grace_s=0.5)
         except Exception:
             pass

@@ -7,9 +7,18 @@ import math
 
 from .. import _C
 from ..autograd import enable_grad, no_grad
+from .lr import LRScheduler
 from .optimizer import Optimizer
 
 __all__ = ["LBFGS"]
+
+# What each saved state entry holds, so set_state_dict can check and copy it.
+_STATE_KEYS = {"func_evals": "int", "n_iter": "int", "t": "float", "H_diag": "float", "prev_loss": "float",
+               "ro": "floats", "d": "vector", "prev_flat_grad": "vector", "old_yk": "vectors", "old_sk": "vectors"}
+
+
+def _to_float(v):
+    return float(v.item()) if isinstance(v, _C.Tensor) else float(v)
 
 
 def _dot(a, b):
@@ -170,7 +179,7 @@ class LBFGS(Optimizer):
                 if l1:
                     g = g + p.sign() * l1
                 views.append(g.reshape([-1]))
-        return _C.concat(views, 0) if len(views) > 1 else views[0].clone()
+        return _C._concat(views, 0) if len(views) > 1 else views[0].clone()
 
     def _add_grad(self, t, d):
         offset = 0
@@ -212,7 +221,7 @@ class LBFGS(Optimizer):
         if float(flat_grad.abs().max().item()) <= self.tolerance_grad:
             return orig_loss
         d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs", []), state.get("old_stps", []), state.get("ro", [])
+        old_dirs, old_stps, ro = state.get("old_yk", []), state.get("old_sk", []), state.get("ro", [])
         h_diag = state.get("H_diag", 1.0)
         prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
         n_iter = 0
@@ -285,9 +294,96 @@ class LBFGS(Optimizer):
                     break
                 if abs(loss - prev_loss) < self.tolerance_change:
                     break
-        state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=h_diag,
+        state.update(d=d, t=t, old_yk=old_dirs, old_sk=old_stps, ro=ro, H_diag=h_diag,
                      prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         return orig_loss
+
+    # ---- save / restore
+    def state_dict(self):
+        """The optimizer state as Paddle lays it out: ``{'state': {...}}`` with the
+        counters ``func_evals`` and ``n_iter``, the last direction ``d`` and step ``t``,
+        the curvature history ``old_yk`` / ``old_sk`` (lists of flat tensors) with
+        ``ro`` (1 / y.s per pair), ``H_diag``, ``prev_flat_grad`` and ``prev_loss``;
+        plus ``'LR_Scheduler'`` when the learning rate is a scheduler. Scalars stay
+        Python numbers so that a save/load round trip is exact.
+
+        >>> import oar
+        >>> import oar.optimizer
+        >>> x = oar.to_tensor([3.0, -2.0], dtype='float64', stop_gradient=False)
+        >>> opt = oar.optimizer.LBFGS(parameters=[x], max_iter=3, max_eval=10)
+        >>> def closure():
+        ...     opt.clear_grad()
+        ...     loss = ((x - 1.0) ** 2).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> _ = opt.step(closure)
+        >>> state = opt.state_dict()["state"]
+        >>> state["n_iter"], len(state["old_yk"])
+        (2, 1)
+        """
+        out = {}
+        for k, v in self.state.items():
+            out[k] = list(v) if isinstance(v, list) else v
+        res = {"state": out}
+        if isinstance(self._learning_rate, LRScheduler):
+            res["LR_Scheduler"] = self._learning_rate.state_dict()
+        return res
+
+    def set_state_dict(self, state_dict):
+        """Restores ``state_dict()`` output (also after ``oar.save`` / ``oar.load``);
+        tensors are copied, so a resumed run continues exactly.
+
+        >>> import oar
+        >>> import oar.optimizer
+        >>> x = oar.to_tensor([3.0, -2.0], dtype='float64', stop_gradient=False)
+        >>> opt = oar.optimizer.LBFGS(parameters=[x])
+        >>> opt.set_state_dict({"state": {"func_evals": 4, "n_iter": 3}})
+        >>> opt.state_dict()["state"]["n_iter"]
+        3
+        """
+        api = "[oar.optimizer.LBFGS]"
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"{api} state_dict must be a dict, got {type(state_dict).__name__}")
+        state = state_dict.get("state")
+        if not isinstance(state, dict):
+            raise ValueError(f"{api} state_dict must hold the optimizer state under 'state' (as state_dict() "
+                             f"returns it), got keys {sorted(map(str, state_dict))}")
+        unknown = set(state) - set(_STATE_KEYS)
+        if unknown:
+            raise ValueError(f"{api} unknown state entries {sorted(map(str, unknown))}; expected some of "
+                             f"{list(_STATE_KEYS)}")
+        numel = sum(p.size for p in self._params())
+        new = {}
+        for k, v in state.items():
+            kind = _STATE_KEYS[k]
+            if v is None:
+                new[k] = None
+            elif kind == "int":
+                new[k] = int(v.item()) if isinstance(v, _C.Tensor) else int(v)
+            elif kind == "float":
+                new[k] = _to_float(v)
+            elif kind == "floats":
+                new[k] = [_to_float(e) for e in v]
+            else:
+                vs = list(v) if kind == "vectors" else [v]
+                copies = []
+                for e in vs:
+                    if not isinstance(e, _C.Tensor):
+                        raise TypeError(f"{api} state entry {k!r} must hold Tensors, got {type(e).__name__}")
+                    if e.size != numel:
+                        raise ValueError(f"{api} state entry {k!r} holds a vector of {e.size} elements, but "
+                                         f"the parameters have {numel} in all")
+                    copies.append(e.detach().clone().reshape([-1]))
+                new[k] = copies if kind == "vectors" else copies[0]
+        hist = [len(new.get(k, [])) for k in ("old_yk", "old_sk", "ro")]
+        if len(set(hist)) != 1:
+            raise ValueError(f"{api} old_yk, old_sk and ro must have the same length, got {hist}")
+        sched = state_dict.get("LR_Scheduler")
+        if sched is not None and isinstance(self._learning_rate, LRScheduler):
+            self._learning_rate.set_state_dict(sched)
+        new.setdefault("func_evals", 0)
+        new.setdefault("n_iter", 0)
+        self.state = new
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
         raise NotImplementedError("[oar.optimizer.LBFGS] minimize is not supported; call step(closure)")

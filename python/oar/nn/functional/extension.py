@@ -566,25 +566,33 @@ def _reflect(coord, lo2, hi2):
 
 
 def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True, name=None):
-    """Samples x [N, C, H, W] at the normalised (x, y) points of grid [N, Ho, Wo, 2] (-1..1 spans the input).
+    """Samples x at the normalised points of grid (-1..1 spans the input).
 
-    mode 'bilinear' or 'nearest'; padding_mode 'zeros', 'border' or 'reflection'. Differentiable
-    with respect to x and (for bilinear) grid.
+    4-D: x [N, C, H, W] with grid [N, Ho, Wo, 2] of (x, y) points gives [N, C, Ho, Wo].
+    5-D: x [N, C, D, H, W] with grid [N, Do, Ho, Wo, 3] of (x, y, z) points gives
+    [N, C, Do, Ho, Wo] (x indexes W, y H, z D).
+
+    mode 'bilinear' (trilinear for 5-D) or 'nearest'; padding_mode 'zeros', 'border' or
+    'reflection'. Differentiable with respect to x and (for bilinear) grid.
 
     >>> import oar
     >>> x = oar.arange(4, dtype="float32").reshape([1, 1, 2, 2])
     >>> grid = oar.to_tensor([[[[0.0, 0.0]]]])
     >>> oar.nn.functional.grid_sample(x, grid).numpy().tolist()
     [[[[1.5]]]]
+    >>> v = oar.arange(8, dtype="float32").reshape([1, 1, 2, 2, 2])
+    >>> oar.nn.functional.grid_sample(v, oar.to_tensor([[[[[0.0, 0.0, 0.0]]]]])).numpy().tolist()
+    [[[[[3.5]]]]]
     """
     import oar
 
     api = "grid_sample"
     if not isinstance(x, oar.Tensor) or not isinstance(grid, oar.Tensor):
         raise TypeError(f"[oar.nn.functional.{api}] x and grid must be Tensors")
-    if x.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != x.shape[0]:
-        raise ValueError(f"[oar.nn.functional.{api}] x must be [N, C, H, W] and grid [N, Ho, Wo, 2] with the same N, "
-                         f"got {x.shape} and {grid.shape}")
+    if x.ndim not in (4, 5) or grid.ndim != x.ndim or grid.shape[-1] != x.ndim - 2 or grid.shape[0] != x.shape[0]:
+        raise ValueError(f"[oar.nn.functional.{api}] x must be [N, C, H, W] with grid [N, Ho, Wo, 2], or x "
+                         f"[N, C, D, H, W] with grid [N, Do, Ho, Wo, 3], with the same N; got {x.shape} and "
+                         f"{grid.shape}")
     if mode not in ("bilinear", "nearest"):
         raise ValueError(f"[oar.nn.functional.{api}] mode must be 'bilinear' or 'nearest', got {mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
@@ -593,10 +601,13 @@ def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=Tr
     if not _is_float(x) or grid.dtype != x.dtype:
         raise TypeError(f"[oar.nn.functional.{api}] x and grid must share a floating dtype, got {x.dtype} and "
                         f"{grid.dtype}")
-    n, c, h, w = x.shape
-    _, ho, wo, _ = grid.shape
-    if h == 0 or w == 0:
+    n, c = x.shape[:2]
+    sizes = list(x.shape[2:])       # spatial sizes, outermost first: [H, W] or [D, H, W]
+    out_sizes = list(grid.shape[1:-1])
+    if min(sizes) == 0:
         raise ValueError(f"[oar.nn.functional.{api}] x must have non-empty spatial axes, got {x.shape}")
+    npts = int(np.prod(out_sizes))
+    nsp = len(sizes)
 
     def unnormalise(g, size):
         pix = (g + 1.0) * ((size - 1) / 2.0) if align_corners else ((g + 1.0) * size - 1.0) / 2.0
@@ -607,25 +618,38 @@ def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=Tr
             pix = oar.clip(pix, 0.0, float(size - 1))
         return pix
 
-    ix = unnormalise(grid[..., 0], w).reshape([n, ho * wo])
-    iy = unnormalise(grid[..., 1], h).reshape([n, ho * wo])
-    flat = x.reshape([n, c, h * w])
+    # coords[k] indexes spatial axis k; grid's last axis lists them innermost (W) first.
+    coords = [unnormalise(grid[..., nsp - 1 - k], sizes[k]).reshape([n, npts]) for k in range(nsp)]
+    flat = x.reshape([n, c, int(np.prod(sizes))])
+    strides = [int(np.prod(sizes[k + 1:])) for k in range(nsp)]
 
-    def tap(xi, yi):
-        # value of x at integer pixel (xi, yi), zero outside the image
-        inside = oar.logical_and(oar.logical_and(xi >= 0, xi <= w - 1), oar.logical_and(yi >= 0, yi <= h - 1))
-        idx = (oar.clip(yi, 0, h - 1) * w + oar.clip(xi, 0, w - 1)).astype("int64")
-        vals = oar.take_along_axis(flat, idx.unsqueeze(1).expand([n, c, ho * wo]), axis=2)
+    def tap(pos):
+        # value of x at the integer point pos (one tensor per spatial axis), zero outside
+        inside = None
+        idx = None
+        for k, p in enumerate(pos):
+            ok = oar.logical_and(p >= 0, p <= sizes[k] - 1)
+            inside = ok if inside is None else oar.logical_and(inside, ok)
+            term = oar.clip(p, 0, sizes[k] - 1) * strides[k]
+            idx = term if idx is None else idx + term
+        vals = oar.take_along_axis(flat, idx.astype("int64").unsqueeze(1).expand([n, c, npts]), axis=2)
         return vals * inside.astype(_dtype_name(x)).unsqueeze(1)
 
     if mode == "nearest":
         with oar.no_grad():
-            xi, yi = oar.round(ix), oar.round(iy)
-        out = tap(xi, yi)
+            pos = [oar.round(p) for p in coords]
+        out = tap(pos)
     else:
         with oar.no_grad():
-            x0, y0 = oar.floor(ix), oar.floor(iy)
-        fx, fy = (ix - x0).unsqueeze(1), (iy - y0).unsqueeze(1)
-        out = (tap(x0, y0) * (1.0 - fx) * (1.0 - fy) + tap(x0 + 1, y0) * fx * (1.0 - fy)
-               + tap(x0, y0 + 1) * (1.0 - fx) * fy + tap(x0 + 1, y0 + 1) * fx * fy)
-    return out.reshape([n, c, ho, wo])
+            lows = [oar.floor(p) for p in coords]
+        fracs = [(p - lo).unsqueeze(1) for p, lo in zip(coords, lows)]
+        out = None
+        # corners in the order x fastest, then y, then z; weights multiplied x first
+        for corner in range(2 ** nsp):
+            bits = [(corner >> (nsp - 1 - k)) & 1 for k in range(nsp)]  # bit of axis k; W is bit 0
+            pos = [lo + 1 if b else lo for lo, b in zip(lows, bits)]
+            term = tap(pos)
+            for k in range(nsp - 1, -1, -1):
+                term = term * (fracs[k] if bits[k] else 1.0 - fracs[k])
+            out = term if out is None else out + term
+    return out.reshape([n, c] + out_sizes)
