@@ -24,7 +24,10 @@ std::string signature(std::span<const Tensor> inputs) {
     }
     s += dtype_name(t.dtype());
     s += "[";
-    for (size_t d = 0; d < t.shape().size(); ++d) s += (d ? "," : "") + std::to_string(t.shape()[d]);
+    for (size_t d = 0; d < t.shape().size(); ++d) {
+      if (d) s += ',';
+      s += std::to_string(t.shape()[d]);
+    }
     s += "]";
   }
   return s;

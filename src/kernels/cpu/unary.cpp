@@ -107,7 +107,11 @@ OAR_UNARY_KERNEL(floor, visit_real, OAR_REAL_DTYPES, C(std::floor(x)))
 OAR_UNARY_KERNEL(ceil, visit_real, OAR_REAL_DTYPES, C(std::ceil(x)))
 OAR_UNARY_KERNEL(round, visit_real, OAR_REAL_DTYPES, C(std::round(x)))
 OAR_UNARY_KERNEL(trunc, visit_real, OAR_REAL_DTYPES, C(std::trunc(x)))
-OAR_UNARY_KERNEL(bitwise_not, visit_int, OAR_INT_BOOL_DTYPES, C(std::is_same_v<C, bool> ? !x : ~x))
+template <typename C> C bit_not(C x) {
+  if constexpr (std::is_same_v<C, bool>) return !x;
+  else return C(~x);
+}
+OAR_UNARY_KERNEL(bitwise_not, visit_int, OAR_INT_BOOL_DTYPES, bit_not(x))
 OAR_UNARY_TO(abs, visit_numeric, OAR_NUMERIC_DTYPES, real_t<T>, abs_of(x))
 OAR_UNARY_TO(real, visit_inexact, OAR_COMPLEX_DTYPES, real_t<T>, std::real(x))
 OAR_UNARY_TO(imag, visit_inexact, OAR_COMPLEX_DTYPES, real_t<T>, std::imag(x))
