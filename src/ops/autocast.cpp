@@ -18,7 +18,7 @@ thread_local AutocastConfig t_config;
 constexpr const char* kLowOps[] = {"matmul", "linear", "conv", "conv_transpose"};
 constexpr const char* kFloat32Ops[] = {
     "exp",     "expm1",       "log",        "log2",         "log10",      "log1p",     "pow",
-    "square",  "sum",         "mean",       "prod",         "softmax",    "log_softmax", "logsumexp",
+    "square",  "sum",         "mean",       "softmax_cross_entropy",       "prod",         "softmax",    "log_softmax", "logsumexp",
     "cumsum",  "cumprod",     "std",        "var",          "norm",       "layer_norm", "batch_norm",
     "group_norm", "instance_norm", "rms_norm", "erfinv",     "lgamma",     "digamma"};
 

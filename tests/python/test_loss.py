@@ -428,3 +428,27 @@ def test_non_contiguous_inputs_and_default_dtype():
         assert oar.nn.Linear(2, 2).weight.dtype == oar.float64
     finally:
         oar.set_default_dtype("float32")
+
+
+def test_fused_cross_entropy_second_order_and_label_checks():
+    rng = np.random.default_rng(7)
+    x0 = rng.standard_normal((5, 4))
+    lab = np.array([1, 3, -100, 0, 2])
+    x = oar.to_tensor(x0, stop_gradient=False)
+    loss = F.cross_entropy(x, oar.to_tensor(lab))
+    (g,) = oar.grad(loss, x, create_graph=True)
+    p = np.exp(x0 - x0.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    onehot = np.zeros_like(x0)
+    valid = lab != -100
+    onehot[np.arange(5)[valid], lab[valid]] = 1.0
+    np.testing.assert_allclose(g.numpy(), (p - onehot) * valid[:, None] / valid.sum(), rtol=1e-10)
+    # d/dx of sum(g * w) = Hessian-vector product: (diag(p) - p p^T) w per valid row / count
+    w = rng.standard_normal((5, 4))
+    (h,) = oar.grad((g * oar.to_tensor(w)).sum(), x)
+    pw = (p * w).sum(1, keepdims=True)
+    np.testing.assert_allclose(h.numpy(), p * (w - pw) * valid[:, None] / valid.sum(), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match=r"^\[oar.nn.functional.cross_entropy\] labels must be in \[0, 4\)"):
+        oar._C._softmax_cross_entropy(oar.to_tensor(x0), oar.to_tensor(np.array([[0], [4], [1], [1], [1]])), -100)
+    with pytest.raises(ValueError, match=r"^\[oar.nn.functional.cross_entropy\] label shape"):
+        oar._C._softmax_cross_entropy(oar.to_tensor(x0), oar.to_tensor(lab), -100)

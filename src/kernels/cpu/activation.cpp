@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/rows.h"
 #include "kernels/cpu/vmath.h"
 
 namespace oar::cpu {
@@ -81,9 +82,9 @@ template <typename T, bool Log> void softmax_impl(const Tensor& x, Tensor& y, in
         const T* xr = xp + r * n;
         T* yr = yp + r * n;
         C* v = buf.data();
-        C m = -std::numeric_limits<C>::infinity();
-#pragma omp simd reduction(max : m)
-        for (int64_t j = 0; j < n; ++j) { v[j] = C(xr[j]); m = std::max(m, v[j]); }
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) v[j] = C(xr[j]);
+        C m = row_max(v, n);
         if (!std::isfinite(m)) m = std::isnan(m) ? m : (m > 0 ? m : C(0));  // all -inf rows, +inf entries
 #pragma omp simd
         for (int64_t j = 0; j < n; ++j) v[j] -= m;

@@ -121,8 +121,10 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
 def _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_label, use_softmax,  # noqa: A002
                         label_smoothing, n_class):
     api = "cross_entropy"
-    logp = _C.log_softmax(input, -1) if use_softmax else _C.log(input)
+    fused = use_softmax and not soft_label and weight is None and label_smoothing == 0
     batch_shape = list(input.shape[:-1])
+    if not fused:
+        logp = _C.log_softmax(input, -1) if use_softmax else _C.log(input)
 
     if soft_label:
         _check_float(label, api, "label (soft)")
@@ -153,8 +155,13 @@ def _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_labe
         if vals.size and (vals.min() < 0 or vals.max() >= n_class):
             raise _err(api, f"labels must be in [0, {n_class}) or equal ignore_index ({ignore_index}), "
                             f"got values in [{vals.min()}, {vals.max()}]")
-    safe_label = _C.where(valid, label, _C.full([], 0, label.dtype))
     validf = _C.cast(valid, input.dtype)
+    if fused:  # one pass per row forward and backward
+        loss = _C._softmax_cross_entropy(input, label, int(ignore_index))
+        if reduction == "mean":
+            return _safe_div(_C.sum(loss), _C.sum(validf))
+        return _reduce(loss, reduction)
+    safe_label = _C.where(valid, label, _C.full([], 0, label.dtype))
     nll = -take_along_axis(logp, safe_label, -1)
     if label_smoothing > 0:
         nll = nll * (1.0 - label_smoothing) - _C.mean(logp, [-1], keepdim=True) * label_smoothing
