@@ -9,6 +9,7 @@ import pytest
 import oar
 import oar.nn as nn
 import oar.nn.functional as F
+from grid_ref import unnormalize
 
 RNG = np.random.default_rng(7)
 
@@ -390,23 +391,8 @@ def np_grid_sample(x, grid, mode, padding, ac):
     n, c, h, w = x.shape
     _, ho, wo, _ = grid.shape
 
-    def reflect(v, lo2, hi2):
-        if lo2 == hi2:
-            return 0.0
-        low, span = lo2 / 2, (hi2 - lo2) / 2
-        v = abs(v - low)
-        flips = math.floor(v / span)
-        extra = v - flips * span
-        return extra + low if flips % 2 == 0 else span - extra + low
-
     def unnorm(g, size):
-        p = (g + 1) * (size - 1) / 2 if ac else ((g + 1) * size - 1) / 2
-        if padding == "border":
-            p = min(max(p, 0), size - 1)
-        elif padding == "reflection":
-            p = reflect(p, 0, 2 * (size - 1)) if ac else reflect(p, -1, 2 * size - 1)
-            p = min(max(p, 0), size - 1)
-        return p
+        return unnormalize(g, size, padding, ac)
 
     def at(b, xi, yi):
         if 0 <= xi < w and 0 <= yi < h:

@@ -1,0 +1,25 @@
+"""NumPy-side helpers shared by the grid_sample reference implementations."""
+import math
+
+
+def reflect(v, lo2, hi2):
+    """v reflected into [lo2 / 2, hi2 / 2] (bounds given doubled, as in the
+    align_corners / not-align_corners conventions)."""
+    if lo2 == hi2:
+        return 0.0
+    low, span = lo2 / 2, (hi2 - lo2) / 2
+    v = abs(v - low)
+    flips = math.floor(v / span)
+    extra = v - flips * span
+    return extra + low if flips % 2 == 0 else span - extra + low
+
+
+def unnormalize(g, size, padding, align_corners):
+    """A grid coordinate in [-1, 1] as a pixel position, after padding_mode."""
+    p = (g + 1) * (size - 1) / 2 if align_corners else ((g + 1) * size - 1) / 2
+    if padding == "border":
+        p = min(max(p, 0), size - 1)
+    elif padding == "reflection":
+        p = reflect(p, 0, 2 * (size - 1)) if align_corners else reflect(p, -1, 2 * size - 1)
+        p = min(max(p, 0), size - 1)
+    return p
