@@ -72,6 +72,11 @@ std::string Tracer::unique_name(const std::string& base) {
 Value* Tracer::add_input(const std::string& name, const Tensor& example, const Dims& dynamic_dims) {
   OAR_CHECK(active_, Runtime, "[oar.ir.trace] add_input after the trace finished");
   OAR_CHECK(example.defined(), Type, "[oar.ir.trace] input '", name, "' must be a Tensor");
+  // One tensor cannot stand for two inputs: ops reading it would have to
+  // pick one of them.
+  auto seen = map_.find(example.impl());
+  OAR_CHECK(seen == map_.end() || !(seen->second.traced && seen->second.value->is_block_argument()), Value, "[oar.ir.trace] input '", name,
+            "' is the same tensor as an earlier input; pass it once (or a copy)");
   Type t = Type::of(example);
   const int64_t rank = int64_t(t.shape.size());
   for (int64_t d : dynamic_dims) {

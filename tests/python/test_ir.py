@@ -7,20 +7,10 @@ import numpy as np
 import pytest
 
 import oar
+from nets import MLP
 from oar import _ir, nn
 
 RNG = np.random.default_rng(11)
-
-
-class MLP(nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(4, 8)
-        self.act = nn.ReLU()
-        self.fc2 = nn.Linear(8, 3)
-
-    def forward(self, x):
-        return self.fc2(self.act(self.fc1(x)))
 
 
 def np_mlp(net, x):
@@ -310,3 +300,12 @@ def test_every_op_traces_verifies_and_runs(info, dtype):
         else:
             np.testing.assert_allclose(got.astype(np.complex128 if got.dtype.kind == "c" else np.float64), expected,
                                        atol=atol, rtol=rtol, equal_nan=True, err_msg=repr(sample))
+
+
+def test_one_tensor_cannot_be_two_inputs():
+    x = oar.ones([2])
+    with pytest.raises(ValueError, match=r"^\[oar.ir.trace\] input 'x1' is the same tensor as an earlier input"):
+        _ir.trace(lambda a, b: a * b + a, [x, x])
+    prog, _ = _ir.trace(lambda a, b: a * b + a, [x, x.clone()])
+    y = oar.to_tensor([2.0, 3.0])
+    np.testing.assert_allclose(prog.run(y, y + 1).numpy(), [2 * 3 + 2, 3 * 4 + 3])

@@ -8,13 +8,9 @@ callbacks, and ``summary``.
 """
 from . import callbacks, event_writer
 from .event_writer import SummaryWriter
-from .model import InputSpec as _InputSpec
 from .model import Model
 from .summary import summary
 
-try:  # the framework-wide InputSpec when oar.static provides one
-    from ..static import InputSpec
-except ImportError:
-    InputSpec = _InputSpec
+from ..static import InputSpec
 
 __all__ = ["Model", "summary", "InputSpec", "SummaryWriter", "callbacks"]

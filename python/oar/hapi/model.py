@@ -21,36 +21,12 @@ import warnings
 import numpy as np
 
 from .. import _C
+from ..static import InputSpec
 from .callbacks import EarlyStopping, config_callbacks
 
 __all__ = ["Model", "InputSpec"]
 
 _PARAM_NAMES_KEY = "StructuredToParameterName@@"  # Paddle's key for structured -> parameter names
-
-
-class InputSpec:
-    """Describes one input or label: ``shape`` (``None``/-1 for any size),
-    ``dtype`` and ``name`` (``paddle.static.InputSpec``).
-
-    >>> from oar.hapi import InputSpec
-    >>> InputSpec([None, 784], 'float32', 'x')
-    InputSpec(shape=(-1, 784), dtype=float32, name=x)
-    """
-
-    def __init__(self, shape, dtype="float32", name=None, stop_gradient=False):
-        if isinstance(shape, numbers.Integral):
-            shape = [shape]
-        self.shape = tuple(-1 if d is None else int(d) for d in shape)
-        self.dtype = str(dtype).replace("paddle.", "")
-        self.name = name
-        self.stop_gradient = stop_gradient
-
-    @classmethod
-    def from_tensor(cls, tensor, name=None):
-        return cls(tensor.shape, tensor.dtype, name or getattr(tensor, "name", None))
-
-    def __repr__(self):
-        return f"InputSpec(shape={self.shape}, dtype={self.dtype}, name={self.name})"
 
 
 def _is_spec(obj):

@@ -1,0 +1,136 @@
+"""Rejects Python use of tensor values while ``to_static`` captures a program.
+
+Tracing records ops, not Python. ``if x.sum() > 0:`` calls ``bool()`` on a
+tensor; while tracing, that bool is computed from the example input and the
+branch it picks is baked into the program, which would then give wrong results
+for other inputs without any error. So inside a to_static trace the Tensor
+methods that turn data into Python values (bool, int, float, item, numpy,
+tolist, ...) raise Dy2StaticError naming the user's file and line.
+
+The guards are installed once by wrapping the existing Tensor methods. Outside
+a to_static trace they only add a flag check; plain ``oar._ir.trace`` users
+are not affected because the flag is set by to_static alone.
+"""
+import functools
+import linecache
+import os
+import sys
+import threading
+
+from .. import _C
+
+Tensor = _C.Tensor
+
+# python/oar: frames under it are the framework's own, not the user's code.
+_OAR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class Dy2StaticError(TypeError):
+    """Raised when code converted by ``oar.jit.to_static`` uses a tensor's value
+    as a Python value (``if tensor:``, ``tensor.item()``, ``tensor.numpy()``...).
+
+    >>> import oar
+    >>> @oar.jit.to_static
+    ... def f(x):
+    ...     return x * 2.0 if x.sum() > 0 else x
+    >>> try:
+    ...     f(oar.ones([2]))
+    ... except oar.jit.Dy2StaticError as e:
+    ...     print(str(e).splitlines()[0])
+    [oar.jit.to_static] bool() of a Tensor is not supported in a to_static function
+    """
+
+
+class _State(threading.local):
+    # The C++ tracer stack is per thread, so the flag that marks a to_static
+    # trace is too.
+    converting = 0  # depth of to_static traces on this thread
+    suspended = 0  # > 0 while printing a tensor: reading values for display is harmless
+
+
+_state = _State()
+
+_CONTROL_FLOW = ("Use oar.static.nn.cond(pred, true_fn, false_fn) for if/else on a tensor and "
+                 "oar.static.nn.while_loop(cond, body, loop_vars) for loops, or select values with oar.where; "
+                 "or decorate the function that needs the value with oar.jit.not_to_static and call it "
+                 "outside the to_static function.")
+_NUMBERS = ("Compute on tensors instead of Python numbers (tensor ops such as oar.where, oar.clip, "
+            "x.sum() keep the data in the program); for control flow use oar.static.nn.cond / "
+            "oar.static.nn.while_loop; or move this code out of the to_static function "
+            "(oar.jit.enable_to_static(False) runs everything eagerly).")
+
+_GUARDED = {
+    "__bool__": ("bool() of a Tensor", _CONTROL_FLOW),
+    "__int__": ("int() of a Tensor", _NUMBERS),
+    "__float__": ("float() of a Tensor", _NUMBERS),
+    "__complex__": ("complex() of a Tensor", _NUMBERS),
+    "__index__": ("using a Tensor as a Python index", _NUMBERS),
+    "item": ("Tensor.item()", _NUMBERS),
+    "numpy": ("Tensor.numpy()", _NUMBERS),
+    "tolist": ("Tensor.tolist()", _NUMBERS),
+}
+
+
+def _user_frame():
+    """The innermost frame outside python/oar: where the user's code did it."""
+    f = sys._getframe(2)
+    while f is not None:
+        path = os.path.abspath(f.f_code.co_filename)
+        if not path.startswith(_OAR_DIR):
+            return f
+        f = f.f_back
+    return None
+
+
+def _message(what, advice):
+    f = _user_frame()
+    where = "at an unknown location"
+    if f is not None:
+        filename, lineno = f.f_code.co_filename, f.f_lineno
+        where = f'File "{filename}", line {lineno}, in {f.f_code.co_name}'
+        src = linecache.getline(filename, lineno).strip()
+        if src:
+            where += f"\n    {src}"
+    return (f"[oar.jit.to_static] {what} is not supported in a to_static function\n  {where}\n"
+            f"The program records tensor ops, not Python: a Python value read from a tensor while tracing "
+            f"would stay fixed at the value of the traced example for every later call. {advice}")
+
+
+def _guarded(name, orig):
+    what, advice = _GUARDED[name]
+
+    @functools.wraps(orig)
+    def method(self, *args, **kwargs):
+        s = _state
+        if s.converting and not s.suspended and _C._ir_is_tracing():
+            raise Dy2StaticError(_message(what, advice))
+        return orig(self, *args, **kwargs)
+
+    method._oar_dy2static_original = orig
+    return method
+
+
+def _suspending(orig):
+    @functools.wraps(orig)
+    def method(self, *args, **kwargs):
+        _state.suspended += 1
+        try:
+            return orig(self, *args, **kwargs)
+        finally:
+            _state.suspended -= 1
+
+    method._oar_dy2static_original = orig
+    return method
+
+
+def install():
+    """Wraps the guarded Tensor methods (once; a second call changes nothing)."""
+    for name in _GUARDED:
+        orig = getattr(Tensor, name, None)
+        if orig is None or hasattr(orig, "_oar_dy2static_original"):
+            continue
+        setattr(Tensor, name, _guarded(name, orig))
+    for name in ("__repr__", "__str__"):
+        orig = getattr(Tensor, name)
+        if not hasattr(orig, "_oar_dy2static_original"):
+            setattr(Tensor, name, _suspending(orig))

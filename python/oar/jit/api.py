@@ -1,0 +1,588 @@
+"""``to_static``: capture a function or a Layer's forward as cached programs.
+
+Each call is matched against a cache of traced programs by its input
+signature (see StaticFunction). A miss traces the Python code once with the
+call's own tensors as examples (oar._ir.trace); a hit runs the cached program
+op by op through the same op definitions as eager code, with autograd and
+autocast, so gradients and AMP behave as in eager mode.
+"""
+import copy
+import functools
+import inspect
+import types
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import _C, _ir
+from ..autograd import no_grad
+from ..creation import zeros
+from ..framework import get_default_dtype
+from ..nn import Layer
+from ..static import InputSpec
+from . import _guard
+
+Tensor = _C.Tensor
+
+__all__ = ["to_static", "not_to_static", "enable_to_static", "ignore_module", "StaticFunction"]
+
+_enabled = [True]
+_ignored_modules = []
+
+# Size of a dynamic dim in the example tensors made from an InputSpec; not 1, so
+# that a dynamic dim is never mistaken for a broadcast dim.
+_SPEC_EXAMPLE_DIM = 2
+
+
+def enable_to_static(enable_to_static_bool):
+    """Switches conversion on or off globally; when off, to_static functions run eagerly.
+
+    >>> import oar
+    >>> @oar.jit.to_static
+    ... def f(x):
+    ...     return x + 1.0
+    >>> oar.jit.enable_to_static(False)
+    >>> f(oar.to_tensor([1.0])).numpy().tolist(), len(f.program_cache)
+    ([2.0], 0)
+    >>> oar.jit.enable_to_static(True)
+    """
+    if not isinstance(enable_to_static_bool, bool):
+        raise TypeError(f"[oar.jit.enable_to_static] expects a bool, got {type(enable_to_static_bool).__name__}")
+    _enabled[0] = enable_to_static_bool
+
+
+def not_to_static(function=None):
+    """Marks a function to be called as plain Python, never converted.
+
+    ``to_static`` applied to a marked function returns a StaticFunction that
+    always runs it eagerly. Called from inside a to_static function it simply
+    runs; note that oar captures programs by tracing, which records the ops
+    that run, not the Python source, so the ops such a function dispatches are
+    still recorded into the enclosing program (the function is not a graph
+    break), and reading tensor values in it still raises Dy2StaticError.
+
+    >>> import oar
+    >>> @oar.jit.not_to_static
+    ... def double(x):
+    ...     return x * 2.0
+    >>> @oar.jit.to_static
+    ... def f(x):
+    ...     return double(x) + 1.0
+    >>> f(oar.to_tensor([1.0, 2.0])).numpy().tolist()
+    [3.0, 5.0]
+    """
+    if function is None:
+        return not_to_static
+    if isinstance(function, StaticFunction):
+        function = function.dygraph_function
+    try:
+        function._oar_not_to_static = True
+    except AttributeError:  # bound methods and builtins take no attributes
+        target = function
+
+        @functools.wraps(target)
+        def function(*args, **kwargs):
+            return target(*args, **kwargs)
+
+        function._oar_not_to_static = True
+    return function
+
+
+def ignore_module(modules):
+    """Accepted for Paddle compatibility: calls into these modules are not converted.
+
+    oar converts by tracing, which never rewrites the source of called modules,
+    so there is nothing to skip; the list is only checked and kept.
+
+    >>> import math
+    >>> import oar
+    >>> oar.jit.ignore_module([math])
+    """
+    if isinstance(modules, types.ModuleType):
+        modules = [modules]
+    if not isinstance(modules, (list, tuple)) or not all(isinstance(m, types.ModuleType) for m in modules):
+        raise TypeError("[oar.jit.ignore_module] expects a list of modules")
+    _ignored_modules.extend(modules)
+
+
+# ---------------------------------------------------------------- argument structure
+
+
+class _Leaf:
+    """Where a tensor argument sits in the argument structure."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _arg_error(name, msg):
+    return ValueError(f"[oar.jit.to_static] argument '{name}' {msg}")
+
+
+def _flatten(value, spec, name, leaves, specs, names):
+    """Replaces the tensors in value (nested list/tuple/dict) by _Leaf markers, collecting them."""
+    if isinstance(value, Tensor):
+        if spec is not None and not isinstance(spec, InputSpec):
+            raise _arg_error(name, f"is a Tensor but its input_spec entry is {spec!r}")
+        for i, t in enumerate(leaves):
+            # One tensor passed twice is one program input; the key records the aliasing.
+            if t is value:
+                if spec is not None:
+                    _spec_check(value, spec, name)
+                return _Leaf(i)
+        leaves.append(value)
+        specs.append(spec)
+        names.append(name)
+        return _Leaf(len(leaves) - 1)
+    if isinstance(spec, InputSpec):
+        raise _arg_error(name, f"expects a Tensor for {spec!r}, got {type(value).__name__}")
+    if type(value) in (list, tuple):
+        sub = spec if isinstance(spec, (list, tuple)) else None
+        if sub is not None and len(sub) != len(value):
+            raise _arg_error(name, f"has {len(value)} items but its input_spec entry has {len(sub)}")
+        return type(value)(_flatten(v, sub[i] if sub is not None else None, f"{name}[{i}]", leaves, specs, names)
+                           for i, v in enumerate(value))
+    if type(value) is dict:
+        sub = spec if isinstance(spec, dict) else None
+        return {k: _flatten(v, sub.get(k) if sub is not None else None, f"{name}[{k!r}]", leaves, specs, names)
+                for k, v in value.items()}
+    return value
+
+
+def _fill(template, tensors):
+    if isinstance(template, _Leaf):
+        return tensors[template.index]
+    if type(template) in (list, tuple):
+        return type(template)(_fill(v, tensors) for v in template)
+    if type(template) is dict:
+        return {k: _fill(v, tensors) for k, v in template.items()}
+    return template
+
+
+def _freeze(template):
+    """A hashable description of the non-tensor part of the arguments (their values)."""
+    if isinstance(template, _Leaf):
+        return ("T", template.index)
+    if type(template) in (list, tuple):
+        return (type(template).__name__,) + tuple(_freeze(v) for v in template)
+    if type(template) is dict:
+        return ("dict",) + tuple((k, _freeze(v)) for k, v in template.items())
+    if isinstance(template, np.ndarray):
+        return ("ndarray", template.dtype.str, template.shape, template.tobytes())
+    try:
+        hash(template)
+    except TypeError:
+        return ("value", type(template).__qualname__, repr(template))
+    # The type too: 1, 1.0 and True are equal in Python but trace differently.
+    return (type(template), template)
+
+
+def _spec_check(t, spec, name):
+    shape = t.shape
+    if len(spec.shape) != len(shape) or any(d != -1 and d != s for d, s in zip(spec.shape, shape)):
+        raise _arg_error(name, f"expects shape {list(spec.shape)} (from {spec!r}), got shape {list(shape)}")
+
+
+# ---------------------------------------------------------------- the cache
+
+
+class ProgramCache:
+    """The programs of one StaticFunction, one per input signature (most recent last).
+
+    >>> import oar
+    >>> f = oar.jit.to_static(lambda x: x * 2.0)
+    >>> _ = f(oar.ones([2])); _ = f(oar.ones([3]))
+    >>> len(f.program_cache)
+    2
+    """
+
+    def __init__(self):
+        self._programs = OrderedDict()
+
+    def __len__(self):
+        return len(self._programs)
+
+    def __contains__(self, key):
+        return key in self._programs
+
+    def __iter__(self):
+        return iter(self._programs)
+
+    def get(self, key):
+        return self._programs.get(key)
+
+    def _put(self, key, program):
+        self._programs[key] = program
+
+    def concrete_programs(self):
+        """The cached programs, oldest first."""
+        return list(self._programs.values())
+
+    def clear(self):
+        self._programs.clear()
+
+
+# ---------------------------------------------------------------- StaticFunction
+
+
+class StaticFunction:
+    """A function or Layer forward converted by ``to_static``; calls run cached programs.
+
+    The cache key of a call is, per tensor argument, its dtype and its shape
+    with the dims the input_spec marks dynamic replaced by -1; plus the values
+    of the non-tensor arguments, the ``training`` flags of the layer and its
+    sublayers, the identity of the layer's parameters and buffers, and the
+    default dtype. A call with a new key traces the Python code once; calls
+    with a known key run the cached program.
+
+    >>> import oar
+    >>> from oar.static import InputSpec
+    >>> net = oar.nn.Linear(4, 2)
+    >>> net = oar.jit.to_static(net, input_spec=[InputSpec([None, 4])])
+    >>> net(oar.ones([3, 4])).shape, net(oar.ones([5, 4])).shape
+    ([3, 2], [5, 2])
+    >>> len(net.forward.program_cache)
+    1
+    >>> net.forward.concrete_program.input_types
+    [('float32', [-1, 4])]
+    """
+
+    def __init__(self, function, input_spec=None, build_strategy=None, full_graph=True, backend=None, layer=None):
+        if isinstance(function, types.MethodType) and layer is None:
+            layer, function = function.__self__, function.__func__
+        if not callable(function):
+            raise TypeError(f"[oar.jit.to_static] expects a function or a Layer, got {type(function).__name__}")
+        if input_spec is not None:
+            if isinstance(input_spec, InputSpec):
+                input_spec = [input_spec]
+            if not isinstance(input_spec, (list, tuple)):
+                raise TypeError(f"[oar.jit.to_static] input_spec must be a list of InputSpec, "
+                                f"got {type(input_spec).__name__}")
+            input_spec = list(input_spec)
+        self._function = function
+        self._layer = layer
+        self._input_spec = input_spec
+        self._build_strategy = build_strategy
+        self._full_graph = full_graph
+        self._backend = backend
+        self._target = function.__get__(layer, type(layer)) if layer is not None else function
+        self._name = getattr(function, "__qualname__", getattr(function, "__name__", repr(function)))
+        try:
+            self._sig = inspect.signature(self._target)
+        except (TypeError, ValueError):  # builtins without a signature: arguments are taken as given
+            self._sig = None
+        self._positional_names = self._make_positional_names()
+        # Calls that pass exactly these positional arguments need no signature binding.
+        plain = self._sig is not None and all(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in self._sig.parameters.values())
+        self._plain_arity = len(self._sig.parameters) if plain else -1
+        self._cache = ProgramCache()
+        self._specialized = set()  # keys whose programs fixed a dynamic dim: cached per concrete shape
+        self._last_program = None
+        functools.update_wrapper(self, function, updated=())
+
+    def _make_positional_names(self):
+        names, var = [], None
+        if self._sig is not None:
+            for p in self._sig.parameters.values():
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                    names.append(p.name)
+                elif p.kind == p.VAR_POSITIONAL:
+                    var = p.name
+        return names, var
+
+    def _positional_name(self, i):
+        names, var = self._positional_names
+        if i < len(names):
+            return names[i]
+        return f"{var}[{i - len(names)}]" if var else f"args[{i}]"
+
+    # ---- descriptor: `@to_static` on a method binds one StaticFunction per instance
+
+    def __get__(self, instance, owner=None):
+        if instance is None or self._layer is not None:
+            return self
+        bound = StaticFunction(self._function, self._input_spec, self._build_strategy, self._full_graph,
+                               self._backend, layer=instance)
+        # Kept in the instance's __dict__, which shadows this non-data descriptor
+        # on later lookups, so each instance keeps its own cache.
+        instance.__dict__[self._function.__name__] = bound
+        return bound
+
+    def __deepcopy__(self, memo):
+        # Cached programs are bound to the original's tensors: a copy starts empty.
+        layer = copy.deepcopy(self._layer, memo) if self._layer is not None else None
+        return StaticFunction(self._function, copy.deepcopy(self._input_spec, memo), self._build_strategy,
+                              self._full_graph, self._backend, layer=layer)
+
+    # ---- public API (Paddle's StaticFunction)
+
+    @property
+    def dygraph_function(self):
+        """The original Python function (unbound for a method)."""
+        return self._function
+
+    @property
+    def input_spec(self):
+        return self._input_spec
+
+    @property
+    def program_cache(self):
+        return self._cache
+
+    @property
+    def concrete_program(self):
+        """The Program of the last call, or one traced from a full input_spec before any call."""
+        if self._last_program is not None:
+            return self._last_program
+        return self.get_concrete_program()
+
+    def get_concrete_program(self, *args, **kwargs):
+        """The Program for these arguments (InputSpecs stand for tensors), tracing it if needed.
+
+        >>> import oar
+        >>> from oar.static import InputSpec
+        >>> f = oar.jit.to_static(lambda x: oar.exp(x), input_spec=[InputSpec([None, 3])])
+        >>> f.get_concrete_program().input_types
+        [('float32', [-1, 3])]
+        """
+        if not args and not kwargs:
+            if self._input_spec is None:
+                raise ValueError(f"[oar.jit.to_static] {self._name}: concrete_program needs a call first "
+                                 f"or an input_spec")
+            args = tuple(self._input_spec)
+        leaves = []
+        template = _spec_template((list(args), dict(kwargs)), leaves)
+        tensors = []
+        for spec in leaves:
+            shape = [_SPEC_EXAMPLE_DIM if d == -1 else d for d in spec.shape]
+            t = zeros(shape, spec.dtype)
+            t.stop_gradient = spec.stop_gradient
+            tensors.append(t)
+        call_args, call_kwargs = _fill(template, tensors)
+        program, _ = self._lookup_or_trace(tuple(call_args), call_kwargs, run=False)
+        return program
+
+    def rollback(self):
+        """Undoes the conversion: a converted Layer gets its eager forward back. Returns the original.
+
+        >>> import oar
+        >>> lin = oar.jit.to_static(oar.nn.Linear(2, 2))
+        >>> fwd = lin.forward.rollback()
+        >>> isinstance(lin.forward, oar.jit.StaticFunction)
+        False
+        """
+        if self._layer is None:
+            return self._function
+        name = self._function.__name__
+        d = self._layer.__dict__
+        if isinstance(getattr(type(self._layer), name, None), StaticFunction):
+            d[name] = self._target  # the class attribute is converted: shadow it with the eager method
+        else:
+            d.pop(name, None)
+        return getattr(self._layer, name)
+
+    def __repr__(self):
+        return f"<StaticFunction {self._name} ({len(self._cache)} cached programs)>"
+
+    # ---- calls
+
+    def _call_python(self, args, kwargs):
+        return self._target(*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        # Already inside a trace (a converted layer called by a converted
+        # function): run as Python so its ops join the enclosing program.
+        if not _enabled[0] or getattr(self._function, "_oar_not_to_static", False) or _C._ir_is_tracing():
+            return self._call_python(args, kwargs)
+        _, out = self._lookup_or_trace(args, kwargs, run=True)
+        return out
+
+    def _bind(self, args, kwargs):
+        if self._sig is None or (not kwargs and len(args) == self._plain_arity):
+            return list(args), dict(kwargs)
+        try:
+            b = self._sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"[oar.jit.to_static] {self._name}(): {e}") from None
+        b.apply_defaults()
+        return list(b.args), dict(b.kwargs)
+
+    def _named_state(self):
+        if not isinstance(self._layer, Layer):
+            return None
+        named = list(self._layer.named_parameters())
+        return named + [(n, b) for n, b in self._layer.named_buffers() if b is not None]
+
+    def _layer_key(self):
+        """The layer state a program depends on: training flags and which tensors are its parameters."""
+        if not isinstance(self._layer, Layer):
+            return None
+        # One walk over the sublayers, without Layer.sublayers' generators: this runs on every call.
+        training, ids = [], []
+        stack, seen = [self._layer], set()
+        while stack:
+            sub = stack.pop()
+            if id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            training.append(bool(sub.training))
+            # Programs are bound to tensor objects: a replaced parameter
+            # (layer.to(dtype), set to None) needs a new trace.
+            ids.extend(map(id, sub._parameters.values()))
+            ids.extend(map(id, sub._buffers.values()))
+            stack.extend(v for v in reversed(sub._sub_layers.values()) if v is not None)
+        return tuple(training), tuple(ids)
+
+    def _lookup_or_trace(self, args, kwargs, run):
+        pos, kw = self._bind(args, kwargs)
+        specs = self._input_spec or []
+        if len(specs) > len(pos):
+            raise ValueError(f"[oar.jit.to_static] {self._name}: input_spec has {len(specs)} entries but the call "
+                             f"has {len(pos)} positional arguments")
+        leaves, leaf_specs, names = [], [], []
+        pos_t = [_flatten(v, specs[i] if i < len(specs) else None, self._positional_name(i), leaves, leaf_specs,
+                          names) for i, v in enumerate(pos)]
+        kw_t = {k: _flatten(v, None, k, leaves, leaf_specs, names) for k, v in kw.items()}
+        dyn, sig, concrete = [], [], []
+        for t, spec, name in zip(leaves, leaf_specs, names):
+            shape = t.shape
+            if spec is not None:
+                _spec_check(t, spec, name)
+                axes = [i for i, d in enumerate(spec.shape) if d == -1]
+            else:
+                axes = []
+            dyn.append(axes)
+            dt = str(t.dtype)
+            sig.append((dt, tuple(-1 if i in axes else s for i, s in enumerate(shape))))
+            concrete.append((dt, tuple(shape)))
+        rest = (_freeze(pos_t), _freeze(kw_t), self._layer_key(), get_default_dtype())
+        key = (tuple(sig),) + rest
+        if key in self._specialized:
+            key, dyn = (tuple(concrete),) + rest, [[] for _ in leaves]
+        program = self._cache.get(key)
+        out = None
+        if program is None:
+            program, out = self._trace(pos_t, kw_t, leaves, dyn, self._named_state())
+            if program.notes and any(dyn):
+                warnings.warn(f"[oar.jit.to_static] {self._name}: the traced program keeps some dynamic input dims "
+                              f"fixed ({'; '.join(program.notes)}), e.g. a reshape computed from x.shape; it is "
+                              f"traced again for each new input shape", stacklevel=4)
+                self._specialized.add(key)
+                key = (tuple(concrete),) + rest
+            self._cache._put(key, program)
+        self._last_program = program
+        if run:
+            out = program.run(*leaves)
+        return program, out
+
+    def _trace(self, pos_t, kw_t, leaves, dyn, named):
+        def thunk(*tensors):
+            return self._call_python(_fill(pos_t, tensors), _fill(kw_t, tensors))
+
+        # The trace runs the ops once on the examples; the call then runs the
+        # program (which records autograd). Buffers the trace updated in place
+        # (batch-norm statistics) are restored: the update is not part of the
+        # program, so the call must not see it either.
+        buffers = [(n, b) for n, b in (named or ()) if not hasattr(b, "trainable")]
+        with no_grad():
+            saved = [_C.clone(b) for _, b in buffers]
+        _guard._state.converting += 1
+        try:
+            program, out = _ir.trace(thunk, leaves, dyn, parameters=named)
+        except Exception as e:
+            if not isinstance(e, _guard.Dy2StaticError):
+                e.add_note(f"[oar.jit.to_static] raised while tracing {self._name}; oar.jit.enable_to_static(False) "
+                           f"runs it eagerly")
+            raise
+        finally:
+            _guard._state.converting -= 1
+            changed = []
+            with no_grad():
+                for (n, b), s in zip(buffers, saved):
+                    if not np.array_equal(b.numpy(), s.numpy(), equal_nan=True):
+                        changed.append(n)
+                        b.copy_(s)
+        if changed:
+            warnings.warn(f"[oar.jit.to_static] {self._name}: tracing updated the buffers {changed} in place "
+                          f"(e.g. batch-norm running statistics in training mode); in-place updates are not "
+                          f"captured in the program, so calls leave these buffers unchanged", stacklevel=4)
+        return program, out
+
+
+def _spec_template(value, leaves):
+    """Replaces InputSpecs in value by _Leaf markers, collecting the specs."""
+    if isinstance(value, InputSpec):
+        leaves.append(value)
+        return _Leaf(len(leaves) - 1)
+    if type(value) in (list, tuple):
+        return type(value)(_spec_template(v, leaves) for v in value)
+    if type(value) is dict:
+        return {k: _spec_template(v, leaves) for k, v in value.items()}
+    return value
+
+
+def to_static(function=None, input_spec=None, build_strategy=None, full_graph=True, backend=None, **kwargs):
+    """Converts a function or a Layer so that calls run a captured program.
+
+    Use it as ``@to_static``, ``@to_static(input_spec=[...])``, or
+    ``to_static(fn_or_layer, input_spec)``. For a Layer, its forward is
+    replaced by a StaticFunction and the layer is returned; its parameters and
+    buffers are bound to the program, so weight updates (an optimizer step) are
+    seen by later calls without a new trace. ``input_spec`` lists one
+    ``oar.static.InputSpec`` per positional argument (nested lists for list
+    arguments); ``None`` or ``-1`` dims are dynamic, so calls that differ only
+    there share one program, and calls are checked against the spec's rank and
+    static dims. ``build_strategy``, ``full_graph`` and ``backend`` are
+    accepted for Paddle compatibility.
+
+    How it works and what follows from it: the first call with a new input
+    signature runs the Python code once and records the ops it dispatches
+    (tracing); later calls with that signature run the recorded program.
+    Python control flow therefore runs once, at trace time: branching on a
+    tensor's value (``if x.sum() > 0``), ``x.item()``, ``x.numpy()``,
+    ``float(x)`` raise ``oar.jit.Dy2StaticError`` naming the file and line.
+    Python values computed from shapes are fixed too: ``x.reshape([x.shape[0],
+    -1])`` records the example's batch size; if that makes a dynamic dim
+    static, a warning says so and the function is traced again per shape
+    (write ``x.reshape([-1, n])`` or ``oar.flatten`` to keep it dynamic).
+    In-place ops on tensors created in the function are not captured. Random
+    ops and state read from Python objects other than the layer (globals, a
+    different layer's ``training`` flag) are fixed at trace time.
+
+    >>> import oar
+    >>> from oar.static import InputSpec
+    >>> @oar.jit.to_static(input_spec=[InputSpec([None, 2], "float32")])
+    ... def f(x, scale=2.0):
+    ...     return oar.nn.functional.relu(x) * scale
+    >>> f(oar.to_tensor([[1.0, -1.0]])).numpy().tolist()
+    [[2.0, 0.0]]
+    >>> f(oar.to_tensor([[3.0, 4.0], [-5.0, 6.0]]), scale=1.0).numpy().tolist()
+    [[3.0, 4.0], [0.0, 6.0]]
+    >>> len(f.program_cache)  # a new scale value is a new signature
+    2
+    """
+    if kwargs:
+        unknown = sorted(set(kwargs) - {"property"})
+        if unknown:
+            raise TypeError(f"[oar.jit.to_static] unexpected keyword arguments {unknown}")
+
+    def convert(fn):
+        if isinstance(fn, StaticFunction):
+            return fn
+        if isinstance(fn, Layer):
+            layer = fn
+            if isinstance(layer.__dict__.get("forward"), StaticFunction) or \
+                    isinstance(getattr(type(layer), "forward", None), StaticFunction):
+                return layer
+            layer.__dict__["forward"] = StaticFunction(type(layer).forward, input_spec, build_strategy, full_graph,
+                                                       backend, layer=layer)
+            return layer
+        return StaticFunction(fn, input_spec, build_strategy, full_graph, backend)
+
+    if function is None:
+        return convert
+    return convert(function)
