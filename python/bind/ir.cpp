@@ -6,6 +6,7 @@
 
 #include "common.h"
 #include "ir/executor.h"
+#include "ir/passes/passes.h"
 #include "ir/tracer.h"
 
 namespace oar::bind {
@@ -66,6 +67,18 @@ void bind_ir(nb::module_& m) {
     std::unique_ptr<ir::Program> prog = tracer.finish();
     return std::make_tuple(std::move(prog), result, std::move(bindings));
   }, arg("thunk"), arg("examples"), arg("input_names"), arg("dynamic_dims"), arg("parameters"));
+
+  // Runs the graph passes in place. Folding adds and drops constants, so it
+  // takes the tensors bound to the parameters and returns the new list with a
+  // dict of which passes changed the program.
+  m.def("_ir_run_passes", [](ir::Program& p, std::vector<Tensor> bindings, bool dce, bool cse, bool fold) {
+    ir::PassResult r = ir::run_passes(p, bindings, ir::PassOptions{dce, cse, fold});
+    nb::dict changed;
+    changed["dce"] = r.dce;
+    changed["cse"] = r.cse;
+    changed["fold"] = r.fold;
+    return std::make_pair(changed, std::move(bindings));
+  }, arg("program"), arg("bindings"), arg("dce") = true, arg("cse") = true, arg("fold") = true);
 
   m.def("_ir_is_tracing", [] { return ir::is_tracing(); });
 }

@@ -86,6 +86,29 @@ class Program:
         """(name, tensor) for each parameter, in program order."""
         return list(zip(self._prog.parameter_names, self._bindings))
 
+    def optimize(self, dce=True, cse=True, fold=True):
+        """Runs the graph passes in place until none changes the program, then verifies it.
+
+        dce removes ops whose results nothing reads (never random or
+        side-effect ops), cse merges identical ops (same op, operands and
+        attributes), fold evaluates ops over captured constants once and
+        replaces them by a new constant (named parameters are never folded).
+        Returns a dict telling which passes changed the program.
+
+        >>> import oar
+        >>> from oar import _ir
+        >>> c = oar.to_tensor([1.0, 2.0])
+        >>> prog, _ = _ir.trace(lambda x: x * (c + c) + x * (c + c), [oar.to_tensor([3.0, 4.0])])
+        >>> prog.optimize()
+        {'dce': False, 'cse': True, 'fold': True}
+        >>> prog.run(oar.to_tensor([1.0, 1.0])).numpy().tolist()
+        [4.0, 8.0]
+        """
+        changed, self._bindings = _C._ir_run_passes(self._prog, self._bindings, dce=bool(dce), cse=bool(cse),
+                                                    fold=bool(fold))
+        self._bindings = list(self._bindings)
+        return changed
+
     def run(self, *inputs):
         """Runs the program op by op (with autograd, as eager code) on new inputs."""
         for i, t in enumerate(inputs):

@@ -104,6 +104,14 @@ Value* Block::add_argument(Type t, std::string name) {
   return args_.back().get();
 }
 
+void Block::erase_argument(size_t i) {
+  OAR_CHECK(i < args_.size(), Index, "[oar.ir] block has ", args_.size(), " arguments, cannot erase argument ", i);
+  OAR_CHECK(!args_[i]->has_uses(), Value, "[oar.ir] erase_argument: argument ", i, " still has ",
+            args_[i]->uses().size(), " use(s)");
+  args_.erase(args_.begin() + std::ptrdiff_t(i));
+  for (size_t k = i; k < args_.size(); ++k) args_[k]->index_ = int(k);
+}
+
 Operation* Block::append(const OpDef& def, std::span<Value* const> operands, Attrs attrs,
                          std::span<const Type> result_types) {
   return insert(ops_.end(), def, operands, std::move(attrs), result_types);
@@ -150,6 +158,16 @@ Value* Program::add_parameter(std::string name, Type t, bool constant) {
   Value* v = body_->add_argument(std::move(t), name);
   params_.push_back(NamedValue{std::move(name), v, constant});
   return v;
+}
+
+void Program::erase_parameter(size_t i) {
+  OAR_CHECK(i < params_.size(), Index, "[oar.ir] the program has ", params_.size(),
+            " parameters, cannot erase parameter ", i);
+  Value* v = params_[i].value;
+  OAR_CHECK(!v->has_uses(), Value, "[oar.ir] erase_parameter: parameter '", params_[i].name, "' is still used");
+  const size_t arg = size_t(v->index());
+  params_.erase(params_.begin() + std::ptrdiff_t(i));
+  body_->erase_argument(arg);
 }
 
 void Program::add_output(std::string name, Value* v) {

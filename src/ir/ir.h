@@ -177,6 +177,8 @@ class Block {
 
   Value* add_argument(Type t, std::string name = "");
   size_t num_arguments() const { return args_.size(); }
+  // Removes argument `i` (it must have no uses left); later arguments move down one index.
+  void erase_argument(size_t i);
   Value* argument(size_t i) const { return args_[i].get(); }
 
   // Appends an op at the end, or inserts it before `pos`.
@@ -227,6 +229,9 @@ class Program {
   Value* add_input(std::string name, Type t);
   Value* add_parameter(std::string name, Type t, bool constant = false);
   void add_output(std::string name, Value* v);
+  // Removes parameter `i` (its value must have no uses left), for passes that
+  // drop constants nothing reads; the caller drops its binding too.
+  void erase_parameter(size_t i);
 
   const std::vector<NamedValue>& inputs() const { return inputs_; }
   const std::vector<NamedValue>& parameters() const { return params_; }

@@ -12,7 +12,9 @@ from .. import _tensor_methods  # noqa: F401  the Tensor methods to guard must e
 from . import _guard
 from ._guard import Dy2StaticError
 from .api import StaticFunction, enable_to_static, ignore_module, not_to_static, to_static
+from .io import TranslatedLayer, load, save
 
-__all__ = ["to_static", "not_to_static", "enable_to_static", "ignore_module", "StaticFunction", "Dy2StaticError"]
+__all__ = ["to_static", "not_to_static", "enable_to_static", "ignore_module", "StaticFunction", "Dy2StaticError",
+           "save", "load", "TranslatedLayer"]
 
 _guard.install()

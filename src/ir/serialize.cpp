@@ -1,0 +1,689 @@
+// The model format: writer, a small strict JSON reader, and the loader that
+// rebuilds a Program from untrusted text (see serialize.h for the layout).
+//
+// The loader treats the file as hostile: every field is type-checked, value
+// ids must be defined before use and defined once, op names must be in the
+// op registry, attribute counts must match the op's declaration, and the
+// verifier then checks each op's result types against its infer_meta (which
+// also rejects attributes of the wrong type). Nesting depth is bounded so
+// that a deep document cannot exhaust the stack.
+#include "ir/serialize.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+#include <map>
+#include <string_view>
+
+namespace oar::ir {
+
+namespace {
+
+// ---------------------------------------------------------------- writing
+
+void put_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += char(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+void put_double(std::string& out, double d) {
+  // JSON has no NaN or infinity literals.
+  if (std::isnan(d)) { out += "\"nan\""; return; }
+  if (std::isinf(d)) { out += d > 0 ? "\"inf\"" : "\"-inf\""; return; }
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d);  // shortest form that reads back exactly
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  out += s;
+}
+
+void put_dims(std::string& out, const Dims& d) {
+  out += '[';
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(d[i]);
+  }
+  out += ']';
+}
+
+void put_type(std::string& out, const Type& t) {
+  out += "\"dtype\": ";
+  put_string(out, dtype_name(t.dtype));
+  out += ", \"shape\": ";
+  put_dims(out, t.shape);
+}
+
+void put_attr(std::string& out, const AttrValue& a) {
+  struct V {
+    std::string& out;
+    void operator()(std::monostate) const { out += "{\"none\": null}"; }
+    void operator()(bool b) const { out += b ? "{\"bool\": true}" : "{\"bool\": false}"; }
+    void operator()(int64_t i) const { out += "{\"int\": " + std::to_string(i) + "}"; }
+    void operator()(double d) const {
+      out += "{\"float\": ";
+      put_double(out, d);
+      out += '}';
+    }
+    void operator()(std::complex<double> c) const {
+      out += "{\"complex\": [";
+      put_double(out, c.real());
+      out += ", ";
+      put_double(out, c.imag());
+      out += "]}";
+    }
+    void operator()(DType t) const {
+      out += "{\"dtype\": ";
+      put_string(out, dtype_name(t));
+      out += '}';
+    }
+    void operator()(const std::string& s) const {
+      out += "{\"str\": ";
+      put_string(out, s);
+      out += '}';
+    }
+    void operator()(const Dims& d) const {
+      out += "{\"ints\": ";
+      put_dims(out, d);
+      out += '}';
+    }
+  };
+  std::visit(V{out}, a);
+}
+
+// ---------------------------------------------------------------- a strict JSON reader
+
+struct Json {
+  enum Kind : uint8_t { Null, Bool, Number, String, Array, Object };
+  Kind kind = Null;
+  bool b = false;
+  bool integral = false;  // a Number written without fraction or exponent
+  std::string s;          // a String's value, or a Number's text
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> members;
+
+  const Json* get(std::string_view key) const {
+    for (const auto& [k, v] : members)
+      if (k == key) return &v;
+    return nullptr;
+  }
+};
+
+const char* kind_name(Json::Kind k) {
+  switch (k) {
+    case Json::Null: return "null";
+    case Json::Bool: return "a boolean";
+    case Json::Number: return "a number";
+    case Json::String: return "a string";
+    case Json::Array: return "an array";
+    case Json::Object: return "an object";
+  }
+  return "?";
+}
+
+constexpr int kMaxDepth = 64;
+
+class Parser {
+ public:
+  Parser(std::string_view text, const std::string& file) : t_(text), file_(file) {}
+
+  Json document() {
+    ws();
+    Json v = value(0);
+    ws();
+    if (p_ != t_.size()) error("unexpected data after the document");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void error(const std::string& what) const {
+    fail(ErrorKind::Value, "[oar.jit.load] ", file_, ": malformed JSON at byte ", p_, ": ", what);
+  }
+  bool at_end() const { return p_ >= t_.size(); }
+  char peek() const { return at_end() ? '\0' : t_[p_]; }
+  void ws() {
+    while (!at_end() && (t_[p_] == ' ' || t_[p_] == '\t' || t_[p_] == '\n' || t_[p_] == '\r')) ++p_;
+  }
+  void expect(char c) {
+    if (at_end()) error(std::string("the document is truncated (expected '") + c + "')");
+    if (t_[p_] != c) error(std::string("expected '") + c + "'");
+    ++p_;
+  }
+  void literal(std::string_view word) {
+    if (t_.substr(p_, word.size()) != word) error(at_end() ? "the document is truncated" : "unexpected character");
+    p_ += word.size();
+  }
+
+  Json value(int depth) {
+    if (depth > kMaxDepth) error("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (at_end()) error("the document is truncated (expected a value)");
+    Json v;
+    char c = t_[p_];
+    if (c == '{') {
+      v.kind = Json::Object;
+      ++p_;
+      ws();
+      if (peek() == '}') { ++p_; return v; }
+      while (true) {
+        ws();
+        if (peek() != '"') error(at_end() ? "the document is truncated" : "expected a string key");
+        std::string key = string();
+        for (const auto& m : v.members)
+          if (m.first == key) error("duplicate key \"" + key + "\"");
+        ws();
+        expect(':');
+        ws();
+        v.members.emplace_back(std::move(key), value(depth + 1));
+        ws();
+        if (peek() == ',') { ++p_; continue; }
+        expect('}');
+        return v;
+      }
+    }
+    if (c == '[') {
+      v.kind = Json::Array;
+      ++p_;
+      ws();
+      if (peek() == ']') { ++p_; return v; }
+      while (true) {
+        ws();
+        v.items.push_back(value(depth + 1));
+        ws();
+        if (peek() == ',') { ++p_; continue; }
+        expect(']');
+        return v;
+      }
+    }
+    if (c == '"') {
+      v.kind = Json::String;
+      v.s = string();
+      return v;
+    }
+    if (c == 't') { literal("true"); v.kind = Json::Bool; v.b = true; return v; }
+    if (c == 'f') { literal("false"); v.kind = Json::Bool; return v; }
+    if (c == 'n') { literal("null"); return v; }
+    if (c == '-' || (c >= '0' && c <= '9')) return number();
+    error("unexpected character");
+  }
+
+  static bool digit(char c) { return c >= '0' && c <= '9'; }
+
+  Json number() {
+    size_t start = p_;
+    Json v;
+    v.kind = Json::Number;
+    v.integral = true;
+    if (peek() == '-') ++p_;
+    if (peek() == '0') {
+      ++p_;
+    } else if (digit(peek())) {
+      while (digit(peek())) ++p_;
+    } else {
+      error("malformed number");
+    }
+    if (peek() == '.') {
+      ++p_;
+      v.integral = false;
+      if (!digit(peek())) error("malformed number");
+      while (digit(peek())) ++p_;
+    }
+    if (peek() == 'e' || peek() == 'E') {
+      ++p_;
+      v.integral = false;
+      if (peek() == '+' || peek() == '-') ++p_;
+      if (!digit(peek())) error("malformed number");
+      while (digit(peek())) ++p_;
+    }
+    v.s.assign(t_.substr(start, p_ - start));
+    return v;
+  }
+
+  unsigned hex4() {
+    unsigned u = 0;
+    for (int i = 0; i < 4; ++i) {
+      if (at_end()) error("the document is truncated in a \\u escape");
+      char c = t_[p_++];
+      u <<= 4;
+      if (c >= '0' && c <= '9') u |= unsigned(c - '0');
+      else if (c >= 'a' && c <= 'f') u |= unsigned(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') u |= unsigned(c - 'A' + 10);
+      else error("malformed \\u escape");
+    }
+    return u;
+  }
+
+  static void utf8(std::string& out, unsigned cp) {
+    if (cp < 0x80) {
+      out += char(cp);
+    } else if (cp < 0x800) {
+      out += char(0xC0 | (cp >> 6));
+      out += char(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += char(0xE0 | (cp >> 12));
+      out += char(0x80 | ((cp >> 6) & 0x3F));
+      out += char(0x80 | (cp & 0x3F));
+    } else {
+      out += char(0xF0 | (cp >> 18));
+      out += char(0x80 | ((cp >> 12) & 0x3F));
+      out += char(0x80 | ((cp >> 6) & 0x3F));
+      out += char(0x80 | (cp & 0x3F));
+    }
+  }
+
+  // Length of the well-formed UTF-8 sequence at p_, or 0.
+  size_t utf8_len() const {
+    auto b = [&](size_t i) { return p_ + i < t_.size() ? (unsigned char)t_[p_ + i] : 0u; };
+    unsigned c = b(0);
+    auto cont = [&](size_t i) { return (b(i) & 0xC0) == 0x80; };
+    if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+      if (!cont(1) || !cont(2)) return 0;
+      unsigned c1 = b(1);
+      if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F)) return 0;  // overlong, surrogate
+      return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+      if (!cont(1) || !cont(2) || !cont(3)) return 0;
+      unsigned c1 = b(1);
+      if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return 0;
+      return 4;
+    }
+    return 0;
+  }
+
+  std::string string() {
+    ++p_;  // the opening quote
+    std::string out;
+    while (true) {
+      if (at_end()) error("the document is truncated inside a string");
+      unsigned char c = (unsigned char)t_[p_];
+      if (c == '"') { ++p_; return out; }
+      if (c < 0x20) error("control character in a string");
+      if (c == '\\') {
+        ++p_;
+        if (at_end()) error("the document is truncated inside a string");
+        char e = t_[p_++];
+        switch (e) {
+          case '"': out += '"'; break;
+          case '\\': out += '\\'; break;
+          case '/': out += '/'; break;
+          case 'b': out += '\b'; break;
+          case 'f': out += '\f'; break;
+          case 'n': out += '\n'; break;
+          case 'r': out += '\r'; break;
+          case 't': out += '\t'; break;
+          case 'u': {
+            unsigned cp = hex4();
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+              if (t_.substr(p_, 2) != "\\u") error("unpaired surrogate in a \\u escape");
+              p_ += 2;
+              unsigned lo = hex4();
+              if (lo < 0xDC00 || lo > 0xDFFF) error("unpaired surrogate in a \\u escape");
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+              error("unpaired surrogate in a \\u escape");
+            }
+            utf8(out, cp);
+            break;
+          }
+          default: error("unknown escape in a string");
+        }
+        continue;
+      }
+      if (c < 0x80) {
+        out += char(c);
+        ++p_;
+        continue;
+      }
+      size_t n = utf8_len();
+      if (!n) error("invalid UTF-8 in a string");
+      out.append(t_.substr(p_, n));
+      p_ += n;
+    }
+  }
+
+  std::string_view t_;
+  const std::string& file_;
+  size_t p_ = 0;
+};
+
+// ---------------------------------------------------------------- loading
+
+class Loader {
+ public:
+  explicit Loader(const std::string& file) : file_(file) {}
+
+  template <typename... Args> [[noreturn]] void bad(const Args&... args) const {
+    fail(ErrorKind::Value, "[oar.jit.load] ", file_, ": ", args...);
+  }
+
+  const Json& want(const Json& v, Json::Kind k, const std::string& what) const {
+    if (v.kind != k) bad(what, " must be ", kind_name(k), ", got ", kind_name(v.kind));
+    return v;
+  }
+  const Json& field(const Json& obj, const char* key, Json::Kind k, const std::string& what) const {
+    const Json* v = obj.get(key);
+    if (!v) bad(what, " has no \"", key, "\"");
+    return want(*v, k, what + " \"" + key + "\"");
+  }
+  void only_keys(const Json& obj, std::initializer_list<const char*> keys, const std::string& what) const {
+    for (const auto& m : obj.members) {
+      bool known = false;
+      for (const char* k : keys) known = known || m.first == k;
+      if (!known) bad(what, " has an unknown key \"", m.first, "\"");
+    }
+  }
+
+  int64_t integer(const Json& v, const std::string& what) const {
+    want(v, Json::Number, what);
+    if (!v.integral) bad(what, " must be an integer, got ", v.s);
+    int64_t x = 0;
+    auto r = std::from_chars(v.s.data(), v.s.data() + v.s.size(), x);
+    if (r.ec != std::errc() || r.ptr != v.s.data() + v.s.size()) bad(what, " is out of the int64 range: ", v.s);
+    return x;
+  }
+  double real(const Json& v, const std::string& what) const {
+    if (v.kind == Json::String) {
+      if (v.s == "nan") return std::nan("");
+      if (v.s == "inf") return HUGE_VAL;
+      if (v.s == "-inf") return -HUGE_VAL;
+      bad(what, " must be a number or \"nan\", \"inf\", \"-inf\", got \"", v.s, "\"");
+    }
+    want(v, Json::Number, what);
+    double x = 0;
+    auto r = std::from_chars(v.s.data(), v.s.data() + v.s.size(), x);
+    // from_chars reports out-of-range for overflow (and some underflow): reject both.
+    if (r.ec != std::errc() || r.ptr != v.s.data() + v.s.size()) bad(what, " is not a representable double: ", v.s);
+    return x;
+  }
+  DType dtype(const Json& v, const std::string& what) const {
+    const std::string& s = want(v, Json::String, what).s;
+    for (int i = 0; i < kNumDTypes; ++i)
+      if (s == dtype_name(DType(i))) return DType(i);
+    bad(what, " names an unknown dtype \"", s, "\"");
+  }
+  Dims dims(const Json& v, const std::string& what, bool shape) const {
+    want(v, Json::Array, what);
+    Dims d;
+    for (size_t i = 0; i < v.items.size(); ++i) {
+      int64_t x = integer(v.items[i], what + "[" + std::to_string(i) + "]");
+      if (shape && x < kDynamic) bad(what, "[", i, "] is ", x, "; dims are sizes >= 0, or -1 for a dynamic dim");
+      d.push_back(x);
+    }
+    return d;
+  }
+  Type type(const Json& obj, const std::string& what) const {
+    const Json* dt = obj.get("dtype");
+    const Json* sh = obj.get("shape");
+    if (!dt || !sh) bad(what, " needs \"dtype\" and \"shape\"");
+    return Type{dtype(*dt, what + " \"dtype\""), dims(*sh, what + " \"shape\"", true)};
+  }
+
+  AttrValue attr(const Json& a, const std::string& what) const {
+    want(a, Json::Object, what);
+    if (a.members.size() != 1)
+      bad(what, " must be an object with one key naming its type (bool, int, float, complex, dtype, str, ints, none)");
+    const auto& [k, v] = a.members[0];
+    if (k == "none") {
+      want(v, Json::Null, what);
+      return std::monostate{};
+    }
+    if (k == "bool") return want(v, Json::Bool, what).b;
+    if (k == "int") return integer(v, what);
+    if (k == "float") return real(v, what);
+    if (k == "complex") {
+      want(v, Json::Array, what);
+      if (v.items.size() != 2) bad(what, " must be [re, im]");
+      return std::complex<double>(real(v.items[0], what + "[0]"), real(v.items[1], what + "[1]"));
+    }
+    if (k == "dtype") return dtype(v, what);
+    if (k == "str") return want(v, Json::String, what).s;
+    if (k == "ints") return dims(v, what, false);
+    bad(what, " has the unknown attribute type \"", k, "\"");
+  }
+
+  void define(int64_t id, Value* v, const std::string& what) {
+    if (id < 0) bad(what, " has the negative id ", id);
+    if (!values_.emplace(id, v).second) bad(what, " defines the id ", id, ", which is already defined");
+  }
+  Value* lookup(const Json& ref, const std::string& what) const {
+    int64_t id = integer(ref, what);
+    auto it = values_.find(id);
+    if (it == values_.end()) bad(what, " refers to the id ", id, ", which is not defined before it is used");
+    return it->second;
+  }
+
+  // The op registry does not declare how many operands an op takes, and
+  // infer_meta indexes its inputs without checking their count. So that a
+  // file with too few operands is rejected rather than read out of bounds,
+  // infer_meta runs on the operands followed by padding tensors of three
+  // different types: an op that reads past its operands sees the padding,
+  // and its answer then changes with the padding's type.
+  void check_operand_count(const OpDef& def, const std::vector<Value*>& operands, const Attrs& attrs,
+                           const std::string& what) const {
+    const Type pads[] = {Type{DType::Float32, {}}, Type{DType::Bool, {3, 5, 7}}, Type{DType::Complex128, {1, 2}}};
+    std::string first;
+    for (size_t k = 0; k < std::size(pads); ++k) {
+      std::string outcome;
+      try {
+        std::vector<Tensor> buf;
+        for (Value* v : operands) buf.push_back(v ? meta_tensor(v->type(), kDynProbeA) : Tensor());
+        for (int i = 0; i < 8; ++i) buf.push_back(meta_tensor(pads[k]));
+        Metas m = def.infer_meta(std::span<const Tensor>(buf.data(), operands.size()), attrs);
+        outcome = "ok";
+        for (const TensorMeta& x : m) outcome += " " + Type{x.dtype, x.shape}.str();
+      } catch (const std::exception& e) {
+        outcome = e.what();
+      }
+      if (k == 0) first = std::move(outcome);
+      else if (outcome != first) bad(what, ": ", operands.size(), " operand(s) are too few for the op");
+    }
+  }
+
+  std::unique_ptr<Program> load(const Json& doc) {
+    want(doc, Json::Object, "the document");
+    const Json* fmt = doc.get("format");
+    if (!fmt || fmt->kind != Json::String || fmt->s != "oar.program")
+      bad("not an oar program (\"format\" must be \"oar.program\")");
+    int64_t version = integer(field(doc, "version", Json::Number, "the document"), "\"version\"");
+    if (version > kFormatVersion)
+      bad("written by a newer oar: format version ", version, ", this build reads up to ", kFormatVersion);
+    if (version < 1) bad("format version ", version, " is not valid (versions start at 1)");
+    only_keys(doc, {"format", "version", "inputs", "parameters", "ops", "outputs", "notes", "meta"}, "the document");
+
+    auto prog = std::make_unique<Program>();
+    // Inputs and parameters are the body's arguments; recreate them in id
+    // order so that the numbering (and the printed form) is the same.
+    struct Arg {
+      int64_t id;
+      bool input;
+      std::string name;
+      Type type;
+      bool constant;
+    };
+    std::vector<Arg> args;
+    for (const char* list : {"inputs", "parameters"}) {
+      const bool input = std::string_view(list) == "inputs";
+      const Json& arr = field(doc, list, Json::Array, "the document");
+      for (size_t i = 0; i < arr.items.size(); ++i) {
+        std::string what = std::string(list) + "[" + std::to_string(i) + "]";
+        const Json& e = want(arr.items[i], Json::Object, what);
+        only_keys(e, {"name", "id", "dtype", "shape", "constant"}, what);
+        Arg a{integer(field(e, "id", Json::Number, what), what + " \"id\""), input,
+              field(e, "name", Json::String, what).s, type(e, what), false};
+        if (const Json* c = e.get("constant")) a.constant = want(*c, Json::Bool, what + " \"constant\"").b;
+        if (input && e.get("constant")) bad(what, ": only parameters can be constant");
+        args.push_back(std::move(a));
+      }
+    }
+    std::stable_sort(args.begin(), args.end(), [](const Arg& a, const Arg& b) { return a.id < b.id; });
+    for (Arg& a : args) {
+      Value* v = a.input ? prog->add_input(a.name, a.type) : prog->add_parameter(a.name, a.type, a.constant);
+      define(a.id, v, std::string(a.input ? "input '" : "parameter '") + a.name + "'");
+    }
+
+    const Json& ops = field(doc, "ops", Json::Array, "the document");
+    for (size_t k = 0; k < ops.items.size(); ++k) {
+      std::string what = "ops[" + std::to_string(k) + "]";
+      const Json& o = want(ops.items[k], Json::Object, what);
+      only_keys(o, {"op", "operands", "results", "attrs", "example_shapes", "regions"}, what);
+      const std::string& name = field(o, "op", Json::String, what).s;
+      what += " ('" + name + "')";
+      const OpDef* def = find_op(name);
+      if (!def || !def->infer_meta) bad(what, ": unknown op '", name, "'");
+      if (o.get("regions"))
+        fail(ErrorKind::NotImplemented, "[oar.jit.load] ", file_, ": ", what,
+             " has control-flow regions, which this build cannot load yet");
+      std::vector<Value*> operands;
+      const Json& ins = field(o, "operands", Json::Array, what);
+      for (size_t i = 0; i < ins.items.size(); ++i)
+        operands.push_back(ins.items[i].kind == Json::Null
+                               ? nullptr
+                               : lookup(ins.items[i], what + " operand " + std::to_string(i)));
+      Attrs attrs;
+      const Json& as = field(o, "attrs", Json::Array, what);
+      if (as.items.size() != def->attr_names.size())
+        bad(what, " has ", as.items.size(), " attribute(s) but the op declares ", def->attr_names.size());
+      for (size_t i = 0; i < as.items.size(); ++i)
+        attrs.push_back(attr(as.items[i], what + " attribute '" + def->attr_names[i] + "'"));
+      const Json& rs = field(o, "results", Json::Array, what);
+      std::vector<Type> types;
+      std::vector<int64_t> ids;
+      for (size_t i = 0; i < rs.items.size(); ++i) {
+        std::string rw = what + " result " + std::to_string(i);
+        const Json& r = want(rs.items[i], Json::Object, rw);
+        only_keys(r, {"id", "dtype", "shape"}, rw);
+        ids.push_back(integer(field(r, "id", Json::Number, rw), rw + " \"id\""));
+        types.push_back(type(r, rw));
+      }
+      check_operand_count(*def, operands, attrs, what);
+      Operation* op = prog->body().append(*def, operands, std::move(attrs), types);
+      if (const Json* ex = o.get("example_shapes"))
+        op->mark_example_shapes(want(*ex, Json::String, what + " \"example_shapes\"").s);
+      for (size_t i = 0; i < ids.size(); ++i) define(ids[i], op->result(i), what + " result " + std::to_string(i));
+    }
+
+    const Json& outs = field(doc, "outputs", Json::Array, "the document");
+    for (size_t i = 0; i < outs.items.size(); ++i) {
+      std::string what = "outputs[" + std::to_string(i) + "]";
+      const Json& e = want(outs.items[i], Json::Object, what);
+      only_keys(e, {"name", "id"}, what);
+      const Json* id = e.get("id");
+      if (!id) bad(what, " has no \"id\"");
+      prog->add_output(field(e, "name", Json::String, what).s, lookup(*id, what));
+    }
+    if (const Json* notes = doc.get("notes")) {
+      want(*notes, Json::Array, "\"notes\"");
+      for (const Json& n : notes->items) prog->notes().push_back(want(n, Json::String, "a note").s);
+    }
+
+    try {
+      verify(*prog);
+    } catch (const std::exception& e) {  // oar errors, and a wrongly typed attribute read outside infer_meta's guard
+      bad("the program does not verify: ", e.what());
+    }
+    return prog;
+  }
+
+ private:
+  const std::string& file_;
+  std::map<int64_t, Value*> values_;
+};
+
+}  // namespace
+
+std::string to_json(const Program& p) {
+  auto ids = number_values(p);
+  auto id = [&](const Value* v) -> std::string {
+    if (!v) return "null";
+    auto it = ids.find(v);
+    OAR_CHECK(it != ids.end(), Value, "[oar.jit.save] the program uses a value that it does not define");
+    return std::to_string(it->second);
+  };
+  std::string out = "{\"format\": \"oar.program\", \"version\": " + std::to_string(kFormatVersion) + ",\n";
+  auto named = [&](const char* key, const std::vector<NamedValue>& vs, bool params) {
+    out += " \"";
+    out += key;
+    out += "\": [";
+    for (size_t i = 0; i < vs.size(); ++i) {
+      out += i ? ",\n  {\"name\": " : "\n  {\"name\": ";
+      put_string(out, vs[i].name);
+      out += ", \"id\": " + id(vs[i].value) + ", ";
+      put_type(out, vs[i].value->type());
+      if (params) out += vs[i].constant ? ", \"constant\": true" : ", \"constant\": false";
+      out += '}';
+    }
+    out += "],\n";
+  };
+  named("inputs", p.inputs(), false);
+  named("parameters", p.parameters(), true);
+  out += " \"ops\": [";
+  bool first = true;
+  for (const auto& op : p.body().operations()) {
+    OAR_CHECK(op->num_regions() == 0, NotImplemented, "[oar.jit.save] op '", op->name(),
+              "' has control-flow regions, which the model format cannot store yet");
+    out += first ? "\n  {\"op\": " : ",\n  {\"op\": ";
+    first = false;
+    put_string(out, op->name());
+    out += ", \"operands\": [";
+    for (size_t i = 0; i < op->num_operands(); ++i) out += (i ? ", " : "") + id(op->operand(i));
+    out += "], \"results\": [";
+    for (size_t i = 0; i < op->num_results(); ++i) {
+      out += i ? ", {\"id\": " : "{\"id\": ";
+      out += id(op->result(i)) + ", ";
+      put_type(out, op->result(i)->type());
+      out += '}';
+    }
+    out += "], \"attrs\": [";
+    for (size_t i = 0; i < op->attrs().size(); ++i) {
+      if (i) out += ", ";
+      put_attr(out, op->attrs()[i]);
+    }
+    out += ']';
+    if (op->example_shapes()) {
+      out += ", \"example_shapes\": ";
+      put_string(out, op->note());
+    }
+    out += '}';
+  }
+  out += "],\n \"outputs\": [";
+  auto outs = p.outputs();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    out += i ? ", {\"name\": " : "{\"name\": ";
+    put_string(out, outs[i].name);
+    out += ", \"id\": " + id(outs[i].value) + "}";
+  }
+  out += "],\n \"notes\": [";
+  for (size_t i = 0; i < p.notes().size(); ++i) {
+    if (i) out += ", ";
+    put_string(out, p.notes()[i]);
+  }
+  out += "]}\n";
+  return out;
+}
+
+std::unique_ptr<Program> from_json(const std::string& text, const char* file_for_errors) {
+  const std::string file = file_for_errors ? file_for_errors : "<string>";
+  Json doc = Parser(text, file).document();
+  return Loader(file).load(doc);
+}
+
+}  // namespace oar::ir
