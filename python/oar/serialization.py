@@ -135,6 +135,32 @@ class _Writer:
                         "NumPy arrays, numbers, strings, None, and dicts/lists/tuples of them")
 
 
+
+def _atomic_write(path, write):
+    """Calls write(f) on a temporary file in path's folder, syncs it and renames
+    it over path, so a crash leaves either the old file or the new one."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".oar-save-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
 def save(obj, path, protocol=4, **configs):
     """Saves ``obj`` (a Tensor, a state dict, or nested dicts/lists of tensors,
     arrays and Python scalars) to ``path`` as a safetensors file.
@@ -174,30 +200,12 @@ def save(obj, path, protocol=4, **configs):
     header["__metadata__"] = meta
     hbytes = json.dumps(header, separators=(",", ":")).encode()
     hbytes += b" " * (-len(hbytes) % 8)  # data starts 8-byte aligned
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".oar-save-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(struct.pack("<Q", len(hbytes)))
-            f.write(hbytes)
-            for _, _, data in w.entries.values():
-                f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    try:  # make the rename itself durable
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    def write(f):
+        f.write(struct.pack("<Q", len(hbytes)))
+        f.write(hbytes)
+        for _, _, data in w.entries.values():
+            f.write(data)
+    _atomic_write(path, write)
 
 
 # ---------------------------------------------------------------- loading

@@ -5,6 +5,7 @@
 #include "autograd/autograd.h"
 #include "ir/executor.h"
 #include "ir/ir.h"
+#include "ir_test_util.h"
 #include "ir/tracer.h"
 #include "ops/activation.h"
 #include "ops/dispatch.h"
@@ -13,11 +14,7 @@
 namespace oar::ir {
 namespace {
 
-const OpDef& def(const char* name) {
-  const OpDef* d = find_op(name);
-  if (!d) throw std::runtime_error(std::string("no op ") + name);
-  return *d;
-}
+using testing::def;
 
 // An op with regions and no infer_meta, as control flow will be.
 OpDef& kTestRegionOp = OpBuilder("ir_test.region_op");

@@ -4,16 +4,13 @@
 
 #include "ir/executor.h"
 #include "ir/ir.h"
+#include "ir_test_util.h"
 #include "ir/passes/passes.h"
 
 namespace oar::ir {
 namespace {
 
-const OpDef& def(const char* name) {
-  const OpDef* d = find_op(name);
-  if (!d) throw std::runtime_error(std::string("no op ") + name);
-  return *d;
-}
+using testing::def;
 
 // An op with one region and no infer_meta, as control flow will be.
 OpDef& kPassRegionOp = OpBuilder("ir_passes_test.region_op");

@@ -285,3 +285,18 @@ def test_argument_errors():
         Model(lambda v: v)
     with pytest.raises(ValueError, match=r"^\[oar.Model.save\]"):
         model.save("dir/")
+
+
+def test_save_for_inference_round_trips_through_jit(tmp_path):
+    net = oar.nn.Sequential(oar.nn.Linear(4, 8), oar.nn.ReLU(), oar.nn.Linear(8, 3))
+    model = oar.Model(net, inputs=[InputSpec([None, 4], "float32", "x")])
+    model.prepare()
+    net.eval()
+    path = str(tmp_path / "infer" / "mlp")
+    model.save(path, training=False)
+    loaded = oar.jit.load(path)
+    x = np.random.default_rng(5).standard_normal((6, 4)).astype(np.float32)
+    w1, b1 = net[0].weight.numpy(), net[0].bias.numpy()
+    w2, b2 = net[2].weight.numpy(), net[2].bias.numpy()
+    want = np.maximum(x @ w1 + b1, 0) @ w2 + b2
+    np.testing.assert_allclose(loaded(oar.to_tensor(x)).numpy(), want, rtol=1e-5, atol=1e-6)

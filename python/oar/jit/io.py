@@ -39,19 +39,7 @@ def _err(path, what):
 
 
 def _atomic_write_text(path, text):
-    """Writes text to path through a temporary file in the same folder, as oar.save does."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".oar-save-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    _ser._atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def _concrete_program(layer, input_spec):
