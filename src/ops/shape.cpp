@@ -336,6 +336,12 @@ Tensor flatten(const Tensor& x, int64_t start_axis, int64_t stop_axis) {
   for (int64_t d = s; d <= e; ++d) m *= x.shape()[d];
   shape.push_back(m);
   for (int64_t d = e + 1; d < x.dim(); ++d) shape.push_back(x.shape()[d]);
+  // The leading dim is left to be inferred (-1) whenever the others determine
+  // it: the result is the same, and a captured program keeps a dynamic batch
+  // dim dynamic instead of fixing the traced size.
+  int64_t rest = 1;
+  for (size_t d = 1; d < shape.size(); ++d) rest *= shape[d];
+  if (rest > 0 && x.numel() > 0 && shape != x.shape()) shape[0] = -1;
   return reshape(x, shape);
 }
 

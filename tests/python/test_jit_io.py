@@ -121,18 +121,37 @@ def test_lenet_round_trip(tmp_path):
     net = oar.vision.models.LeNet()
     net.eval()
     path = str(tmp_path / "lenet")
-    # LeNet flattens with the traced batch size, so a dynamic batch cannot be saved.
-    with pytest.raises(ValueError, match=r"^\[oar.jit.save\] the forward fixes a dynamic input dim"):
-        oar.jit.save(net, path, input_spec=[InputSpec([None, 1, 28, 28], "float32")])
-    assert not os.path.exists(path + ".json")
-    oar.jit.save(net, path, input_spec=[InputSpec([3, 1, 28, 28], "float32")])
+    # flatten leaves the batch dim to be inferred, so the batch stays dynamic
+    oar.jit.save(net, path, input_spec=[InputSpec([None, 1, 28, 28], "float32")])
     loaded = oar.jit.load(path)
     assert sorted(loaded.state_dict()) == sorted(net.state_dict())
-    for _ in range(2):
-        x = oar.to_tensor(RNG.standard_normal((3, 1, 28, 28)).astype("float32"))
+    for batch in (3, 5):
+        x = oar.to_tensor(RNG.standard_normal((batch, 1, 28, 28)).astype("float32"))
         np.testing.assert_allclose(loaded(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="expects float32"):
-        loaded(oar.ones([2, 1, 28, 28]))
+        loaded(oar.ones([2, 1, 28, 28], dtype="float64"))
+
+
+class _ShapeFromInput(oar.nn.Layer):
+    """Reshapes with the traced batch size taken from x.shape."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = oar.nn.Linear(12, 2)
+
+    def forward(self, x):
+        return self.fc(x.reshape([x.shape[0], 12]))
+
+
+def test_a_forward_that_fixes_a_dynamic_dim_is_refused(tmp_path):
+    path = str(tmp_path / "fixed")
+    net = _ShapeFromInput()
+    with pytest.raises(ValueError, match=r"^\[oar.jit.save\] the forward fixes a dynamic input dim"):
+        oar.jit.save(net, path, input_spec=[InputSpec([None, 3, 4], "float32")])
+    assert not os.path.exists(path + ".json")
+    oar.jit.save(net, path, input_spec=[InputSpec([2, 3, 4], "float32")])  # a fixed batch is fine
+    x = oar.to_tensor(RNG.standard_normal((2, 3, 4)).astype("float32"))
+    np.testing.assert_allclose(oar.jit.load(path)(x).numpy(), net(x).numpy(), rtol=1e-6)
 
 
 def _attr_program():
