@@ -34,11 +34,32 @@ bool trace_hook(const OpDef& op, std::span<const Tensor> inputs, const Attrs& at
   return true;
 }
 
+bool trace_inplace_hook(const OpDef& op, Tensor& self, std::span<const Tensor> inputs, const Attrs& attrs) {
+  auto& stack = tracer_stack();
+  // Operands are read before the write changes the storage version.
+  std::vector<std::pair<Tracer*, std::vector<Value*>>> takers;
+  for (Tracer* t : stack) {
+    std::vector<Value*> operands;
+    if (t->inplace_operands(op, self, inputs, &operands)) takers.emplace_back(t, std::move(operands));
+  }
+  if (takers.empty()) return false;
+  {
+    TracingOff off;
+    NoGradGuard ng;
+    dispatch_inplace(op, self, inputs, attrs);
+  }
+  for (auto& [t, operands] : takers) t->record_inplace(op, self, attrs, operands);
+  return true;
+}
+
 const bool kInstalled = (install_tracer(), true);
 
 }  // namespace
 
-void install_tracer() { dispatch_hooks().trace = trace_hook; }
+void install_tracer() {
+  dispatch_hooks().trace = trace_hook;
+  dispatch_hooks().trace_inplace = trace_inplace_hook;
+}
 
 bool is_tracing() { return !tracer_stack().empty(); }
 
@@ -168,11 +189,33 @@ void Tracer::add_output(const std::string& name, const Tensor& t) {
 void Tracer::record(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, const Tensors& outputs) {
   if (!active_) return;
   std::vector<Value*> operands;
+  for (const Tensor& t : inputs) operands.push_back(t.defined() ? value_of(t, op.name.c_str()) : nullptr);
+  // A view shares its base's memory: it holds example data only if the base
+  // does (a view of a weight is not data an untracked alias could bake in).
+  bool traced = true;
+  if (op.traits.view && !inputs.empty() && inputs[0].defined()) traced = map_.at(inputs[0].impl()).traced;
+  append(op, std::move(operands), attrs, std::span<const Tensor>(outputs.data(), outputs.size()), traced);
+}
+
+bool Tracer::inplace_operands(const OpDef& op, const Tensor& self, std::span<const Tensor> inputs,
+                              std::vector<Value*>* operands) {
+  if (!active_) return false;
+  auto it = map_.find(self.impl());
+  if (it == map_.end() || !it->second.traced) return false;
+  for (const Tensor& t : inputs) operands->push_back(t.defined() ? value_of(t, op.name.c_str()) : nullptr);
+  return true;
+}
+
+void Tracer::record_inplace(const OpDef& op, const Tensor& self, const Attrs& attrs,
+                            const std::vector<Value*>& operands) {
+  append(op, operands, attrs, std::span<const Tensor>(&self, 1), true);
+}
+
+void Tracer::append(const OpDef& op, std::vector<Value*> operands, const Attrs& attrs,
+                    std::span<const Tensor> outputs, bool traced) {
   std::vector<const Type*> operand_types;
   bool any_dynamic = false;
-  for (const Tensor& t : inputs) {
-    Value* v = t.defined() ? value_of(t, op.name.c_str()) : nullptr;
-    operands.push_back(v);
+  for (Value* v : operands) {
     operand_types.push_back(v ? &v->type() : nullptr);
     any_dynamic = any_dynamic || (v && v->type().is_dynamic());
   }
@@ -206,10 +249,6 @@ void Tracer::record(const OpDef& op, std::span<const Tensor> inputs, const Attrs
                                 op.name + "': " + note);
     o->mark_example_shapes(note);
   }
-  // A view shares its base's memory: it holds example data only if the base
-  // does (a view of a weight is not data an untracked alias could bake in).
-  bool traced = true;
-  if (op.traits.view && !inputs.empty() && inputs[0].defined()) traced = map_.at(inputs[0].impl()).traced;
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].defined()) map_tensor(outputs[i], o->result(i), traced);
 }

@@ -15,7 +15,10 @@
 //   - Inputs may have dynamic dims; result types then follow Note [dynamic
 //     dims] in ir.h.
 // Forward only: no autograd is recorded for ops run under a trace, and the
-// autocast and distributed stages are skipped.
+// autocast and distributed stages are skipped. An in-place op on a traced
+// value is recorded as its out-of-place form, the result becoming the
+// tensor's new value; in-place writes to data bound from outside (parameters,
+// buffers) are not captured.
 //
 // Tracers nest: each active tracer on the thread records every op dispatched
 // while it is alive, and destroying one restores the previous state.
@@ -47,6 +50,13 @@ class Tracer {
 
   // Called by the dispatch hook for each op.
   void record(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, const Tensors& outputs);
+  // In-place ops, in two halves around the eager write. Before: the operands,
+  // or false when `self` is not a value of this trace (data bound from
+  // outside: the write is not captured, as before). After: appends the op as
+  // an out-of-place one whose result becomes `self`'s value.
+  bool inplace_operands(const OpDef& op, const Tensor& self, std::span<const Tensor> inputs,
+                        std::vector<Value*>* operands);
+  void record_inplace(const OpDef& op, const Tensor& self, const Attrs& attrs, const std::vector<Value*>& operands);
 
  private:
   struct Entry {
@@ -58,6 +68,8 @@ class Tracer {
   Value* value_of(const Tensor& t, const char* user);
   void map_tensor(const Tensor& t, Value* v, bool traced);
   Value* alias_of(const Tensor& t, const char* user);
+  void append(const OpDef& op, std::vector<Value*> operands, const Attrs& attrs, std::span<const Tensor> outputs,
+              bool traced);
   const std::string* parameter_name(const Tensor& t) const;
   std::string unique_name(const std::string& base);
 

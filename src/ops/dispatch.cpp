@@ -105,6 +105,10 @@ Tensor dispatch1(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
 
 Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> inputs, const Attrs& attrs) {
   check_inplace(self, op.name.c_str());
+  // 1. trace
+  if (dispatch_state().tracing && dispatch_hooks().trace_inplace &&
+      dispatch_hooks().trace_inplace(op, self, inputs, attrs))
+    return self;
   // Writing through a view would have to rewrite the base's history as well;
   // until autograd does that, refuse rather than produce wrong gradients.
   OAR_CHECK(!(self.impl()->is_view && grad_enabled() && (self.requires_grad() || any_requires_grad(inputs))),

@@ -22,6 +22,9 @@ inline Tensor dispatch1(const OpDef& op, std::initializer_list<Tensor> in, const
 struct DispatchHooks {
   // Returns true and fills `out` if it handled the call.
   bool (*trace)(const OpDef&, std::span<const Tensor>, const Attrs&, Tensors& out) = nullptr;
+  // In-place ops (dispatch_inplace): returns true if it performed and
+  // recorded the write to `self`.
+  bool (*trace_inplace)(const OpDef&, Tensor& self, std::span<const Tensor>, const Attrs&) = nullptr;
   bool (*distributed)(const OpDef&, std::span<const Tensor>, const Attrs&, Tensors& out) = nullptr;
   // May replace the inputs with cast copies.
   bool (*autocast)(const OpDef&, std::span<const Tensor>, Tensors& cast_inputs) = nullptr;

@@ -359,13 +359,28 @@ TEST(IrTracer, UntracedViewOfAParameterIsAnotherParameter) {
   EXPECT_EQ(p->parameters()[1].name, "w_row");
 }
 
-TEST(IrTracer, InPlaceWriteIsRejected) {
+TEST(IrTracer, InPlaceWriteToTracedValueIsRecorded) {
   Tensor x = filled({3}, 1.f), one = filled({3}, 1.f);
   Tracer tr;
   tr.add_input("x", x);
   Tensor y = ops::relu(x);
-  ops::copy_(y, one);  // an in-place write the trace does not see
-  expect_error([&] { ops::relu(y); }, {"modified in place"});
+  ops::copy_(y, one);  // recorded out of place; y now stands for its result
+  Tensor z = ops::relu(y);
+  tr.add_output("z", z);
+  std::unique_ptr<Program> p = tr.finish();
+  ASSERT_EQ(p->body().operations().size(), 3u);
+  const Operation& last = *p->body().operations().back();
+  EXPECT_EQ(last.operand(0), std::next(p->body().operations().begin())->get()->result(0));
+  EXPECT_NO_THROW(verify(*p));
+}
+
+TEST(IrTracer, InPlaceWriteToBoundDataIsRejectedAtTheNextRead) {
+  Tensor x = filled({3}, 1.f), w = filled({3}, 2.f), one = filled({3}, 1.f);
+  Tracer tr;
+  tr.add_input("x", x);
+  Tensor y = ops::add(x, w);  // w becomes a bound parameter
+  ops::copy_(w, one);         // a write to data held outside: not captured
+  expect_error([&] { ops::add(y, w); }, {"modified in place"});
 }
 
 TEST(IrTracer, ReshapeWithTracedSizeKeepsConcreteDims) {

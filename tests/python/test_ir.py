@@ -185,13 +185,15 @@ def test_trace_errors_and_state_restored():
     with pytest.raises(TypeError, match=r"\[oar.ir.trace\] example input 0"):
         _ir.trace(lambda t: t, [np.ones(3)])
 
-    def inplace(t):
-        y = t * 2.0
-        y.add_(oar.ones([2, 3]))
-        return y * 3.0
+    w = oar.ones([2, 3])
+
+    def inplace_on_bound(t):
+        y = t + w
+        w.add_(oar.ones([2, 3]))  # data held outside the trace: the write is not captured
+        return y * w
 
     with pytest.raises(NotImplementedError, match=r"modified in place"):
-        _ir.trace(inplace, [x])
+        _ir.trace(inplace_on_bound, [x])
 
     def boom(t):
         t * 2.0
@@ -309,3 +311,19 @@ def test_one_tensor_cannot_be_two_inputs():
     prog, _ = _ir.trace(lambda a, b: a * b + a, [x, x.clone()])
     y = oar.to_tensor([2.0, 3.0])
     np.testing.assert_allclose(prog.run(y, y + 1).numpy(), [2 * 3 + 2, 3 * 4 + 3])
+
+
+def test_in_place_ops_on_traced_values_are_recorded():
+    def f(t):
+        y = t * 2.0
+        y.add_(1.0)
+        y.exp_()
+        return y * 3.0
+
+    x = oar.to_tensor(RNG.standard_normal((1, 3)).astype(np.float32))
+    prog, out = _ir.trace(f, [x], dynamic_dims=[[0]])
+    text = str(prog)
+    assert "add(" in text and "exp(" in text
+    z = RNG.standard_normal((4, 3)).astype(np.float32)
+    np.testing.assert_allclose(prog.run(oar.to_tensor(z)).numpy(), 3 * np.exp(2 * z + 1), rtol=1e-6)
+    np.testing.assert_allclose(out.numpy(), 3 * np.exp(2 * x.numpy() + 1), rtol=1e-6)
