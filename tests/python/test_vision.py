@@ -4,6 +4,8 @@ import gzip
 import os
 import random
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -379,3 +381,19 @@ def test_digits():
         assert x.dtype == oar.float32 and y.dtype == oar.int64 and x.shape[1:] == [1, 8, 8]
         n += x.shape[0]
     assert n == 1438
+
+
+def test_oar_imports_without_pillow(tmp_path):
+    (tmp_path / "PIL.py").write_text('raise ImportError("Pillow is not installed")\n')
+    code = ("import numpy as np, oar\n"
+            "from oar.vision import transforms as T\n"
+            "assert T.resize(np.zeros((4, 4, 3), np.float32), (2, 2)).shape == (2, 2, 3)\n"
+            "try:\n"
+            "    oar.vision.image_load('missing.png')\n"
+            "except ImportError as e:\n"
+            "    assert str(e).startswith('[oar.vision.image_load] needs Pillow'), e\n"
+            "else:\n"
+            "    raise SystemExit('no error')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr

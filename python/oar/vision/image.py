@@ -1,6 +1,6 @@
 """The image backend setting shared by the datasets ('pil' gives PIL images, 'cv2' NumPy arrays)."""
 import numpy as np
-from PIL import Image
+from ._pil import Image, require as _require_pil
 
 __all__ = ["get_image_backend", "set_image_backend", "image_load"]
 
@@ -46,6 +46,7 @@ def image_load(path, backend=None):
     backend = backend or _backend
     if backend not in ("pil", "cv2"):
         raise ValueError(f"[oar.vision.image_load] backend must be 'pil' or 'cv2', got {backend!r}")
+    _require_pil("oar.vision.image_load")
     if backend == "pil":
         return Image.open(path)
     with Image.open(path) as img:

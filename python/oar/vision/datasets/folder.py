@@ -2,7 +2,7 @@
 import os
 
 import numpy as np
-from PIL import Image
+from .._pil import Image, require as _require_pil
 
 from ...io.dataset import Dataset
 from ..image import get_image_backend
@@ -34,6 +34,7 @@ def default_loader(path):
     >>> default_loader(p).mode
     'RGB'
     """
+    _require_pil("oar.vision.datasets.folder")
     with open(path, "rb") as f:
         img = Image.open(f).convert("RGB")
     return np.asarray(img) if get_image_backend() == "cv2" else img

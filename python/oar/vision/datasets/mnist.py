@@ -4,7 +4,7 @@ import os
 import struct
 
 import numpy as np
-from PIL import Image
+from .._pil import Image, require as _require_pil
 
 from ...io.dataset import Dataset
 from ..image import get_image_backend
@@ -99,7 +99,10 @@ class MNIST(Dataset):
     def __getitem__(self, idx):
         image = self.images[idx]
         label = np.array([self.labels[idx]], dtype=np.int64)
-        image = Image.fromarray(image, mode="L") if self.backend == "pil" else image.astype(np.float32)
+        if self.backend == "pil":
+            image = _require_pil("oar.vision.datasets.MNIST").fromarray(image, mode="L")
+        else:
+            image = image.astype(np.float32)
         if self.transform is not None:
             image = self.transform(image)
         return image, label

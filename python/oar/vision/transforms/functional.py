@@ -9,7 +9,7 @@ import math
 import numbers
 
 import numpy as np
-from PIL import Image
+from .._pil import Image, require as _require_pil
 
 from ... import _C
 
@@ -18,14 +18,14 @@ __all__ = [
     "normalize", "adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue", "erase",
 ]
 
-_PIL_FILTERS = {
+_PIL_FILTERS = {} if Image is None else {
     "nearest": Image.NEAREST, "bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC, "box": Image.BOX,
     "area": Image.BOX, "lanczos": Image.LANCZOS, "hamming": Image.HAMMING,
 }
 
 
 def _is_pil(img):
-    return isinstance(img, Image.Image)
+    return Image is not None and isinstance(img, Image.Image)
 
 
 def _is_tensor(img):
@@ -198,6 +198,7 @@ def _resize_np(a, oh, ow, interpolation):
         rows = f[y0] * (1 - wy) + f[y1] * wy
         out = rows[:, x0] * (1 - wx) + rows[:, x1] * wx
         return _cast_like(out, a.dtype)
+    _require_pil("oar.vision.transforms.resize")  # the other filters come from Pillow
     if interpolation not in _PIL_FILTERS:
         raise ValueError(f"[oar.vision.transforms.resize] unknown interpolation {interpolation!r}; expected one of "
                          f"{sorted(_PIL_FILTERS)}")
