@@ -7,7 +7,7 @@ import pytest
 
 import oar
 import oar.nn.functional as F
-from grid_ref import unnormalize
+from grid_ref import numeric_grad, unnormalize
 
 RNG = np.random.default_rng(11)
 
@@ -90,23 +90,6 @@ def test_non_contiguous_and_zero_size():
                                np_grid_sample_3d(dense, grid, "bilinear", "zeros", True), rtol=1e-10, atol=1e-12)
     empty = F.grid_sample(oar.to_tensor(dense), oar.zeros([1, 0, 2, 2, 3], dtype="float64"))
     assert empty.shape == [1, 2, 0, 2, 2]
-
-
-def numeric_grad(fn, arrays, w, eps=1e-6):
-    grads = []
-    for a in arrays:
-        num = np.zeros_like(a)
-        flat = a.reshape(-1)
-        for i in range(flat.size):
-            old = flat[i]
-            flat[i] = old + eps
-            fp = (fn(*[oar.to_tensor(b) for b in arrays]).numpy() * w).sum()
-            flat[i] = old - eps
-            fm = (fn(*[oar.to_tensor(b) for b in arrays]).numpy() * w).sum()
-            flat[i] = old
-            num.reshape(-1)[i] = (fp - fm) / (2 * eps)
-        grads.append(num)
-    return grads
 
 
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])

@@ -9,7 +9,7 @@ import pytest
 import oar
 import oar.nn as nn
 import oar.nn.functional as F
-from grid_ref import unnormalize
+from grid_ref import numeric_grad, unnormalize
 
 RNG = np.random.default_rng(7)
 
@@ -20,17 +20,7 @@ def check_grad(fn, arrays, eps=1e-6, rtol=1e-5, atol=1e-7):
     out = fn(*ts)
     w = RNG.standard_normal(out.shape)
     (out * oar.to_tensor(w)).sum().backward()
-    for t, a in zip(ts, arrays):
-        num = np.zeros_like(a)
-        flat = a.reshape(-1)
-        for i in range(flat.size):
-            old = flat[i]
-            flat[i] = old + eps
-            fp = (fn(*[oar.to_tensor(b) for b in arrays]).numpy() * w).sum()
-            flat[i] = old - eps
-            fm = (fn(*[oar.to_tensor(b) for b in arrays]).numpy() * w).sum()
-            flat[i] = old
-            num.reshape(-1)[i] = (fp - fm) / (2 * eps)
+    for t, num in zip(ts, numeric_grad(fn, arrays, w, eps)):
         np.testing.assert_allclose(t.grad.numpy(), num, rtol=rtol, atol=atol)
 
 
