@@ -25,12 +25,17 @@ struct TracingOff {
 bool trace_hook(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, Tensors& out) {
   auto& stack = tracer_stack();
   if (stack.empty()) return false;
+  // Autograd records as in eager mode, so gradients taken inside the trace
+  // (oar.grad, append_backward) run the ops' gradient rules through dispatch,
+  // and are captured too: the backward becomes part of the program.
+  const bool track = op.grad && grad_enabled() && any_requires_grad(inputs);
   {
     TracingOff off;
-    NoGradGuard ng;  // forward capture only
+    NoGradGuard ng;
     out = run_eager(op, inputs, attrs);
   }
   for (Tracer* t : stack) t->record(op, inputs, attrs, out);
+  if (track) record_op(op, inputs, attrs, out);
   return true;
 }
 

@@ -14,8 +14,9 @@
 //     auto-named constant. bindings() lists the tensor bound to each one.
 //   - Inputs may have dynamic dims; result types then follow Note [dynamic
 //     dims] in ir.h.
-// Forward only: no autograd is recorded for ops run under a trace, and the
-// autocast and distributed stages are skipped. An in-place op on a traced
+// Autograd records as it does eagerly (stage 5), so gradients taken inside
+// the trace are captured as ops of the program; the autocast and distributed
+// stages are skipped. An in-place op on a traced
 // value is recorded as its out-of-place form, the result becoming the
 // tensor's new value; in-place writes to data bound from outside (parameters,
 // buffers) are not captured.
