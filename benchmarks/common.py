@@ -23,7 +23,13 @@ PYTHONS = {
     "oar": Path(os.environ.get("OAR_PYTHON", ROOT / ".venv" / "bin" / "python")),
     "torch": _PEERS_PY,
     "paddle": _PEERS_PY,
+    # variants run by some benchmarks (inference.py): the same interpreters
+    "oar-eager": Path(os.environ.get("OAR_PYTHON", ROOT / ".venv" / "bin" / "python")),
+    "torch-compile": _PEERS_PY,
+    "onnxruntime": _PEERS_PY,
 }
+# The framework a variant imports (its thread settings apply).
+BASE_FRAMEWORK = {"oar-eager": "oar", "torch-compile": "torch", "onnxruntime": "torch"}
 FRAMEWORKS = ("oar", "torch", "paddle")
 PEERS = ("torch", "paddle")
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -60,6 +66,7 @@ def _run(fn, number):
 
 def import_framework(name, threads):
     """Import `name` with its intra-op thread count set to `threads`."""
+    name = BASE_FRAMEWORK.get(name, name)
     if name == "oar":
         try:
             import oar as fw
@@ -99,7 +106,7 @@ def thread_env(threads):
 
 def worker_main(cases):
     """Entry point of a worker. `cases(fw, name, quick)` yields
-    (case, fn, amount, unit): unit "us" reports microseconds per call,
+    (case, fn, amount, unit): unit "us" / "ms" reports micro/milliseconds per call,
     "steps/s" amount / seconds, any other unit amount / seconds / 1e9
     (GFLOP/s, GB/s).
     A case that raises is recorded under "errors" and the rest still run."""
@@ -116,7 +123,10 @@ def worker_main(cases):
         print(json.dumps(out))
         return
     out["version"] = str(getattr(fw, "__version__", "unknown"))
-    if args.worker == "torch":
+    if args.worker == "onnxruntime":
+        import onnxruntime
+        out["version"] = f"{onnxruntime.__version__} (export: torch {out['version']})"
+    if BASE_FRAMEWORK.get(args.worker, args.worker) == "torch":
         out["threads_reported"] = fw.get_num_threads()
     repeats, min_time = (3, 0.05) if args.quick else (7, 0.2)
     results, errors = {}, {}
@@ -136,6 +146,8 @@ def worker_main(cases):
             continue
         if unit == "us":
             value = s * 1e6
+        elif unit == "ms":
+            value = s * 1e3
         elif unit == "steps/s":
             value = amount / s
         else:
@@ -149,10 +161,10 @@ def worker_main(cases):
 
 # ---------------------------------------------------------------- driver side
 
-def parse_args(description, default_threads):
+def parse_args(description, default_threads, frameworks=FRAMEWORKS):
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--frameworks", default=",".join(FRAMEWORKS),
-                   help="comma list out of oar,torch,paddle")
+    p.add_argument("--frameworks", default=",".join(frameworks),
+                   help="comma list out of " + ",".join(frameworks))
     p.add_argument("--threads", default=default_threads,
                    help="comma list of thread counts, e.g. 1,2")
     p.add_argument("--json", metavar="PATH", help="also write results here")
@@ -164,7 +176,7 @@ def parse_args(description, default_threads):
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
     args.frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()]
-    bad = set(args.frameworks) - set(FRAMEWORKS)
+    bad = set(args.frameworks) - set(frameworks)
     if bad:
         p.error(f"unknown frameworks: {', '.join(sorted(bad))}")
     args.threads = [int(t) for t in str(args.threads).split(",")]
@@ -241,16 +253,16 @@ def print_header(info, runs):
     for r in runs:
         if r["framework"] not in seen and "version" in r:
             seen.add(r["framework"])
-            print(f"  {r['framework']:<7}{r['version']}")
+            print(f"  {r['framework']:<14}{r['version']}")
     print()
 
 
-def table(runs, ratio_peers):
+def table(runs, ratio_peers, peers=PEERS):
     """Print one row per (case, threads) with each framework's value and the
     ratios oar time / peer time (< 1 means oar is faster).
 
     ratio_peers: peer names to compare with one by one, or "best" to compare
-    with the faster of the available peers."""
+    with the fastest of the available `peers`."""
     frameworks = list(dict.fromkeys(r["framework"] for r in runs if "results" in r))
     by_key, pos = {}, {}
     for r in runs:
@@ -273,8 +285,8 @@ def table(runs, ratio_peers):
         row += [f"{res[f]['value']:.4g}" if f in res else "-" for f in frameworks]
         if ratio_cols:
             if ratio_peers == "best":
-                peers = [res[p] for p in PEERS if p in res]
-                best = min(peers, key=lambda x: x["seconds"]) if peers else None
+                found = [res[p] for p in peers if p in res]
+                best = min(found, key=lambda x: x["seconds"]) if found else None
                 row.append(_ratio(res.get("oar"), best))
             else:
                 row += [_ratio(res.get("oar"), res.get(p)) for p in ratio_peers]

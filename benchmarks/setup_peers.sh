@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create .venv-peers with PyTorch and PaddlePaddle (CPU) for the benchmarks.
+# Create .venv-peers with PyTorch, PaddlePaddle (CPU) and ONNX Runtime for the benchmarks.
 # These are reference frameworks only, never dependencies of oar.
 # Idempotent: does nothing when both already import.
 set -euo pipefail
@@ -22,6 +22,10 @@ has numpy || pkgs+=(numpy)
 # PyPI only carries CUDA builds of torch for Linux x86_64; they run fine on CPU.
 has torch || pkgs+=(torch)
 has paddle || pkgs+=(paddlepaddle)
+# ONNX Runtime runs the PyTorch twins exported to ONNX (benchmarks/inference.py)
+has onnxruntime || pkgs+=(onnxruntime)
+has onnx || pkgs+=(onnx)
+has onnxscript || pkgs+=(onnxscript)
 
 if [ ${#pkgs[@]} -eq 0 ]; then
     echo "peers already installed in $VENV"

@@ -14,6 +14,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
+import torch_models  # noqa: E402
 
 GPT = dict(vocab=1024, width=256, layers=4, heads=4, seq=128, batch=16)
 
@@ -114,37 +115,6 @@ def torch_cases(torch):
             nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64 * 16, 128), nn.ReLU(), nn.Dropout(0.2),
             nn.Linear(128, 10))
 
-    class Basic(nn.Module):
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.b1 = nn.BatchNorm2d(cout)
-            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.b2 = nn.BatchNorm2d(cout)
-            self.down = None
-            if stride != 1 or cin != cout:
-                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-
-        def forward(self, x):
-            idt = x if self.down is None else self.down(x)
-            return F.relu(self.b2(self.c2(F.relu(self.b1(self.c1(x))))) + idt)
-
-    class ResNet18(nn.Module):  # the torchvision/Paddle layout
-        def __init__(self, num_classes=10):
-            super().__init__()
-            self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
-                                      nn.MaxPool2d(3, 2, 1))
-            layers, cin = [], 64
-            for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
-                layers += [Basic(cin, cout, stride), Basic(cout, cout, 1)]
-                cin = cout
-            self.layers = nn.Sequential(*layers)
-            self.fc = nn.Linear(512, num_classes)
-
-        def forward(self, x):
-            x = self.layers(self.stem(x))
-            return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
-
     class Block(nn.Module):
         def __init__(self, w, h):
             super().__init__()
@@ -184,7 +154,8 @@ def torch_cases(torch):
         "gpt": (rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"])),
                 rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"]))),
     }
-    builders = {"cnn": cnn, "resnet18": ResNet18, "gpt": lambda: Gpt(GPT)}
+    twins = torch_models.build(torch)
+    builders = {"cnn": cnn, "resnet18": lambda: twins.ResNet18(num_classes=10), "gpt": lambda: Gpt(GPT)}
     for dtype in ("float32", "bfloat16"):
         for model_name, build in builders.items():
             torch.manual_seed(0)
