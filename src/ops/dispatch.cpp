@@ -105,6 +105,8 @@ Tensor dispatch1(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
 
 Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> inputs, const Attrs& attrs) {
   check_inplace(self, op.name.c_str());
+  OAR_CHECK(!self.storage().read_only(), Value, "[oar.", op.name,
+            "_] the tensor is read-only (weights held by an inference predictor); copy it to modify it");
   // 1. trace
   if (dispatch_state().tracing && dispatch_hooks().trace_inplace &&
       dispatch_hooks().trace_inplace(op, self, inputs, attrs))

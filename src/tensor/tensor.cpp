@@ -12,7 +12,15 @@ Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device
 Storage::Storage(void* data, size_t nbytes, Device device, std::function<void()> release)
     : data_(data), nbytes_(nbytes), device_(device), release_(std::move(release)) {}
 
+namespace {
+std::atomic<Storage::ReleaseHook> g_read_only_release{nullptr};
+}  // namespace
+
+void Storage::set_read_only_release_hook(ReleaseHook h) { g_read_only_release.store(h); }
+
 Storage::~Storage() {
+  if (read_only_)
+    if (ReleaseHook h = g_read_only_release.load()) h(this);
   if (release_) release_();
   else device_interface(device_.type).deallocate(data_, nbytes_, device_.index);
 }

@@ -30,11 +30,24 @@ class Storage final : public RefCounted {
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
+  // Note [read-only storage]
+  // Weights owned by an inference predictor are marked read-only: no op may
+  // write them (dispatch refuses in-place ops on them), so kernels may keep
+  // derived forms of their data keyed by the storage (oneDNN's blocked copy
+  // of convolution weights), valid until the storage is freed. The hook
+  // (one per process, set by the kernels that cache) runs when a read-only
+  // storage is destroyed so those forms are dropped with it.
+  bool read_only() const { return read_only_; }
+  void set_read_only() { read_only_ = true; }
+  using ReleaseHook = void (*)(const Storage*);
+  static void set_read_only_release_hook(ReleaseHook h);
+
  private:
   void* data_;
   size_t nbytes_;
   Device device_;
   std::atomic<uint32_t> version_{0};
+  bool read_only_ = false;
   std::function<void()> release_;
 };
 

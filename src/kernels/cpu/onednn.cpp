@@ -81,20 +81,78 @@ void reorder(const dnnl::memory& from, const dnnl::memory& to, const std::string
 }
 }  // namespace
 
+namespace {
+
+// Inputs of read-only storages (Note [read-only storage]) in the layouts
+// primitives asked for, so a predictor's weights are reordered once rather
+// than at every run. Keyed by storage, element offset and the primitive key
+// plus argument id (which fix the layout); dropped when the storage dies.
+struct PackedKey {
+  const Storage* storage;
+  int64_t offset;
+  std::string layout;
+  bool operator==(const PackedKey& o) const {
+    return storage == o.storage && offset == o.offset && layout == o.layout;
+  }
+};
+struct PackedKeyHash {
+  size_t operator()(const PackedKey& k) const {
+    return std::hash<const void*>()(k.storage) ^ (std::hash<std::string>()(k.layout) * 31 + size_t(k.offset));
+  }
+};
+struct Packed {
+  std::mutex mu;
+  std::unordered_map<PackedKey, dnnl::memory, PackedKeyHash> map;
+};
+Packed& packed() {
+  static Packed* p = [] {
+    Storage::set_read_only_release_hook([](const Storage* s) {
+      Packed& c = packed();
+      std::lock_guard<std::mutex> g(c.mu);
+      std::erase_if(c.map, [s](const auto& kv) { return kv.first.storage == s; });
+    });
+    return new Packed;  // never destroyed: storages may be freed during exit
+  }();
+  return *p;
+}
+
+dnnl::memory reorder_in(const Arg& a, const std::string& key) {
+  dnnl::memory user = wrap(a.plain, *a.t);
+  std::string rkey = key + "/reorder" + std::to_string(a.id);
+  if (!a.t->storage().read_only()) {
+    dnnl::memory internal(a.want, engine());
+    reorder(user, internal, rkey + "in");
+    return internal;
+  }
+  Packed& c = packed();
+  PackedKey pk{&a.t->storage(), a.t->impl()->offset, rkey};
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    auto it = c.map.find(pk);
+    if (it != c.map.end()) return it->second;
+  }
+  dnnl::memory internal(a.want, engine());
+  reorder(user, internal, rkey + "in");
+  stream().wait();
+  std::lock_guard<std::mutex> g(c.mu);
+  return c.map.emplace(std::move(pk), internal).first->second;
+}
+
+}  // namespace
+
 void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key) {
   std::unordered_map<int, dnnl::memory> margs;
   std::vector<std::pair<dnnl::memory, dnnl::memory>> outs;  // (internal, user)
   for (const Arg& a : args) {
-    dnnl::memory user = wrap(a.plain, *a.t);
     if (a.want == a.plain) {
-      margs.emplace(a.id, user);
-      continue;
+      margs.emplace(a.id, wrap(a.plain, *a.t));
+    } else if (a.output) {
+      dnnl::memory internal(a.want, engine());
+      outs.emplace_back(internal, wrap(a.plain, *a.t));
+      margs.emplace(a.id, internal);
+    } else {
+      margs.emplace(a.id, reorder_in(a, key));
     }
-    dnnl::memory internal(a.want, engine());
-    std::string rkey = key + "/reorder" + std::to_string(a.id);
-    if (a.output) outs.emplace_back(internal, user);
-    else reorder(user, internal, rkey + "in");
-    margs.emplace(a.id, internal);
   }
   p.prim.execute(stream(), margs);
   for (size_t i = 0; i < outs.size(); ++i) reorder(outs[i].first, outs[i].second, key + "/out" + std::to_string(i));
