@@ -129,6 +129,9 @@ void bind_ops(nb::module_& m) {
     auto dt = opt_dtype(dtype, "oar.full");
     return ops::full(shape, v, dt ? *dt : (v.is_integral() && v.kind == Scalar::Kind::Int ? DType::Int64 : v.natural_dtype()));
   }, arg("shape"), arg("fill_value"), arg("dtype") = kNone, arg("name") = kNone);
+  m.def("_full_like", [](const Tensor& x, const Scalar& v, nb::handle dtype) {
+    return ops::full_like(x, v, opt_dtype(dtype, "oar.full_like"));
+  }, arg("x"), arg("fill_value"), arg("dtype") = kNone);
   m.def("arange", [](const Scalar& start, std::optional<Scalar> end, const Scalar& step, nb::handle dtype, nb::handle) {
     Scalar s = start, e;
     if (end) e = *end; else { e = start; s = Scalar(int64_t(0)); }
@@ -195,11 +198,9 @@ void bind_ops(nb::module_& m) {
   m.def("reshape", [](const Tensor& x, const Dims& shape, nb::handle) {
     // Paddle: a 0 in shape copies the input's dim at that position.
     Dims s = shape;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] != 0) continue;
-      OAR_CHECK(int64_t(i) < x.dim(), Value, "[oar.reshape] shape[", i,
-                "] is 0 (copy the input dim) but the input has only ", x.dim(), " dims");
-      s[i] = x.shape()[i];
+    for (int64_t& d : s) {
+      OAR_CHECK(d >= -1, Value, "[oar.reshape] shape dims must be >= -1, got ", ops::shape_str(shape));
+      if (d == 0) d = ops::kReshapeCopyDim;
     }
     return ops::reshape(x, s);
   },

@@ -92,6 +92,12 @@ def _expand_index(x, index):
             step = 1 if item.step is None else _int_of(item.step)
             if step == 0:
                 raise ValueError("[Tensor.__getitem__] slice step cannot be zero")
+            if item.start is None and item.stop is None and step == 1:
+                # ':' leaves the axis whole; no slice bounds that would hold the
+                # (traced) size of the dim
+                dim += 1
+                out_pos += 1
+                continue
             n = x.shape[dim]
             start = item.start if item.start is not None else (0 if step > 0 else n - 1)
             stop = item.stop if item.stop is not None else (n if step > 0 else -n - 1)

@@ -113,9 +113,15 @@ def empty(shape, dtype=None, name=None):
     return zeros(shape, dtype)
 
 
+def _check_like(x, api):
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"[oar.{api}] x must be a Tensor, got {type(x).__name__}")
+
+
 def full_like(x, fill_value, dtype=None, name=None):
     """A tensor shaped like x filled with fill_value (x's dtype unless given)."""
-    return _C.full(x.shape, fill_value, _dtype(dtype) or x.dtype)
+    _check_like(x, "full_like")
+    return _C._full_like(x, fill_value, _dtype(dtype))
 
 
 def zeros_like(x, dtype=None, name=None):
@@ -125,12 +131,14 @@ def zeros_like(x, dtype=None, name=None):
     >>> oar.zeros_like(oar.ones([2, 1])).numpy().tolist()
     [[0.0], [0.0]]
     """
-    return _C.full(x.shape, 0, _dtype(dtype) or x.dtype)
+    _check_like(x, "zeros_like")
+    return _C._full_like(x, 0, _dtype(dtype))
 
 
 def ones_like(x, dtype=None, name=None):
     """Ones shaped like x."""
-    return _C.full(x.shape, 1, _dtype(dtype) or x.dtype)
+    _check_like(x, "ones_like")
+    return _C._full_like(x, 1, _dtype(dtype))
 
 
 def empty_like(x, dtype=None, name=None):

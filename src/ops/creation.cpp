@@ -15,6 +15,14 @@ Metas full_meta(std::span<const Tensor>, const Attrs& a) {
 }
 OpDef& kFull = OpBuilder("full").attrs({"shape", "value", "dtype"}).meta(full_meta);
 
+// full_like reads only x's shape; taking x as an operand (rather than its
+// shape as an attribute) keeps dynamic dims dynamic in a captured program.
+// No gradient flows to x.
+Metas full_like_meta(std::span<const Tensor> in, const Attrs& a) {
+  return {TensorMeta{in[0].shape(), a.dtype(1)}};
+}
+OpDef& kFullLike = OpBuilder("full_like").attrs({"value", "dtype"}).meta(full_like_meta);
+
 // arange: attrs start, step (as double or int64), count, dtype.
 Metas arange_meta(std::span<const Tensor>, const Attrs& a) {
   return {TensorMeta{Dims{a.i(2)}, a.dtype(3)}};
@@ -44,7 +52,7 @@ Tensor full(const Dims& shape, const Scalar& value, DType dtype) {
 Tensor zeros(const Dims& shape, DType dtype) { return full(shape, Scalar(int64_t(0)), dtype); }
 Tensor ones(const Dims& shape, DType dtype) { return full(shape, Scalar(int64_t(1)), dtype); }
 Tensor full_like(const Tensor& x, const Scalar& v, std::optional<DType> dtype) {
-  return full(x.shape(), v, dtype.value_or(x.dtype()));
+  return dispatch1(kFullLike, {x}, Attrs{scalar_attr(v), dtype.value_or(x.dtype())});
 }
 Tensor zeros_like(const Tensor& x, std::optional<DType> dtype) { return full_like(x, Scalar(int64_t(0)), dtype); }
 Tensor ones_like(const Tensor& x, std::optional<DType> dtype) { return full_like(x, Scalar(int64_t(1)), dtype); }

@@ -122,6 +122,9 @@ Tensor prod(const Tensor& x, const Dims& axes = {}, bool keepdim = false);
 Tensor sum_to(const Tensor& x, const Dims& shape);
 
 // ---- shape and views (shape.cpp)
+// In `shape`, -1 is inferred from the element count and kReshapeCopyDim copies
+// the input's dim at that position (Paddle's 0).
+constexpr int64_t kReshapeCopyDim = -2;
 Tensor reshape(const Tensor& x, const Dims& shape);
 Tensor transpose(const Tensor& x, const Dims& perm);
 Tensor swapaxes(const Tensor& x, int64_t a, int64_t b);

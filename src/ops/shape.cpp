@@ -11,14 +11,21 @@ namespace {
 
 using namespace ops;
 
-// reshape: attrs shape, where -1 is inferred and 0 is a literal zero-size dim (Paddle's
-// "0 copies the input dim" is resolved by the Python-facing binding, so that gradient
-// rules can reshape to shapes that really contain 0). Input is contiguous.
+// reshape: attrs shape, where -1 is inferred, ops::kReshapeCopyDim (-2) copies
+// the input's dim at that position, and 0 is a literal zero-size dim. Paddle's
+// "0 copies the input dim" is mapped to kReshapeCopyDim by the Python-facing
+// binding, so that gradient rules can reshape to shapes that really contain 0,
+// and a copied dim stays dynamic in a captured program.
 Dims resolve_shape(const Dims& req, const Dims& in, int64_t numel, const char* api) {
   Dims out(req.size());
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < req.size(); ++i) {
     int64_t d = req[i];
+    if (d == kReshapeCopyDim) {
+      OAR_CHECK(i < in.size(), Value, "[", api, "] shape[", i, "] is 0 (copy the input dim) but the input has only ",
+                in.size(), " dims");
+      d = in[i];
+    }
     if (d == -1) {
       OAR_CHECK(infer < 0, Value, "[", api, "] only one dim may be -1, got shape ", shape_str(req));
       infer = int64_t(i);
@@ -230,6 +237,9 @@ namespace ops {
 
 Tensor reshape(const Tensor& x, const Dims& shape) {
   if (shape == x.shape()) return x;
+  if (std::find(shape.begin(), shape.end(), kReshapeCopyDim) != shape.end() &&
+      resolve_shape(shape, x.shape(), x.numel(), "oar.reshape") == x.shape())
+    return x;
   // A strided input is viewed when its layout allows (splitting or merging
   // dims that are laid out contiguously), copied otherwise.
   bool view = x.is_contiguous();

@@ -76,7 +76,8 @@ class GPTAttention(nn.Layer):
         """cache: the (k, v) of earlier positions, [batch, past, heads, head_dim] each; returns
         (out, (k, v)) with this call's positions appended when a cache is given."""
         b, s, h = x.shape
-        qkv = self.qkv_proj(x).reshape([b, s, 3, self.num_heads, self.head_dim])
+        # -1 for the batch, so that a captured program keeps it dynamic
+        qkv = self.qkv_proj(x).reshape([-1, s, 3, self.num_heads, self.head_dim])
         q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
         if cache is not None:
             if cache[0].shape[1] and s != 1:
@@ -87,7 +88,7 @@ class GPTAttention(nn.Layer):
         causal = k.shape[1] == s
         out = F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_dropout, is_causal=causal,
                                              training=self.training)
-        out = self.resid_dropout(self.out_proj(out.reshape([b, s, h])))
+        out = self.resid_dropout(self.out_proj(out.reshape([-1, s, h])))
         return out if cache is None else (out, (k, v))
 
 

@@ -5,14 +5,20 @@
 namespace oar::cpu {
 namespace {
 
-void full_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
-  Scalar v = ops::attr_scalar(a[1]);
-  visit_dtype(out[0].dtype(), [&](auto tag) {
+void fill(Tensor& out, const Scalar& v) {
+  visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T val = v.to<T>();
-    T* p = out[0].data<T>();
-    parallel_for(out[0].numel(), kParallelGrain, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, val); });
+    T* p = out.data<T>();
+    parallel_for(out.numel(), kParallelGrain, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, val); });
   });
+}
+
+void full_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
+  fill(out[0], ops::attr_scalar(a[1]));
+}
+void full_like_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
+  fill(out[0], ops::attr_scalar(a[0]));
 }
 
 void arange_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
@@ -59,6 +65,7 @@ void eye_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) 
 }
 
 KernelRegistrar r1("full", DeviceType::CPU, OAR_ALL_DTYPES, full_kernel);
+KernelRegistrar r1b("full_like", DeviceType::CPU, OAR_ALL_DTYPES, full_like_kernel);
 KernelRegistrar r2("arange", DeviceType::CPU, OAR_ALL_DTYPES, arange_kernel);
 KernelRegistrar r3("linspace", DeviceType::CPU, OAR_ALL_DTYPES, linspace_kernel);
 KernelRegistrar r4("eye", DeviceType::CPU, OAR_ALL_DTYPES, eye_kernel);

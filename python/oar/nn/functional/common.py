@@ -91,7 +91,7 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=
     if _is_float(x) or str(x.dtype).split(".")[-1] in ("bool", "complex64", "complex128"):
         raise TypeError(f"[oar.nn.functional.embedding] x must be an integer tensor, got {x.dtype}")
     n = weight.shape[0]
-    if x.size:
+    if x.size and not _C._ir_is_tracing():  # (inside a trace the gather itself checks the ids)
         lo, hi = int(x.min()), int(x.max())
         if lo < 0 or hi >= n:
             raise IndexError(f"[oar.nn.functional.embedding] ids must be in [0, {n}), got values in [{lo}, {hi}]")
@@ -107,14 +107,13 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=
             norms = _C.norm(weight, float(norm_type), [1], True)
             scale = _C.where(norms > max_norm, max_norm / (norms + 1e-7), _C.full([1], 1.0, weight.dtype))
             weight.copy_(weight * scale)
-    flat = _C.reshape(x, [-1])
-    from ..._index import index_select
-
-    rows = index_select(weight, flat, axis=0)
+    # One gather over the ids' own shape (no flatten and reshape back), so a
+    # captured program keeps the ids' dynamic dims.
+    rows = _C._gather_nd(weight, _C.unsqueeze(x, [-1]))
     if padding_idx is not None:
-        keep = _C.cast(_C.not_equal(flat, _C.full([1], padding_idx, flat.dtype)), weight.dtype)
-        rows = rows * _C.unsqueeze(keep, [1])
-    return _C.reshape(rows, list(x.shape) + [weight.shape[1]])
+        keep = _C.cast(_C.not_equal(x, _C.full([1], padding_idx, x.dtype)), weight.dtype)
+        rows = rows * _C.unsqueeze(keep, [-1])
+    return rows
 
 
 def _check_p(p, api):
@@ -233,7 +232,7 @@ def one_hot(x, num_classes, name=None):
     num_classes = int(num_classes)
     if num_classes < 1:
         raise ValueError(f"[oar.nn.functional.one_hot] num_classes must be >= 1, got {num_classes}")
-    if x.size:
+    if x.size and not _C._ir_is_tracing():  # (inside a trace the gather itself checks the ids)
         lo, hi = int(x.min()), int(x.max())
         if lo < 0 or hi >= num_classes:
             raise ValueError(f"[oar.nn.functional.one_hot] values must be in [0, {num_classes}), "

@@ -110,8 +110,7 @@ class MultiHeadAttention(Layer):
         self.out_proj = Linear(embed_dim, embed_dim, weight_attr, bias_attr=bias_attr)
 
     def _heads(self, x):
-        b, s = x.shape[0], x.shape[1]
-        return x.reshape([b, s, self.num_heads, self.head_dim]).transpose([0, 2, 1, 3])
+        return x.reshape([0, 0, self.num_heads, self.head_dim]).transpose([0, 2, 1, 3])
 
     def compute_kv(self, key, value):
         """Projected keys and values, [batch, num_heads, seq_len, head_dim]."""
@@ -163,7 +162,7 @@ class MultiHeadAttention(Layer):
         if self.dropout:
             weights = F.dropout(weights, self.dropout, training=self.training, mode="upscale_in_train")
         out = _C.matmul(weights, v, False, False).transpose([0, 2, 1, 3])
-        out = self.out_proj(out.reshape([out.shape[0], out.shape[1], self.embed_dim]))
+        out = self.out_proj(out.reshape([0, 0, self.embed_dim]))
         outs = [out]
         if self.need_weights:
             outs.append(weights)

@@ -1,0 +1,584 @@
+"""``oar.inference``: the C++ inference runtime from Python, with Paddle Inference names.
+
+A model saved by :func:`oar.jit.save` (``prefix.json`` + ``prefix.safetensors``)
+runs without the Python front end: the program is loaded by the C++ runtime,
+optimised by the graph passes, and executed with intermediate results placed
+in one arena planned by liveness. The same library serves C++ programs
+(``include/oar/inference.h``) and the ``oar-bench`` tool.
+
+>>> import numpy as np, oar, os, tempfile
+>>> from oar.static import InputSpec
+>>> from oar.inference import Config, create_predictor
+>>> net = oar.nn.Linear(4, 2)
+>>> prefix = os.path.join(tempfile.mkdtemp(), "linear")
+>>> oar.jit.save(net, prefix, input_spec=[InputSpec([None, 4], "float32", name="x")])
+>>> config = Config(prefix)
+>>> predictor = create_predictor(config)
+>>> predictor.get_input_names()
+['x']
+>>> x = np.ones((3, 4), dtype="float32")
+>>> handle = predictor.get_input_handle("x")
+>>> handle.copy_from_cpu(x)
+>>> predictor.run()
+True
+>>> out = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
+>>> bool(np.allclose(out, net(oar.to_tensor(x)).numpy(), atol=1e-6))
+True
+
+One predictor runs one request at a time; :meth:`Predictor.clone` gives
+another that shares the weights, for one predictor per thread (``run``
+releases the GIL).
+"""
+import enum
+import os
+
+import numpy as np
+
+import oar
+
+from .. import _C
+
+__all__ = ["Config", "create_predictor", "Predictor", "Tensor", "PrecisionType", "DataType", "get_version"]
+
+
+class PrecisionType(enum.IntEnum):
+    """Precisions a Config can ask for; the CPU runtime runs ``Float32`` and ``Bfloat16``.
+
+    >>> from oar.inference import PrecisionType
+    >>> int(PrecisionType.Bfloat16)
+    3
+    """
+
+    Float32 = 0
+    Half = 1
+    Int8 = 2
+    Bfloat16 = 3
+
+
+class DataType(enum.IntEnum):
+    """Element types of input and output handles (``Tensor.type()``).
+
+    >>> from oar.inference import DataType
+    >>> DataType.FLOAT32.name
+    'FLOAT32'
+    """
+
+    FLOAT32 = 0
+    FLOAT64 = 1
+    FLOAT16 = 2
+    BFLOAT16 = 3
+    INT64 = 4
+    INT32 = 5
+    INT16 = 6
+    INT8 = 7
+    UINT8 = 8
+    BOOL = 9
+
+
+_TYPE_NAMES = {t.name.lower(): t for t in DataType}
+
+
+def _api(name):
+    return f"[oar.inference.{name}]"
+
+
+def _path(value, what, api):
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{_api(api)} {what} must be a str or os.PathLike, got {type(value).__name__}")
+    return os.fspath(value)
+
+
+class Config:
+    """What to load and how to run it (Paddle's ``paddle.inference.Config``).
+
+    ``Config(prefix)`` takes the prefix given to :func:`oar.jit.save` (or its
+    ``.json`` file, or a folder holding one saved model);
+    ``Config(prog_file, params_file)`` names both files.
+
+    >>> from oar.inference import Config
+    >>> c = Config("/models/resnet")
+    >>> c.prog_file(), c.params_file()
+    ('/models/resnet.json', '/models/resnet.safetensors')
+    >>> c.set_cpu_math_library_num_threads(2)
+    >>> c.switch_ir_optim(False)
+    >>> c.enable_mkldnn_bfloat16()
+    >>> c.ir_optim(), c.mkldnn_bfloat16_enabled(), c.cpu_math_library_num_threads()
+    (False, True, 2)
+    """
+
+    def __init__(self, prog_file=None, params_file=None):
+        self._c = _C._InferConfig()
+        self._mkldnn = False
+        if prog_file is not None:
+            self.set_model(prog_file, params_file)
+        elif params_file is not None:
+            raise ValueError(f"{_api('Config')} params_file given without prog_file")
+
+    def set_model(self, prog_file, params_file=None):
+        """Sets the model: a prefix/folder/.json file, or the program and weights files.
+
+        >>> from oar.inference import Config
+        >>> c = Config()
+        >>> c.set_model("m.json", "w.safetensors")
+        >>> c.params_file()
+        'w.safetensors'
+        """
+        prog_file = _path(prog_file, "prog_file", "Config.set_model")
+        if params_file is None:
+            self._c.set_model(prog_file)
+        else:
+            self._c.set_model(prog_file, _path(params_file, "params_file", "Config.set_model"))
+
+    def prog_file(self):
+        """The program file (``.json``).
+
+        >>> from oar.inference import Config
+        >>> Config("m").prog_file()
+        'm.json'
+        """
+        return self._c.prog_file()
+
+    def params_file(self):
+        """The weights file (``.safetensors``).
+
+        >>> from oar.inference import Config
+        >>> Config("m").params_file()
+        'm.safetensors'
+        """
+        return self._c.params_file()
+
+    def model_dir(self):
+        """The folder given to the Config, or ``""``.
+
+        >>> from oar.inference import Config
+        >>> Config("m").model_dir()
+        ''
+        """
+        return self._c.model_dir()
+
+    def set_cpu_math_library_num_threads(self, n):
+        """OpenMP threads for each ``run`` (0: the library default).
+
+        >>> from oar.inference import Config
+        >>> c = Config("m"); c.set_cpu_math_library_num_threads(4); c.cpu_math_library_num_threads()
+        4
+        """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"{_api('Config.set_cpu_math_library_num_threads')} n must be an int, "
+                            f"got {type(n).__name__}")
+        self._c.set_cpu_math_library_num_threads(int(n))
+
+    def cpu_math_library_num_threads(self):
+        """The thread count set (0: the library default).
+
+        >>> from oar.inference import Config
+        >>> Config("m").cpu_math_library_num_threads()
+        0
+        """
+        return self._c.cpu_math_library_num_threads()
+
+    def switch_ir_optim(self, x=True):
+        """Turns the graph passes (dead code, CSE, constant folding, fusions) on or off.
+
+        >>> from oar.inference import Config
+        >>> c = Config("m"); c.switch_ir_optim(False); c.ir_optim()
+        False
+        """
+        self._c.switch_ir_optim(bool(x))
+
+    def ir_optim(self):
+        """Whether the graph passes run (on by default).
+
+        >>> from oar.inference import Config
+        >>> Config("m").ir_optim()
+        True
+        """
+        return self._c.ir_optim()
+
+    def enable_memory_optim(self, x=True):
+        """Turns the liveness memory planner on or off (on by default).
+
+        >>> from oar.inference import Config
+        >>> c = Config("m"); c.enable_memory_optim(False); c.memory_optim_enabled()
+        False
+        """
+        self._c.enable_memory_optim(bool(x))
+
+    def memory_optim_enabled(self):
+        """Whether intermediate results share one planned arena.
+
+        >>> from oar.inference import Config
+        >>> Config("m").memory_optim_enabled()
+        True
+        """
+        return self._c.memory_optim_enabled()
+
+    def enable_mkldnn_bfloat16(self):
+        """Runs matrix products and convolutions in bfloat16 (outputs stay float32).
+
+        >>> from oar.inference import Config
+        >>> c = Config("m"); c.enable_mkldnn_bfloat16(); c.mkldnn_bfloat16_enabled()
+        True
+        """
+        self._c.set_precision(int(PrecisionType.Bfloat16))
+
+    def mkldnn_bfloat16_enabled(self):
+        """Whether bfloat16 precision is on.
+
+        >>> from oar.inference import Config
+        >>> Config("m").mkldnn_bfloat16_enabled()
+        False
+        """
+        return self._c.precision() == int(PrecisionType.Bfloat16)
+
+    def set_precision(self, precision):
+        """Sets the precision: ``PrecisionType.Float32`` or ``PrecisionType.Bfloat16``.
+
+        >>> from oar.inference import Config, PrecisionType
+        >>> c = Config("m"); c.set_precision(PrecisionType.Bfloat16); c.precision()
+        <PrecisionType.Bfloat16: 3>
+        """
+        if isinstance(precision, str):
+            names = {p.name.lower(): p for p in PrecisionType}
+            names.update({"float32": PrecisionType.Float32, "bf16": PrecisionType.Bfloat16})
+            if precision.lower() not in names:
+                raise ValueError(f"{_api('Config.set_precision')} unknown precision {precision!r}")
+            precision = names[precision.lower()]
+        if not isinstance(precision, (PrecisionType, int)) or isinstance(precision, bool):
+            raise TypeError(f"{_api('Config.set_precision')} expects a PrecisionType, got {type(precision).__name__}")
+        self._c.set_precision(int(precision))
+
+    def precision(self):
+        """The precision set (a PrecisionType).
+
+        >>> from oar.inference import Config
+        >>> Config("m").precision()
+        <PrecisionType.Float32: 0>
+        """
+        return PrecisionType(self._c.precision())
+
+    def enable_mkldnn(self):
+        """Accepted for Paddle compatibility: the CPU kernels use oneDNN where they have it.
+
+        >>> from oar.inference import Config
+        >>> c = Config("m"); c.enable_mkldnn(); c.mkldnn_enabled()
+        True
+        """
+        self._mkldnn = True
+
+    def mkldnn_enabled(self):
+        """Whether enable_mkldnn was called (it changes nothing).
+
+        >>> from oar.inference import Config
+        >>> Config("m").mkldnn_enabled()
+        False
+        """
+        return self._mkldnn
+
+    def disable_glog_info(self):
+        """Accepted for Paddle compatibility: the runtime logs nothing.
+
+        >>> from oar.inference import Config
+        >>> Config("m").disable_glog_info()
+        """
+
+    def summary(self):
+        """The settings as text.
+
+        >>> from oar.inference import Config
+        >>> print(Config("m").summary().splitlines()[0])
+        prog_file: m.json
+        """
+        return "\n".join([
+            f"prog_file: {self.prog_file()}",
+            f"params_file: {self.params_file()}",
+            f"cpu_math_library_num_threads: {self.cpu_math_library_num_threads()}",
+            f"ir_optim: {self.ir_optim()}",
+            f"memory_optim: {self.memory_optim_enabled()}",
+            f"precision: {self.precision().name}",
+        ])
+
+    def __repr__(self):
+        return f"Config({self.prog_file()!r}, {self.params_file()!r})"
+
+
+class Tensor:
+    """A named input or output of a :class:`Predictor` (Paddle's ``paddle.inference.Tensor``).
+
+    >>> import numpy as np, oar, os, tempfile
+    >>> from oar.static import InputSpec
+    >>> from oar.inference import Config, create_predictor
+    >>> prefix = os.path.join(tempfile.mkdtemp(), "relu")
+    >>> oar.jit.save(oar.nn.ReLU(), prefix, [InputSpec([None, 3], "float32", name="x")])
+    >>> p = create_predictor(Config(prefix))
+    >>> h = p.get_input_handle("x")
+    >>> h.reshape([2, 3])
+    >>> h.shape()
+    [2, 3]
+    >>> h.copy_from_cpu(np.array([[-1, 2, -3], [4, -5, 6]], dtype="float32"))
+    >>> _ = p.run()
+    >>> p.get_output_handle(p.get_output_names()[0]).copy_to_cpu()
+    array([[0., 2., 0.],
+           [4., 0., 6.]], dtype=float32)
+    """
+
+    def __init__(self, handle):
+        self._h = handle
+
+    def name(self):
+        """The input's or output's name.
+
+        >>> p = oar.inference._demo_predictor()
+        >>> p.get_input_handle("x").name()
+        'x'
+        """
+        return self._h.name()
+
+    def shape(self):
+        """The shape: of the data copied in or computed, else the saved one (-1: any size).
+
+        >>> p = oar.inference._demo_predictor()
+        >>> p.get_input_handle("x").shape()
+        [-1, 3]
+        """
+        return self._h.shape()
+
+    def type(self):
+        """The element type (a DataType).
+
+        >>> p = oar.inference._demo_predictor()
+        >>> p.get_input_handle("x").type()
+        <DataType.FLOAT32: 0>
+        """
+        return _TYPE_NAMES[self._h.type()]
+
+    def reshape(self, shape):
+        """Sets the shape of the next ``copy_from_cpu`` (inputs only).
+
+        >>> p = oar.inference._demo_predictor()
+        >>> h = p.get_input_handle("x")
+        >>> h.reshape([5, 3])
+        >>> h.shape()
+        [5, 3]
+        """
+        if isinstance(shape, (int, np.integer)):
+            shape = [shape]
+        if not isinstance(shape, (list, tuple)) or not all(
+                isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in shape):
+            raise TypeError(f"{_api('Tensor.reshape')} shape must be a list of ints, got {shape!r}")
+        self._h.reshape([int(d) for d in shape])
+
+    def copy_from_cpu(self, data):
+        """Copies a NumPy array in (its shape becomes the input's shape; the dtype must match).
+
+        >>> import numpy as np
+        >>> p = oar.inference._demo_predictor()
+        >>> h = p.get_input_handle("x")
+        >>> h.copy_from_cpu(np.zeros((2, 3), dtype="float32"))
+        >>> h.shape()
+        [2, 3]
+        """
+        if not isinstance(data, np.ndarray):
+            if isinstance(data, _C.Tensor):
+                data = data.numpy()
+            else:
+                raise TypeError(f"{_api('Tensor.copy_from_cpu')} expects a numpy.ndarray, got {type(data).__name__}")
+        # (ascontiguousarray would turn a 0-D array into a 1-D one)
+        self._h.copy_from_cpu(np.ascontiguousarray(data).reshape(data.shape))
+
+    def copy_to_cpu(self):
+        """The data as a new NumPy array (bfloat16 is widened to float32).
+
+        >>> import numpy as np
+        >>> p = oar.inference._demo_predictor()
+        >>> p.get_input_handle("x").copy_from_cpu(np.ones((1, 3), dtype="float32"))
+        >>> _ = p.run()
+        >>> p.get_output_handle("out0").copy_to_cpu().shape
+        (1, 2)
+        """
+        out = self._h.copy_to_cpu()
+        if self._h.type() == "bfloat16":
+            out = (out.astype(np.uint32) << 16).view(np.float32)
+        return out
+
+    def __repr__(self):
+        return f"oar.inference.Tensor(name={self.name()!r}, shape={self.shape()}, type={self.type().name})"
+
+
+class Predictor:
+    """Runs a loaded model (Paddle's ``paddle.inference.Predictor``); made by :func:`create_predictor`.
+
+    >>> import numpy as np, oar, os, tempfile
+    >>> from oar.static import InputSpec
+    >>> from oar.inference import Config, create_predictor
+    >>> prefix = os.path.join(tempfile.mkdtemp(), "mlp")
+    >>> net = oar.nn.Sequential(oar.nn.Linear(3, 8), oar.nn.ReLU(), oar.nn.Linear(8, 2))
+    >>> oar.jit.save(net, prefix, [InputSpec([None, 3], "float32", name="x")])
+    >>> p = create_predictor(Config(prefix))
+    >>> x = np.ones((4, 3), dtype="float32")
+    >>> [y] = p.run([x])
+    >>> y.shape
+    (4, 2)
+    >>> p2 = p.clone()  # shares the weights; use one per thread
+    >>> bool(np.array_equal(p2.run([x])[0], y))
+    True
+    >>> sorted(p.memory_stats())[:3]
+    ['intermediate_peak_bytes', 'live_lower_bound_bytes', 'memory_optim']
+    """
+
+    def __init__(self, impl, config):
+        self._p = impl
+        self._config = config
+
+    def get_input_names(self):
+        """The input names (the InputSpec names given to oar.jit.save when there were).
+
+        >>> oar.inference._demo_predictor().get_input_names()
+        ['x']
+        """
+        return list(self._p.get_input_names())
+
+    def get_output_names(self):
+        """The output names.
+
+        >>> oar.inference._demo_predictor().get_output_names()
+        ['out0']
+        """
+        return list(self._p.get_output_names())
+
+    def get_input_handle(self, name):
+        """The handle of input ``name``.
+
+        >>> oar.inference._demo_predictor().get_input_handle("x")
+        oar.inference.Tensor(name='x', shape=[-1, 3], type=FLOAT32)
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"{_api('Predictor.get_input_handle')} name must be a str, got {type(name).__name__}")
+        return Tensor(self._p.get_input_handle(name))
+
+    def get_output_handle(self, name):
+        """The handle of output ``name``.
+
+        >>> oar.inference._demo_predictor().get_output_handle("out0").name()
+        'out0'
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"{_api('Predictor.get_output_handle')} name must be a str, got {type(name).__name__}")
+        return Tensor(self._p.get_output_handle(name))
+
+    def run(self, inputs=None):
+        """Runs the model. With ``inputs`` (arrays in input order) it copies them in
+        first and returns the outputs as arrays; without, it returns True.
+
+        >>> import numpy as np
+        >>> p = oar.inference._demo_predictor()
+        >>> [y] = p.run([np.ones((4, 3), dtype="float32")])
+        >>> y.shape
+        (4, 2)
+        """
+        if inputs is None:
+            return self._p.run()
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError(f"{_api('Predictor.run')} inputs must be a list of arrays, got {type(inputs).__name__}")
+        names = self.get_input_names()
+        if len(inputs) != len(names):
+            raise ValueError(f"{_api('Predictor.run')} the model takes {len(names)} input(s) {names}, "
+                             f"got {len(inputs)}")
+        for name, x in zip(names, inputs):
+            self.get_input_handle(name).copy_from_cpu(x)
+        self._p.run()
+        return [self.get_output_handle(n).copy_to_cpu() for n in self.get_output_names()]
+
+    def clone(self):
+        """Another predictor sharing this one's weights, with its own inputs, outputs and buffers.
+
+        >>> p = oar.inference._demo_predictor()
+        >>> q = p.clone()
+        >>> q._weights_id() == p._weights_id()
+        True
+        """
+        return Predictor(self._p.clone(), self._config)
+
+    def clear_intermediate_tensor(self):
+        """Frees the buffers of intermediate results (the next run allocates them again).
+
+        >>> oar.inference._demo_predictor().clear_intermediate_tensor()
+        """
+        self._p.clear_intermediate_tensor()
+
+    def try_shrink_memory(self):
+        """Frees the intermediate buffers; returns the bytes released.
+
+        >>> import numpy as np
+        >>> p = oar.inference._demo_predictor()
+        >>> _ = p.run([np.ones((64, 3), dtype="float32")])
+        >>> p.try_shrink_memory() > 0
+        True
+        """
+        return self._p.try_shrink_memory()
+
+    def memory_stats(self):
+        """Bytes held, for the latest run: ``weight_bytes``; ``intermediate_peak_bytes``
+        (peak of intermediate results in the latest run, in the configured mode);
+        ``planned_bytes`` (the arena of the memory plan); ``unplanned_bytes`` (the same
+        intermediates without the planner, each in its own buffer); ``live_lower_bound_bytes``
+        (most bytes live at once: no plan needs less); ``output_bytes``; ``memory_optim``.
+
+        >>> import numpy as np
+        >>> p = oar.inference._demo_predictor()
+        >>> _ = p.run([np.ones((64, 3), dtype="float32")])
+        >>> s = p.memory_stats()
+        >>> s["planned_bytes"] <= s["unplanned_bytes"], s["output_bytes"]
+        (True, 512)
+        """
+        return dict(self._p.memory_stats())
+
+    def _weights_id(self):
+        """Identifies the weights in memory: equal for a predictor and its clones."""
+        return self._p.weights_id()
+
+
+def create_predictor(config):
+    """Loads the model a :class:`Config` names and returns a :class:`Predictor`.
+
+    Every problem with the files (missing, malformed, weights that do not
+    match the program) is a ValueError naming the file.
+
+    >>> from oar.inference import Config, create_predictor
+    >>> try:
+    ...     create_predictor(Config("/no/such/model"))
+    ... except ValueError as e:
+    ...     print(str(e).split(":")[0])
+    [oar.inference.create_predictor] /no/such/model.json
+    """
+    if not isinstance(config, Config):
+        raise TypeError(f"{_api('create_predictor')} expects an oar.inference.Config, got {type(config).__name__}")
+    return Predictor(_C._InferPredictor(config._c), config)
+
+
+def get_version():
+    """The runtime's version string.
+
+    >>> from oar.inference import get_version
+    >>> get_version().startswith("oar")
+    True
+    """
+    return _C._infer_version()
+
+
+def _demo_predictor():
+    """A predictor over a small saved model (input ``x`` [-1, 3] -> output ``out0`` [-1, 2]),
+    for the examples in these docstrings.
+
+    >>> oar.inference._demo_predictor().get_input_names()
+    ['x']
+    """
+    import tempfile
+
+    from ..static import InputSpec
+
+    oar.seed(0)
+    net = oar.nn.Sequential(oar.nn.Linear(3, 16), oar.nn.ReLU(), oar.nn.Linear(16, 2))
+    prefix = os.path.join(tempfile.mkdtemp(prefix="oar-demo-"), "model")
+    oar.jit.save(net, prefix, [InputSpec([None, 3], "float32", name="x")])
+    return create_predictor(Config(prefix))

@@ -1,0 +1,441 @@
+// The safetensors reader: a small strict JSON parser for the header, the
+// validation of every entry, then one allocation per file.
+#include "io/safetensors.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+
+#include "ops/ops.h"
+
+namespace oar::io {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; a big-endian host would have to swap bytes");
+
+// ---------------------------------------------------------------- JSON
+
+bool valid_utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
+    i += n;
+  }
+  return true;
+}
+
+// A name from the file, quoted for an error message: control bytes, and
+// every non-ASCII byte when the name is not valid UTF-8, are escaped, so the
+// message is always printable text.
+std::string quoted(const std::string& s) {
+  const bool utf8 = valid_utf8(s);
+  std::string out = "'";
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "'";
+}
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string& err, int max_depth = 16)
+      : p_(text.data()), end_(text.data() + text.size()), err_(err), max_depth_(max_depth) {}
+
+  bool document(Json& out) {
+    if (!value(out, 0)) return false;
+    ws();
+    if (p_ != end_) return fail("unexpected text after the JSON value");
+    return true;
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+  std::string& err_;
+  int max_depth_;
+
+  bool fail(const std::string& what) {
+    if (err_.empty()) err_ = what;
+    return false;
+  }
+  void ws() {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
+  }
+  bool literal(const char* word) {
+    size_t n = std::strlen(word);
+    if (size_t(end_ - p_) < n || std::memcmp(p_, word, n) != 0) return fail("invalid literal");
+    p_ += n;
+    return true;
+  }
+
+  bool value(Json& out, int depth) {
+    if (depth > max_depth_) return fail("nesting too deep");
+    ws();
+    if (p_ == end_) return fail("unexpected end of the header");
+    switch (*p_) {
+      case '{': return object(out, depth);
+      case '[': return array(out, depth);
+      case '"': out.kind = Json::Kind::String; return string(out.str);
+      case 't': out.kind = Json::Kind::Bool; out.boolean = true; return literal("true");
+      case 'f': out.kind = Json::Kind::Bool; out.boolean = false; return literal("false");
+      case 'n': out.kind = Json::Kind::Null; return literal("null");
+      default: return number(out);
+    }
+  }
+
+  bool object(Json& out, int depth) {
+    out.kind = Json::Kind::Object;
+    ++p_;
+    ws();
+    if (p_ != end_ && *p_ == '}') { ++p_; return true; }
+    std::set<std::string> seen;
+    while (true) {
+      ws();
+      if (p_ == end_ || *p_ != '"') return fail("expected a string key in an object");
+      std::string key;
+      if (!string(key)) return false;
+      if (!seen.insert(key).second) return fail("duplicate key " + quoted(key));
+      ws();
+      if (p_ == end_ || *p_ != ':') return fail("expected ':' after a key");
+      ++p_;
+      Json v;
+      if (!value(v, depth + 1)) return false;
+      out.members.emplace_back(std::move(key), std::move(v));
+      ws();
+      if (p_ != end_ && *p_ == ',') { ++p_; continue; }
+      if (p_ != end_ && *p_ == '}') { ++p_; return true; }
+      return fail("expected ',' or '}' in an object");
+    }
+  }
+
+  bool array(Json& out, int depth) {
+    out.kind = Json::Kind::Array;
+    ++p_;
+    ws();
+    if (p_ != end_ && *p_ == ']') { ++p_; return true; }
+    while (true) {
+      Json v;
+      if (!value(v, depth + 1)) return false;
+      out.items.push_back(std::move(v));
+      ws();
+      if (p_ != end_ && *p_ == ',') { ++p_; continue; }
+      if (p_ != end_ && *p_ == ']') { ++p_; return true; }
+      return fail("expected ',' or ']' in an array");
+    }
+  }
+
+  static void put_utf8(std::string& s, uint32_t cp) {
+    if (cp < 0x80) {
+      s += char(cp);
+    } else if (cp < 0x800) {
+      s += char(0xc0 | (cp >> 6));
+      s += char(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+      s += char(0xe0 | (cp >> 12));
+      s += char(0x80 | ((cp >> 6) & 0x3f));
+      s += char(0x80 | (cp & 0x3f));
+    } else {
+      s += char(0xf0 | (cp >> 18));
+      s += char(0x80 | ((cp >> 12) & 0x3f));
+      s += char(0x80 | ((cp >> 6) & 0x3f));
+      s += char(0x80 | (cp & 0x3f));
+    }
+  }
+
+  bool hex4(uint32_t& v) {
+    if (end_ - p_ < 4) return fail("truncated \\u escape");
+    v = 0;
+    for (int i = 0; i < 4; ++i) {
+      char c = *p_++;
+      v <<= 4;
+      if (c >= '0' && c <= '9') v |= uint32_t(c - '0');
+      else if (c >= 'a' && c <= 'f') v |= uint32_t(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') v |= uint32_t(c - 'A' + 10);
+      else return fail("bad \\u escape");
+    }
+    return true;
+  }
+
+  bool string(std::string& s) {
+    ++p_;  // opening quote
+    while (true) {
+      if (p_ == end_) return fail("unterminated string");
+      unsigned char c = static_cast<unsigned char>(*p_++);
+      if (c == '"') return true;
+      if (c < 0x20) return fail("control character in a string");
+      if (c != '\\') { s += char(c); continue; }
+      if (p_ == end_) return fail("unterminated string");
+      char e = *p_++;
+      switch (e) {
+        case '"': s += '"'; break;
+        case '\\': s += '\\'; break;
+        case '/': s += '/'; break;
+        case 'b': s += '\b'; break;
+        case 'f': s += '\f'; break;
+        case 'n': s += '\n'; break;
+        case 'r': s += '\r'; break;
+        case 't': s += '\t'; break;
+        case 'u': {
+          uint32_t cp;
+          if (!hex4(cp)) return false;
+          if (cp >= 0xd800 && cp < 0xdc00) {  // a surrogate pair
+            uint32_t lo;
+            if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return fail("unpaired surrogate in a string");
+            p_ += 2;
+            if (!hex4(lo)) return false;
+            if (lo < 0xdc00 || lo >= 0xe000) return fail("unpaired surrogate in a string");
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          } else if (cp >= 0xdc00 && cp < 0xe000) {
+            return fail("unpaired surrogate in a string");
+          }
+          put_utf8(s, cp);
+          break;
+        }
+        default: return fail("bad escape in a string");
+      }
+    }
+  }
+
+  bool number(Json& out) {
+    out.kind = Json::Kind::Number;
+    const char* start = p_;
+    bool neg = false;
+    if (p_ != end_ && *p_ == '-') { neg = true; ++p_; }
+    if (p_ == end_ || !(*p_ >= '0' && *p_ <= '9')) return fail("invalid value");
+    if (*p_ == '0' && p_ + 1 != end_ && p_[1] >= '0' && p_[1] <= '9') return fail("leading zero in a number");
+    bool overflow = false;
+    int64_t v = 0;
+    while (p_ != end_ && *p_ >= '0' && *p_ <= '9') {
+      int d = *p_++ - '0';
+      overflow = overflow || __builtin_mul_overflow(v, int64_t(10), &v) || __builtin_add_overflow(v, int64_t(d), &v);
+    }
+    bool frac = false;
+    if (p_ != end_ && *p_ == '.') {
+      frac = true;
+      ++p_;
+      if (p_ == end_ || !(*p_ >= '0' && *p_ <= '9')) return fail("invalid number");
+      while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    }
+    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
+      frac = true;
+      ++p_;
+      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      if (p_ == end_ || !(*p_ >= '0' && *p_ <= '9')) return fail("invalid number");
+      while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    }
+    out.str.assign(start, p_);
+    out.is_int = !frac && !overflow;
+    out.integer = neg ? -v : v;
+    return true;
+  }
+};
+
+}  // namespace
+
+bool parse_json(std::string_view text, Json& out, std::string& error, int max_depth) {
+  error.clear();
+  return Parser(text, error, max_depth).document(out);
+}
+
+namespace {
+
+// ---------------------------------------------------------------- entries
+
+struct DTypeName {
+  const char* name;
+  DType dtype;
+};
+// The allow-list: safetensors names of the dtypes oar stores.
+constexpr DTypeName kDTypes[] = {
+    {"BOOL", DType::Bool},       {"U8", DType::UInt8},     {"I8", DType::Int8},       {"I16", DType::Int16},
+    {"I32", DType::Int32},       {"I64", DType::Int64},    {"F16", DType::Float16},   {"BF16", DType::BFloat16},
+    {"F32", DType::Float32},     {"F64", DType::Float64},  {"C64", DType::Complex64},
+};
+
+struct Entry {
+  std::string name;
+  DType dtype = DType::Float32;
+  Dims shape;
+  uint64_t begin = 0, end = 0;
+};
+
+struct Header {
+  std::vector<Entry> entries;  // sorted by begin
+  uint64_t data_start = 0;
+};
+
+// Validates the whole file layout; allocates nothing but the parsed header.
+Header validate(std::span<const char> bytes, const std::string& file, const char* api) {
+  auto bad = [&](const auto&... what) { fail(ErrorKind::Value, "[", api, "] ", file, ": ", what...); };
+  const uint64_t size = bytes.size();
+  if (size < 8) bad("file is ", size, " bytes; a safetensors file starts with an 8-byte header length");
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  if (n > kMaxSafetensorsHeader) bad("header length ", n, " exceeds the ", kMaxSafetensorsHeader, "-byte limit");
+  if (n > size - 8) bad("header length ", n, " runs past the end of the ", size, "-byte file (truncated?)");
+  std::string err;
+  Json root;
+  if (!Parser(std::string_view(bytes.data() + 8, size_t(n)), err).document(root))
+    bad("header is not valid JSON (", err, ")");
+  if (root.kind != Json::Kind::Object) bad("header must be a JSON object");
+  Header h;
+  h.data_start = 8 + n;
+  const uint64_t data_size = size - h.data_start;
+  std::set<std::string> complex128;
+  for (const auto& [key, v] : root.members) {
+    if (key != "__metadata__") continue;
+    if (v.kind == Json::Kind::Null) continue;
+    if (v.kind != Json::Kind::Object) bad("__metadata__ must map strings to strings");
+    for (const auto& [mk, mv] : v.members) {
+      if (mv.kind != Json::Kind::String) bad("__metadata__ must map strings to strings");
+      if (mk == "oar.format") {
+        bool digits = !mv.str.empty() && mv.str.size() < 10 &&
+                      std::all_of(mv.str.begin(), mv.str.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (!digits || std::stoll(mv.str) > 1)
+          bad("format version ", quoted(mv.str), " is newer than this oar reads (1); upgrade oar");
+      } else if (mk == "oar.complex128") {
+        std::string cerr;
+        Json list;
+        if (!Parser(mv.str, cerr).document(list) || list.kind != Json::Kind::Array)
+          bad("metadata oar.complex128 must be a JSON list of entry names");
+        for (const Json& item : list.items) {
+          if (item.kind != Json::Kind::String) bad("metadata oar.complex128 must be a JSON list of entry names");
+          complex128.insert(item.str);
+        }
+      }
+    }
+  }
+  for (const auto& [key, v] : root.members) {
+    if (key == "__metadata__") continue;
+    const std::string q = quoted(key);
+    bool ok = v.kind == Json::Kind::Object && v.members.size() == 3;
+    const Json *dt = nullptr, *shape = nullptr, *offs = nullptr;
+    for (const auto& [mk, mv] : v.members) {
+      if (mk == "dtype") dt = &mv;
+      else if (mk == "shape") shape = &mv;
+      else if (mk == "data_offsets") offs = &mv;
+    }
+    if (!ok || !dt || !shape || !offs) bad("entry ", q, " must have exactly dtype, shape and data_offsets");
+    Entry e;
+    e.name = key;
+    bool known = false;
+    if (dt->kind == Json::Kind::String)
+      for (const DTypeName& d : kDTypes)
+        if (dt->str == d.name) { e.dtype = d.dtype; known = true; }
+    if (!known) {
+      std::string allowed;
+      for (const DTypeName& d : kDTypes) allowed += std::string(allowed.empty() ? "" : ", ") + d.name;
+      bad("entry ", q, " has dtype ", dt->kind == Json::Kind::String ? quoted(dt->str) : std::string("(not a string)"),
+          "; allowed: ", allowed);
+    }
+    if (shape->kind != Json::Kind::Array) bad("entry ", q, " has a shape that is not a list of non-negative ints");
+    int64_t numel = 1;
+    bool overflow = false;
+    for (const Json& d : shape->items) {
+      if (d.kind != Json::Kind::Number || !d.is_int || d.integer < 0)
+        bad("entry ", q, " has a shape that is not a list of non-negative ints");
+      e.shape.push_back(d.integer);
+      overflow = overflow || __builtin_mul_overflow(numel, d.integer, &numel);
+    }
+    int64_t nbytes = 0;
+    overflow = overflow || __builtin_mul_overflow(numel, int64_t(itemsize(e.dtype)), &nbytes);
+    if (overflow) bad("entry ", q, " has a shape whose size overflows int64");
+    if (offs->kind != Json::Kind::Array || offs->items.size() != 2 ||
+        !std::all_of(offs->items.begin(), offs->items.end(),
+                     [](const Json& o) { return o.kind == Json::Kind::Number && o.is_int && o.integer >= 0; }))
+      bad("entry ", q, " has data_offsets that are not [begin, end] non-negative ints");
+    e.begin = uint64_t(offs->items[0].integer);
+    e.end = uint64_t(offs->items[1].integer);
+    if (e.begin > e.end || e.end > data_size)
+      bad("entry ", q, " has bytes [", e.begin, ", ", e.end, ") outside the ", data_size,
+          "-byte data section (truncated?)");
+    if (e.end - e.begin != uint64_t(nbytes))
+      bad("entry ", q, " has ", e.end - e.begin, " bytes but shape ", ops::shape_str(e.shape), " of ", dt->str, " needs ",
+          nbytes);
+    if (complex128.count(key)) {
+      if (e.dtype != DType::Float64 || e.shape.empty() || e.shape.back() != 2)
+        bad("entry ", q, " is marked complex128 but is not float64 pairs");
+      e.dtype = DType::Complex128;
+      e.shape.pop_back();
+    }
+    h.entries.push_back(std::move(e));
+  }
+  std::sort(h.entries.begin(), h.entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  for (size_t i = 1; i < h.entries.size(); ++i) {
+    const Entry& a = h.entries[i - 1];
+    const Entry& b = h.entries[i];
+    // Zero-size entries occupy no bytes and cannot overlap anything.
+    if (b.begin < a.end && b.end > b.begin) bad("entries ", quoted(a.name), " and ", quoted(b.name), " overlap");
+  }
+  return h;
+}
+
+Tensor copy_out(const Entry& e, const char* src) {
+  Tensor t = empty_tensor(e.shape, e.dtype);
+  if (e.end > e.begin) std::memcpy(t.raw_data(), src, size_t(e.end - e.begin));
+  return t;
+}
+
+}  // namespace
+
+std::vector<NamedTensor> parse_safetensors(std::span<const char> bytes, const std::string& file, const char* api) {
+  Header h = validate(bytes, file, api);
+  std::vector<NamedTensor> out;
+  out.reserve(h.entries.size());
+  for (const Entry& e : h.entries)
+    out.push_back({e.name, copy_out(e, bytes.data() + h.data_start + e.begin)});
+  return out;
+}
+
+std::vector<NamedTensor> read_safetensors(const std::string& path, const char* api) {
+  auto bad = [&](const auto&... what) { fail(ErrorKind::Value, "[", api, "] ", path, ": ", what...); };
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) bad("cannot be opened (", std::strerror(errno), ")");
+  if (std::fseek(f.get(), 0, SEEK_END) != 0) bad("cannot be read (not a regular file?)");
+  long size = std::ftell(f.get());
+  if (size < 0) bad("cannot be read (not a regular file?)");
+  std::rewind(f.get());
+  // One buffer for the whole file, aligned so that the data section's
+  // tensors can point into it without copying.
+  constexpr size_t kAlign = 64;
+  size_t cap = (size_t(size) + kAlign - 1) / kAlign * kAlign;
+  std::shared_ptr<char> buf(static_cast<char*>(std::aligned_alloc(kAlign, std::max(cap, kAlign))), &std::free);
+  if (!buf) fail(ErrorKind::Runtime, "[", api, "] ", path, ": out of memory reading ", size, " bytes");
+  if (size > 0 && std::fread(buf.get(), 1, size_t(size), f.get()) != size_t(size))
+    bad("short read (the file changed while it was read?)");
+  std::span<const char> bytes(buf.get(), size_t(size));
+  Header h = validate(bytes, path, api);
+  std::vector<NamedTensor> out;
+  out.reserve(h.entries.size());
+  for (const Entry& e : h.entries) {
+    char* src = buf.get() + h.data_start + e.begin;
+    const size_t nbytes = size_t(e.end - e.begin);
+    if (reinterpret_cast<uintptr_t>(src) % itemsize(e.dtype) != 0 || nbytes == 0) {
+      out.push_back({e.name, copy_out(e, src)});
+      continue;
+    }
+    auto storage = make_ref<Storage>(src, nbytes, Device{}, [buf]() {});
+    out.push_back({e.name, Tensor(make_ref<TensorImpl>(std::move(storage), e.shape, contiguous_strides(e.shape), 0,
+                                                       e.dtype))});
+  }
+  return out;
+}
+
+}  // namespace oar::io
