@@ -47,6 +47,7 @@ from ._C import (  # noqa: E402  elementwise, reductions, shape, linalg bound in
     get_default_dtype as _get_default_dtype,
 )
 from .framework import set_default_dtype, get_default_dtype, is_tensor, in_dynamic_mode  # noqa: E402
+from .framework import enable_static, disable_static  # noqa: E402
 from .creation import (  # noqa: E402
     to_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like, arange, linspace,
     eye, broadcast_to, slice, mod, floor_mod, scale, multiply_, add_n, numel, shape, rank,

@@ -86,14 +86,26 @@ class Program:
         """(name, tensor) for each parameter, in program order."""
         return list(zip(self._prog.parameter_names, self._bindings))
 
-    def optimize(self, dce=True, cse=True, fold=True):
+    def optimize(self, dce=True, cse=True, fold=True, fold_conv_bn=False, fuse_softmax_layer_norm=False,
+                 fuse_linear_act=False, fuse_attention=False, fuse_elementwise=False, build_strategy=None):
         """Runs the graph passes in place until none changes the program, then verifies it.
 
         dce removes ops whose results nothing reads (never random or
         side-effect ops), cse merges identical ops (same op, operands and
         attributes), fold evaluates ops over captured constants once and
         replaces them by a new constant (named parameters are never folded).
-        Returns a dict telling which passes changed the program.
+        The fusions replace a pattern whose intermediates nothing else reads
+        by one fused op with the same gradient: fuse_softmax_layer_norm
+        (hand-written softmax and layer norm over the last axis become the
+        single ops), fuse_linear_act (linear or
+        matmul + bias, then relu/gelu/silu/sigmoid/tanh), fuse_attention
+        (q k^T, scale, mask, softmax, times v) and fuse_elementwise (a tree of
+        elementwise ops evaluated block by block in one kernel).
+        fold_conv_bn folds an inference batch_norm into the conv before it,
+        baking in the current weights: for inference programs only.
+        build_strategy (an oar.static.BuildStrategy) gives all the flags at
+        once instead. Returns a dict telling, for each pass that ran, whether
+        it changed the program.
 
         >>> import oar
         >>> from oar import _ir
@@ -103,11 +115,24 @@ class Program:
         {'dce': False, 'cse': True, 'fold': True}
         >>> prog.run(oar.to_tensor([1.0, 1.0])).numpy().tolist()
         [4.0, 8.0]
+        >>> prog, _ = _ir.trace(lambda x: oar.tanh(oar.exp(x) * 2.0 + x), [oar.to_tensor([3.0, 4.0])])
+        >>> prog.optimize(fuse_elementwise=True)["fuse_elementwise"]
+        True
+        >>> [round(v, 4) for v in prog.run(oar.to_tensor([0.0, -1.0])).numpy().tolist()]
+        [0.964, -0.2583]
         """
-        changed, self._bindings = _C._ir_run_passes(self._prog, self._bindings, dce=bool(dce), cse=bool(cse),
-                                                    fold=bool(fold))
+        flags = dict(dce=dce, cse=cse, fold=fold, fold_conv_bn=fold_conv_bn,
+                     fuse_softmax_layer_norm=fuse_softmax_layer_norm, fuse_linear_act=fuse_linear_act,
+                     fuse_attention=fuse_attention, fuse_elementwise=fuse_elementwise)
+        if build_strategy is not None:
+            if not hasattr(build_strategy, "pass_flags"):
+                raise TypeError(f"[oar.ir.optimize] build_strategy must be an oar.static.BuildStrategy, "
+                                f"got {type(build_strategy).__name__}")
+            flags = build_strategy.pass_flags()
+        flags = {k: bool(v) for k, v in flags.items()}
+        changed, self._bindings = _C._ir_run_passes(self._prog, self._bindings, **flags)
         self._bindings = list(self._bindings)
-        return changed
+        return {k: bool(changed[k]) for k, on in flags.items() if on}
 
     def run(self, *inputs):
         """Runs the program op by op (with autograd, as eager code) on new inputs."""

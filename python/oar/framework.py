@@ -25,8 +25,45 @@ def is_tensor(x):
 
 
 def in_dynamic_mode():
-    """oar runs eagerly unless a program is being captured."""
-    return True
+    """True unless static mode is on (``oar.enable_static()``).
+
+    >>> import oar
+    >>> oar.in_dynamic_mode()
+    True
+    """
+    from .static import program
+
+    return not program._in_static()
+
+
+def enable_static():
+    """Turns static mode on: ops are recorded into the current ``oar.static`` program (see Note [static mode]
+    in oar/static/program.py) and run by ``oar.static.Executor``.
+
+    >>> import oar
+    >>> oar.enable_static()
+    >>> oar.in_dynamic_mode()
+    False
+    >>> oar.disable_static()
+    >>> oar.in_dynamic_mode()
+    True
+    """
+    from .static import program
+
+    program._enable()
+
+
+def disable_static(place=None):
+    """Turns static mode off and returns to eager execution; programs recorded so far stop recording.
+
+    >>> import oar
+    >>> oar.disable_static()
+    >>> oar.in_dynamic_mode()
+    True
+    """
+    from .static import program
+
+    program._disable()
 
 
 def _dtype(d):

@@ -67,6 +67,11 @@ void Operation::set_operand(size_t i, Value* v) {
   if (v) v->add_use(Use{this, nullptr, int(i)});
 }
 
+Value* Operation::add_result(Type t) {
+  results_.push_back(std::unique_ptr<Value>(new Value(std::move(t), this, nullptr, int(results_.size()), "")));
+  return results_.back().get();
+}
+
 Block& Operation::add_region() {
   regions_.push_back(std::make_unique<Block>(this));
   return *regions_.back();
@@ -97,6 +102,13 @@ void Block::drop_all_references() {
       yields_[i] = nullptr;
     }
   for (auto& op : ops_) op->drop_all_references();
+}
+
+void Block::clear() {
+  drop_all_references();
+  yields_.clear();
+  while (!ops_.empty()) ops_.pop_back();
+  args_.clear();
 }
 
 Value* Block::add_argument(Type t, std::string name) {
@@ -164,6 +176,8 @@ void Program::erase_parameter(size_t i) {
   OAR_CHECK(i < params_.size(), Index, "[oar.ir] the program has ", params_.size(),
             " parameters, cannot erase parameter ", i);
   Value* v = params_[i].value;
+  OAR_CHECK(std::find(update_params_.begin(), update_params_.end(), v) == update_params_.end(), Value,
+            "[oar.ir] erase_parameter: parameter '", params_[i].name, "' is updated by the program");
   OAR_CHECK(!v->has_uses(), Value, "[oar.ir] erase_parameter: parameter '", params_[i].name, "' is still used");
   const size_t arg = size_t(v->index());
   params_.erase(params_.begin() + std::ptrdiff_t(i));
@@ -173,6 +187,38 @@ void Program::erase_parameter(size_t i) {
 void Program::add_output(std::string name, Value* v) {
   output_names_.push_back(std::move(name));
   body_->add_yield(v);
+}
+
+int64_t Program::parameter_index(const Value* v) const {
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].value == v) return int64_t(i);
+  return -1;
+}
+
+void Program::set_state_update(Value* parameter, Value* value) {
+  const int64_t i = parameter_index(parameter);
+  OAR_CHECK(i >= 0, Value, "[oar.ir] set_state_update: the updated value is not a parameter of the program");
+  OAR_CHECK(value, Value, "[oar.ir] set_state_update: the new value of parameter '", params_[size_t(i)].name,
+            "' is missing");
+  params_[size_t(i)].constant = false;
+  for (size_t k = 0; k < update_params_.size(); ++k)
+    if (update_params_[k] == parameter) {
+      updates_->set_yield(k, value);
+      return;
+    }
+  update_params_.push_back(parameter);
+  updates_->add_yield(value);
+}
+
+std::vector<StateUpdate> Program::state_updates() const {
+  std::vector<StateUpdate> out;
+  for (size_t k = 0; k < update_params_.size(); ++k) out.push_back(StateUpdate{update_params_[k], updates_->yield(k)});
+  return out;
+}
+
+void Program::clear_state_updates() {
+  updates_->clear();
+  update_params_.clear();
 }
 
 std::vector<NamedValue> Program::outputs() const {

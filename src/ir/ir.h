@@ -127,6 +127,9 @@ class Operation {
 
   size_t num_results() const { return results_.size(); }
   Value* result(size_t i) const { return results_[i].get(); }
+  // Appends a result: control-flow ops learn their result types only after
+  // their regions are recorded.
+  Value* add_result(Type t);
 
   size_t num_regions() const { return regions_.size(); }
   Block& region(size_t i) const { return *regions_[i]; }
@@ -200,6 +203,8 @@ class Block {
   const std::vector<Value*>& yields() const { return yields_; }
 
   void drop_all_references();
+  // Removes every op, argument and yield (a region recorded again from scratch).
+  void clear();
 
  private:
   friend class Value;
@@ -215,12 +220,26 @@ struct NamedValue {
   bool constant = false;  // parameters only: a captured tensor that no caller named
 };
 
+// A write to a parameter: at the end of a run the executor stores `value`
+// into the tensor bound to `parameter` (e.g. batch-norm running statistics).
+struct StateUpdate {
+  Value* parameter = nullptr;  // a program parameter
+  Value* value = nullptr;      // its new value, defined in the program's body
+};
+
 // A program: its top block, whose arguments are the named inputs and the
 // named parameters (values bound at run time to tensors held outside the
 // program, e.g. layer weights), and whose yields are the named outputs.
+//
+// State updates (Note [state updates]): in-place writes to parameters are
+// recorded as out-of-place ops whose results the program lists as the
+// parameters' new values. Each value is held as a yield of a block that
+// belongs to no op (updates_block()), so it counts as a use: passes keep its
+// producer alive and repoint it like any other use. A parameter with an update
+// is never a constant (folding must not read it as one).
 class Program {
  public:
-  Program() : body_(std::make_unique<Block>()) {}
+  Program() : body_(std::make_unique<Block>()), updates_(std::make_unique<Block>()) {}
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
 
@@ -239,12 +258,23 @@ class Program {
   std::vector<NamedValue> outputs() const;
   const std::vector<std::string>& output_names() const { return output_names_; }
 
+  // Records `value` as the new value of `parameter` (replacing an earlier
+  // update of it) and marks the parameter non-constant.
+  void set_state_update(Value* parameter, Value* value);
+  std::vector<StateUpdate> state_updates() const;
+  void clear_state_updates();
+  // The index of `v` among parameters(), or -1.
+  int64_t parameter_index(const Value* v) const;
+  const Block& updates_block() const { return *updates_; }
+
   // Notes left by the tracer (one per op whose dynamic dims had to be kept concrete).
   std::vector<std::string>& notes() { return notes_; }
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   std::unique_ptr<Block> body_;
+  std::unique_ptr<Block> updates_;       // yields: the updated values
+  std::vector<Value*> update_params_;  // the parameter of each yield of updates_
   std::vector<NamedValue> inputs_;
   std::vector<NamedValue> params_;
   std::vector<std::string> output_names_;

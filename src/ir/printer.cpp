@@ -4,9 +4,11 @@
 //     param %1 "fc1.weight": float32[4,8]
 //     %2: float32[-1,8] = matmul(%0, %1) {transpose_x=false, transpose_y=false}
 //     output "out0" = %2
+//     update "bn.running_mean" = %7
 //   }
 // Nested regions are printed indented below their op, each as a block with
-// its arguments and yields.
+// its arguments and yields; "update" lines are the state updates (the value
+// written into a parameter at the end of a run).
 #include <charconv>
 
 #include "ir/ir.h"
@@ -141,6 +143,11 @@ std::string to_string(const Program& p) {
   for (const auto& op : body.operations()) pr.print_op(*op, 1);
   auto outs = p.outputs();
   for (const NamedValue& o : outs) pr.out += "  output \"" + o.name + "\" = " + pr.ref(o.value) + "\n";
+  for (const StateUpdate& u : p.state_updates()) {
+    const int64_t i = p.parameter_index(u.parameter);
+    const std::string name = i >= 0 ? p.parameters()[size_t(i)].name : "<not a parameter>";
+    pr.out += "  update \"" + name + "\" = " + pr.ref(u.value) + "\n";
+  }
   pr.out += "}\n";
   return pr.out;
 }

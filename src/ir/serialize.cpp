@@ -5,8 +5,10 @@
 // ids must be defined before use and defined once, op names must be in the
 // op registry, attribute counts must match the op's declaration, and the
 // verifier then checks each op's result types against its infer_meta (which
-// also rejects attributes of the wrong type). Nesting depth is bounded so
-// that a deep document cannot exhaust the stack.
+// also rejects attributes of the wrong type) and control-flow ops against
+// their regions. Ids defined in a region are forgotten when it ends, so a
+// reference from outside it fails as an undefined id. Nesting depth is
+// bounded so that a deep document cannot exhaust the stack.
 #include "ir/serialize.h"
 
 #include <algorithm>
@@ -15,7 +17,10 @@
 #include <cstdio>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string_view>
+
+#include "ops/control_flow.h"
 
 namespace oar::ir {
 
@@ -462,12 +467,16 @@ class Loader {
 
   void define(int64_t id, Value* v, const std::string& what) {
     if (id < 0) bad(what, " has the negative id ", id);
-    if (!values_.emplace(id, v).second) bad(what, " defines the id ", id, ", which is already defined");
+    // Ids are unique in the whole document, even across regions that cannot see each other.
+    if (!all_ids_.insert(id).second) bad(what, " defines the id ", id, ", which is already defined");
+    values_.emplace(id, v);
   }
   Value* lookup(const Json& ref, const std::string& what) const {
     int64_t id = integer(ref, what);
     auto it = values_.find(id);
-    if (it == values_.end()) bad(what, " refers to the id ", id, ", which is not defined before it is used");
+    if (it == values_.end())
+      bad(what, " refers to the id ", id, ", which is not defined before it is used (or is defined inside a region "
+          "that is not visible here)");
     return it->second;
   }
 
@@ -498,6 +507,84 @@ class Loader {
     }
   }
 
+  // The ops of `block` (the body, or a region at `prefix`, e.g. "ops[3] region 0 ").
+  void load_ops(const Json& ops, Block& block, const std::string& prefix) {
+    for (size_t k = 0; k < ops.items.size(); ++k) {
+      std::string what = prefix + "ops[" + std::to_string(k) + "]";
+      const Json& o = want(ops.items[k], Json::Object, what);
+      only_keys(o, {"op", "operands", "results", "attrs", "example_shapes", "regions"}, what);
+      const std::string& name = field(o, "op", Json::String, what).s;
+      what += " ('" + name + "')";
+      const OpDef* def = find_op(name);
+      if (!def || !def->infer_meta) bad(what, ": unknown op '", name, "'");
+      const bool cf = is_control_flow(*def);
+      const Json* regions = o.get("regions");
+      if (regions && version_ < 2)
+        bad(what, " has \"regions\", which need format version 2; the document says ", version_);
+      if (regions && !cf) bad(what, ": op '", name, "' takes no regions");
+      std::vector<Value*> operands;
+      const Json& ins = field(o, "operands", Json::Array, what);
+      for (size_t i = 0; i < ins.items.size(); ++i) {
+        if (ins.items[i].kind == Json::Null) {
+          if (!def->input_optional(i)) bad(what, " operand ", i, " is null, but the op requires that input");
+          operands.push_back(nullptr);
+        } else {
+          operands.push_back(lookup(ins.items[i], what + " operand " + std::to_string(i)));
+        }
+      }
+      Attrs attrs;
+      const Json& as = field(o, "attrs", Json::Array, what);
+      if (as.items.size() != def->attr_names.size())
+        bad(what, " has ", as.items.size(), " attribute(s) but the op declares ", def->attr_names.size());
+      for (size_t i = 0; i < as.items.size(); ++i)
+        attrs.push_back(attr(as.items[i], what + " attribute '" + def->attr_names[i] + "'"));
+      const Json& rs = field(o, "results", Json::Array, what);
+      std::vector<Type> types;
+      std::vector<int64_t> ids;
+      for (size_t i = 0; i < rs.items.size(); ++i) {
+        std::string rw = what + " result " + std::to_string(i);
+        const Json& r = want(rs.items[i], Json::Object, rw);
+        only_keys(r, {"id", "dtype", "shape"}, rw);
+        ids.push_back(integer(field(r, "id", Json::Number, rw), rw + " \"id\""));
+        types.push_back(type(r, rw));
+      }
+      // Control-flow ops are checked against their regions by the verifier.
+      if (!cf) check_operand_count(*def, operands, attrs, what);
+      Operation* op = block.append(*def, operands, std::move(attrs), types);
+      if (const Json* ex = o.get("example_shapes"))
+        op->mark_example_shapes(want(*ex, Json::String, what + " \"example_shapes\"").s);
+      if (regions) {
+        want(*regions, Json::Array, what + " \"regions\"");
+        for (size_t r = 0; r < regions->items.size(); ++r)
+          load_region(regions->items[r], op->add_region(), what + " region " + std::to_string(r));
+      }
+      for (size_t i = 0; i < ids.size(); ++i) define(ids[i], op->result(i), what + " result " + std::to_string(i));
+    }
+  }
+
+  // A region: its arguments and ops see the enclosing ids; its own ids are
+  // forgotten afterwards, so nothing outside it can refer to them.
+  void load_region(const Json& rj, Block& b, const std::string& what) {
+    want(rj, Json::Object, what);
+    only_keys(rj, {"arguments", "ops", "yields"}, what);
+    std::vector<int64_t> scope_before;
+    for (const auto& [id, v] : values_) scope_before.push_back(id);
+    const Json& args = field(rj, "arguments", Json::Array, what);
+    for (size_t i = 0; i < args.items.size(); ++i) {
+      std::string aw = what + " argument " + std::to_string(i);
+      const Json& a = want(args.items[i], Json::Object, aw);
+      only_keys(a, {"id", "dtype", "shape"}, aw);
+      int64_t id = integer(field(a, "id", Json::Number, aw), aw + " \"id\"");
+      define(id, b.add_argument(type(a, aw)), aw);
+    }
+    load_ops(field(rj, "ops", Json::Array, what), b, what + " ");
+    const Json& ys = field(rj, "yields", Json::Array, what);
+    for (size_t i = 0; i < ys.items.size(); ++i) b.add_yield(lookup(ys.items[i], what + " yield " + std::to_string(i)));
+    std::map<int64_t, Value*> kept;
+    for (int64_t id : scope_before) kept.emplace(id, values_.at(id));
+    values_ = std::move(kept);
+  }
+
   std::unique_ptr<Program> load(const Json& doc) {
     want(doc, Json::Object, "the document");
     const Json* fmt = doc.get("format");
@@ -507,7 +594,9 @@ class Loader {
     if (version > kFormatVersion)
       bad("written by a newer oar: format version ", version, ", this build reads up to ", kFormatVersion);
     if (version < 1) bad("format version ", version, " is not valid (versions start at 1)");
-    only_keys(doc, {"format", "version", "inputs", "parameters", "ops", "outputs", "notes", "meta"}, "the document");
+    only_keys(doc, {"format", "version", "inputs", "parameters", "ops", "outputs", "state_updates", "notes", "meta"},
+              "the document");
+    version_ = version;
 
     auto prog = std::make_unique<Program>();
     // Inputs and parameters are the body's arguments; recreate them in id
@@ -540,46 +629,7 @@ class Loader {
       define(a.id, v, std::string(a.input ? "input '" : "parameter '") + a.name + "'");
     }
 
-    const Json& ops = field(doc, "ops", Json::Array, "the document");
-    for (size_t k = 0; k < ops.items.size(); ++k) {
-      std::string what = "ops[" + std::to_string(k) + "]";
-      const Json& o = want(ops.items[k], Json::Object, what);
-      only_keys(o, {"op", "operands", "results", "attrs", "example_shapes", "regions"}, what);
-      const std::string& name = field(o, "op", Json::String, what).s;
-      what += " ('" + name + "')";
-      const OpDef* def = find_op(name);
-      if (!def || !def->infer_meta) bad(what, ": unknown op '", name, "'");
-      if (o.get("regions"))
-        fail(ErrorKind::NotImplemented, "[oar.jit.load] ", file_, ": ", what,
-             " has control-flow regions, which this build cannot load yet");
-      std::vector<Value*> operands;
-      const Json& ins = field(o, "operands", Json::Array, what);
-      for (size_t i = 0; i < ins.items.size(); ++i)
-        operands.push_back(ins.items[i].kind == Json::Null
-                               ? nullptr
-                               : lookup(ins.items[i], what + " operand " + std::to_string(i)));
-      Attrs attrs;
-      const Json& as = field(o, "attrs", Json::Array, what);
-      if (as.items.size() != def->attr_names.size())
-        bad(what, " has ", as.items.size(), " attribute(s) but the op declares ", def->attr_names.size());
-      for (size_t i = 0; i < as.items.size(); ++i)
-        attrs.push_back(attr(as.items[i], what + " attribute '" + def->attr_names[i] + "'"));
-      const Json& rs = field(o, "results", Json::Array, what);
-      std::vector<Type> types;
-      std::vector<int64_t> ids;
-      for (size_t i = 0; i < rs.items.size(); ++i) {
-        std::string rw = what + " result " + std::to_string(i);
-        const Json& r = want(rs.items[i], Json::Object, rw);
-        only_keys(r, {"id", "dtype", "shape"}, rw);
-        ids.push_back(integer(field(r, "id", Json::Number, rw), rw + " \"id\""));
-        types.push_back(type(r, rw));
-      }
-      check_operand_count(*def, operands, attrs, what);
-      Operation* op = prog->body().append(*def, operands, std::move(attrs), types);
-      if (const Json* ex = o.get("example_shapes"))
-        op->mark_example_shapes(want(*ex, Json::String, what + " \"example_shapes\"").s);
-      for (size_t i = 0; i < ids.size(); ++i) define(ids[i], op->result(i), what + " result " + std::to_string(i));
-    }
+    load_ops(field(doc, "ops", Json::Array, "the document"), prog->body(), "");
 
     const Json& outs = field(doc, "outputs", Json::Array, "the document");
     for (size_t i = 0; i < outs.items.size(); ++i) {
@@ -589,6 +639,25 @@ class Loader {
       const Json* id = e.get("id");
       if (!id) bad(what, " has no \"id\"");
       prog->add_output(field(e, "name", Json::String, what).s, lookup(*id, what));
+    }
+    if (const Json* ups = doc.get("state_updates")) {
+      if (version < 2) bad("\"state_updates\" needs format version 2, the document says ", version);
+      want(*ups, Json::Array, "\"state_updates\"");
+      for (size_t i = 0; i < ups->items.size(); ++i) {
+        std::string what = "state_updates[" + std::to_string(i) + "]";
+        const Json& e = want(ups->items[i], Json::Object, what);
+        only_keys(e, {"parameter", "id"}, what);
+        const std::string& name = field(e, "parameter", Json::String, what).s;
+        Value* param = nullptr;
+        for (const NamedValue& n : prog->parameters())
+          if (n.name == name) param = n.value;
+        if (!param) bad(what, " names '", name, "', which is not a parameter of the program");
+        for (const StateUpdate& u : prog->state_updates())
+          if (u.parameter == param) bad(what, " updates parameter '", name, "' a second time");
+        const Json* id = e.get("id");
+        if (!id) bad(what, " has no \"id\"");
+        prog->set_state_update(param, lookup(*id, what));
+      }
     }
     if (const Json* notes = doc.get("notes")) {
       want(*notes, Json::Array, "\"notes\"");
@@ -605,8 +674,64 @@ class Loader {
 
  private:
   const std::string& file_;
-  std::map<int64_t, Value*> values_;
+  std::map<int64_t, Value*> values_;  // the ids visible at the current point
+  std::set<int64_t> all_ids_;
+  int64_t version_ = kFormatVersion;
 };
+
+template <typename Id>
+void put_ops(std::string& out, const Block& b, const Id& id, int depth) {
+  const std::string pad(size_t(depth) * 2, ' ');
+  out += '[';
+  bool first = true;
+  for (const auto& op : b.operations()) {
+    out += first ? "\n" : ",\n";
+    out += pad;
+    first = false;
+    out += "{\"op\": ";
+    put_string(out, op->name());
+    out += ", \"operands\": [";
+    for (size_t i = 0; i < op->num_operands(); ++i) out += (i ? ", " : "") + id(op->operand(i));
+    out += "], \"results\": [";
+    for (size_t i = 0; i < op->num_results(); ++i) {
+      out += i ? ", {\"id\": " : "{\"id\": ";
+      out += id(op->result(i)) + ", ";
+      put_type(out, op->result(i)->type());
+      out += '}';
+    }
+    out += "], \"attrs\": [";
+    for (size_t i = 0; i < op->attrs().size(); ++i) {
+      if (i) out += ", ";
+      put_attr(out, op->attrs()[i]);
+    }
+    out += ']';
+    if (op->example_shapes()) {
+      out += ", \"example_shapes\": ";
+      put_string(out, op->note());
+    }
+    if (op->num_regions()) {
+      out += ", \"regions\": [";
+      for (size_t r = 0; r < op->num_regions(); ++r) {
+        const Block& region = op->region(r);
+        out += r ? ",\n" + pad + " {\"arguments\": [" : "{\"arguments\": [";
+        for (size_t i = 0; i < region.num_arguments(); ++i) {
+          out += i ? ", {\"id\": " : "{\"id\": ";
+          out += id(region.argument(i)) + ", ";
+          put_type(out, region.argument(i)->type());
+          out += '}';
+        }
+        out += "], \"ops\": ";
+        put_ops(out, region, id, depth + 2);
+        out += ", \"yields\": [";
+        for (size_t i = 0; i < region.num_yields(); ++i) out += (i ? ", " : "") + id(region.yield(i));
+        out += "]}";
+      }
+      out += ']';
+    }
+    out += '}';
+  }
+  out += ']';
+}
 
 }  // namespace
 
@@ -635,41 +760,26 @@ std::string to_json(const Program& p) {
   };
   named("inputs", p.inputs(), false);
   named("parameters", p.parameters(), true);
-  out += " \"ops\": [";
-  bool first = true;
-  for (const auto& op : p.body().operations()) {
-    OAR_CHECK(op->num_regions() == 0, NotImplemented, "[oar.jit.save] op '", op->name(),
-              "' has control-flow regions, which the model format cannot store yet");
-    out += first ? "\n  {\"op\": " : ",\n  {\"op\": ";
-    first = false;
-    put_string(out, op->name());
-    out += ", \"operands\": [";
-    for (size_t i = 0; i < op->num_operands(); ++i) out += (i ? ", " : "") + id(op->operand(i));
-    out += "], \"results\": [";
-    for (size_t i = 0; i < op->num_results(); ++i) {
-      out += i ? ", {\"id\": " : "{\"id\": ";
-      out += id(op->result(i)) + ", ";
-      put_type(out, op->result(i)->type());
-      out += '}';
-    }
-    out += "], \"attrs\": [";
-    for (size_t i = 0; i < op->attrs().size(); ++i) {
-      if (i) out += ", ";
-      put_attr(out, op->attrs()[i]);
-    }
-    out += ']';
-    if (op->example_shapes()) {
-      out += ", \"example_shapes\": ";
-      put_string(out, op->note());
-    }
-    out += '}';
-  }
-  out += "],\n \"outputs\": [";
+  out += " \"ops\": ";
+  put_ops(out, p.body(), id, 1);
+  out += ",\n \"outputs\": [";
   auto outs = p.outputs();
   for (size_t i = 0; i < outs.size(); ++i) {
     out += i ? ", {\"name\": " : "{\"name\": ";
     put_string(out, outs[i].name);
     out += ", \"id\": " + id(outs[i].value) + "}";
+  }
+  out += "],\n \"state_updates\": [";
+  {
+    bool first = true;
+    for (const StateUpdate& u : p.state_updates()) {
+      const int64_t i = p.parameter_index(u.parameter);
+      OAR_CHECK(i >= 0, Value, "[oar.jit.save] a state update names a value that is not a program parameter");
+      out += first ? "{\"parameter\": " : ", {\"parameter\": ";
+      first = false;
+      put_string(out, p.parameters()[size_t(i)].name);
+      out += ", \"id\": " + id(u.value) + "}";
+    }
   }
   out += "],\n \"notes\": [";
   for (size_t i = 0; i < p.notes().size(); ++i) {

@@ -1,9 +1,17 @@
 // The verifier: structural invariants (ownership, use-lists, SSA scoping) and
 // that each op's result types are what its infer_meta gives for its operand
-// types (Note [dynamic dims] in ir.h).
+// types (Note [dynamic dims] in ir.h). Control-flow ops (ops/control_flow.h)
+// are checked against their regions instead: region and argument counts,
+// yields against the results, and the predicate or index operand.
+//
+// Scoping: a value is visible after its definition in its block and in every
+// region nested below that point (implicit capture); values of a region are
+// not visible after the region, so neither the enclosing block nor a sibling
+// region can read them.
 #include <unordered_set>
 
 #include "ir/ir.h"
+#include "ops/control_flow.h"
 
 namespace oar::ir {
 
@@ -13,6 +21,8 @@ struct Verifier {
   const std::unordered_map<const Value*, int>& ids;
   std::unordered_set<const Value*> scope;  // values visible at the current point
   int op_counter = 0;
+
+  void check_updates(const Program& p);
 
   std::string ref(const Value* v) const {
     auto it = ids.find(v);
@@ -84,6 +94,100 @@ struct Verifier {
     }
   }
 
+  // A value yielded into a control-flow result (or passed as a loop's initial
+  // value) fits the result type: same dtype and rank, and equal dims where the
+  // result's dim is static.
+  static bool fits(const Type& result, const Type& v) {
+    if (result.dtype != v.dtype || result.shape.size() != v.shape.size()) return false;
+    for (size_t d = 0; d < result.shape.size(); ++d)
+      if (result.shape[d] != kDynamic && result.shape[d] != v.shape[d]) return false;
+    return true;
+  }
+
+  void check_yields(const Operation& op, int k, const Block& region, size_t r) {
+    OAR_CHECK(region.num_yields() == op.num_results(), Value, "[oar.ir.verify] ", where(op, k), ": region ", r,
+              " yields ", region.num_yields(), " value(s) but the op has ", op.num_results(), " result(s)");
+    for (size_t i = 0; i < region.num_yields(); ++i) {
+      const Value* y = region.yield(i);
+      if (!y) continue;  // reported by check_block
+      OAR_CHECK(fits(op.result(i)->type(), y->type()), Value, "[oar.ir.verify] ", where(op, k), ": region ", r,
+                " yields ", y->type().str(), " (", ref(y), ") as result ", i, ", which has type ",
+                op.result(i)->type().str(), " (the dtype and rank must match, and every static dim)");
+    }
+  }
+
+  void check_selector_operand(const Operation& op, int k, bool index) {
+    const char* what = index ? "branch index" : "predicate";
+    OAR_CHECK(op.num_operands() >= 1 && op.operand(0), Value, "[oar.ir.verify] ", where(op, k), ": the ", what,
+              " operand is missing");
+    const Type& t = op.operand(0)->type();
+    std::string bad = check_selector(t.dtype, t.shape, index);
+    OAR_CHECK(bad.empty(), Value, "[oar.ir.verify] ", where(op, k), ": the ", what, " (", ref(op.operand(0)), ") ",
+              bad);
+  }
+
+  void check_control_flow(const Operation& op, int k) {
+    const size_t nr = op.num_regions();
+    if (&op.def() == &kCond || &op.def() == &kSwitchCase) {
+      const bool sw = &op.def() == &kSwitchCase;
+      check_selector_operand(op, k, sw);
+      OAR_CHECK(op.num_operands() == 1, Value, "[oar.ir.verify] ", where(op, k), " takes 1 operand, has ",
+                op.num_operands());
+      if (sw) {
+        const AttrValue& a = op.attrs()[0];
+        OAR_CHECK(std::holds_alternative<Dims>(a), Value, "[oar.ir.verify] ", where(op, k),
+                  ": branch_indices must be a list of ints");
+        const Dims& keys = std::get<Dims>(a);
+        OAR_CHECK(nr == keys.size() + 1, Value, "[oar.ir.verify] ", where(op, k), " has ", keys.size(),
+                  " branch index(es) and so needs ", keys.size() + 1, " regions (one per branch and the default), has ",
+                  nr);
+        std::unordered_set<int64_t> seen;
+        for (int64_t key : keys)
+          OAR_CHECK(seen.insert(key).second, Value, "[oar.ir.verify] ", where(op, k), ": branch index ", key,
+                    " appears twice");
+      } else {
+        OAR_CHECK(nr == 2, Value, "[oar.ir.verify] ", where(op, k), " needs 2 regions (then, else), has ", nr);
+      }
+      for (size_t r = 0; r < nr; ++r) {
+        OAR_CHECK(op.region(r).num_arguments() == 0, Value, "[oar.ir.verify] ", where(op, k), ": region ", r,
+                  " must take no arguments, takes ", op.region(r).num_arguments());
+        check_yields(op, k, op.region(r), r);
+      }
+      return;
+    }
+    // while_loop
+    const size_t n = op.num_results();
+    OAR_CHECK(nr == 2, Value, "[oar.ir.verify] ", where(op, k), " needs 2 regions (cond, body), has ", nr);
+    OAR_CHECK(op.num_operands() == n, Value, "[oar.ir.verify] ", where(op, k), " has ", op.num_operands(),
+              " initial value(s) but ", n, " result(s)");
+    for (size_t i = 0; i < n; ++i) {
+      const Value* v = op.operand(i);
+      OAR_CHECK(v, Value, "[oar.ir.verify] ", where(op, k), ": initial value ", i, " is missing");
+      OAR_CHECK(fits(op.result(i)->type(), v->type()), Value, "[oar.ir.verify] ", where(op, k), ": initial value ", i,
+                " (", ref(v), ") has type ", v->type().str(), ", which does not fit the loop value type ",
+                op.result(i)->type().str());
+    }
+    for (size_t r = 0; r < 2; ++r) {
+      const Block& region = op.region(r);
+      OAR_CHECK(region.num_arguments() == n, Value, "[oar.ir.verify] ", where(op, k), ": region ", r, " takes ",
+                region.num_arguments(), " argument(s), the loop has ", n, " value(s)");
+      for (size_t i = 0; i < n; ++i)
+        OAR_CHECK(region.argument(i)->type() == op.result(i)->type(), Value, "[oar.ir.verify] ", where(op, k),
+                  ": argument ", i, " of region ", r, " has type ", region.argument(i)->type().str(),
+                  " but loop value ", i, " has type ", op.result(i)->type().str());
+    }
+    const Block& c = op.region(0);
+    OAR_CHECK(c.num_yields() == 1, Value, "[oar.ir.verify] ", where(op, k), ": the cond region must yield 1 value, "
+              "yields ", c.num_yields());
+    if (c.yield(0)) {
+      const Type& t = c.yield(0)->type();
+      std::string bad = check_selector(t.dtype, t.shape, false);
+      OAR_CHECK(bad.empty(), Value, "[oar.ir.verify] ", where(op, k), ": the predicate yielded by the cond region (",
+                ref(c.yield(0)), ") ", bad);
+    }
+    check_yields(op, k, op.region(1), 1);
+  }
+
   void check_op(const Operation& op, const Block& b) {
     const int k = op_counter++;
     OAR_CHECK(op.parent() == &b, Value, "[oar.ir.verify] ", where(op, k), " does not record its block as parent");
@@ -91,7 +195,11 @@ struct Verifier {
               op.attrs().size(), " attribute(s) but the op declares ", op.def().attr_names.size());
     for (size_t i = 0; i < op.num_operands(); ++i) {
       const Value* v = op.operand(i);
-      if (!v) continue;  // an undefined optional input
+      if (!v) {  // an undefined optional input
+        OAR_CHECK(op.def().input_optional(i), Value, "[oar.ir.verify] ", where(op, k), ": operand ", i,
+                  " is undefined, but the op requires that input");
+        continue;
+      }
       OAR_CHECK(scope.count(v), Value, "[oar.ir.verify] ", where(op, k), ": operand ", i, " (", ref(v),
                 ") is used before it is defined, or is not visible from this block");
       OAR_CHECK(has_use(v, Use{const_cast<Operation*>(&op), nullptr, int(i)}), Value, "[oar.ir.verify] ",
@@ -111,7 +219,9 @@ struct Verifier {
     }
     // An op with regions (control flow) states its own result types through
     // its regions' yields; it is checked against infer_meta only if it has one.
-    if (op.num_regions() == 0 || op.def().infer_meta) {
+    if (is_control_flow(op.def())) {
+      check_control_flow(op, k);
+    } else if (op.num_regions() == 0 || op.def().infer_meta) {
       if (op.num_regions() == 0) {
         OAR_CHECK(op.def().infer_meta, Value, "[oar.ir.verify] ", where(op, k), ": the op has no infer_meta");
       }
@@ -120,7 +230,7 @@ struct Verifier {
     for (size_t i = 0; i < op.num_results(); ++i) scope.insert(op.result(i));
   }
 
-  void check_block(const Block& b, const std::string& what) {
+  void check_block(const Block& b, const std::string& what, const Program* updates_of = nullptr) {
     std::vector<const Value*> added;
     for (size_t i = 0; i < b.num_arguments(); ++i) {
       const Value* a = b.argument(i);
@@ -142,10 +252,38 @@ struct Verifier {
       OAR_CHECK(has_use(v, Use{nullptr, const_cast<Block*>(&b), int(i)}), Value, "[oar.ir.verify] yield ", i,
                 " of ", what, " (", ref(v), ") does not list the block among its uses");
     }
+    if (updates_of) check_updates(*updates_of);
     // Values of a region are not visible after it.
     for (const Value* v : added) scope.erase(v);
   }
 };
+
+void Verifier::check_updates(const Program& p) {
+  std::unordered_set<const Value*> seen;
+  const Block& ub = p.updates_block();
+  for (const StateUpdate& u : p.state_updates()) {
+    const int64_t i = p.parameter_index(u.parameter);
+    OAR_CHECK(i >= 0, Value, "[oar.ir.verify] a state update names a value that is not a program parameter");
+    const NamedValue& pa = p.parameters()[size_t(i)];
+    OAR_CHECK(seen.insert(u.parameter).second, Value, "[oar.ir.verify] parameter '", pa.name,
+              "' has more than one state update");
+    OAR_CHECK(!pa.constant, Value, "[oar.ir.verify] parameter '", pa.name, "' is updated but marked constant");
+    OAR_CHECK(u.value, Value, "[oar.ir.verify] the new value of parameter '", pa.name, "' is missing");
+    OAR_CHECK(scope.count(u.value), Value, "[oar.ir.verify] the new value of parameter '", pa.name, "' (",
+              ref(u.value), ") is not defined in the program's body");
+    // A dynamic dim of the new value is checked against the parameter when the program runs.
+    Type relaxed = u.value->type();
+    for (size_t d = 0; d < relaxed.shape.size() && d < pa.value->type().shape.size(); ++d)
+      if (relaxed.shape[d] == kDynamic) relaxed.shape[d] = pa.value->type().shape[d];
+    OAR_CHECK(fits(pa.value->type(), relaxed), Value, "[oar.ir.verify] the new value of parameter '",
+              pa.name, "' (", ref(u.value), ") has type ", u.value->type().str(), ", the parameter has type ",
+              pa.value->type().str());
+    bool listed = false;
+    for (const Use& use : u.value->uses()) listed = listed || (use.op == nullptr && use.block == &ub);
+    OAR_CHECK(listed, Value, "[oar.ir.verify] the new value of parameter '", pa.name,
+              "' does not list the program's updates among its uses");
+  }
+}
 
 void check_names(const std::vector<NamedValue>& vs, const char* kind, std::unordered_set<std::string>& seen) {
   for (const NamedValue& n : vs) {
@@ -182,7 +320,7 @@ void verify(const Program& p) {
               "' is empty or used twice");
   auto ids = number_values(p);
   Verifier v{ids, {}, 0};
-  v.check_block(body, "the program's body");
+  v.check_block(body, "the program's body", &p);
 }
 
 }  // namespace oar::ir

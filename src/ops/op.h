@@ -82,6 +82,11 @@ struct OpDef {
   OpTraits traits;
   bool save_inputs = true;   // the gradient rule reads the inputs
   bool save_outputs = false; // the gradient rule reads the outputs
+  // Bit i set: input i may be undefined (an optional tensor argument left out).
+  // A loaded program may hold a null operand only at such a position:
+  // infer_meta reads every other input unchecked.
+  uint32_t optional_inputs = 0;
+  bool input_optional(size_t i) const { return i < 32 && ((optional_inputs >> i) & 1u); }
   // Kernel table indexed by device type and by the dtype of input 0 (or of
   // output 0 for ops without tensor inputs).
   KernelFn kernels[kNumDeviceTypes][kNumDTypes] = {};
@@ -101,6 +106,10 @@ struct OpBuilder {
   OpBuilder& grad(GradFn f) { op.grad = f; return *this; }
   OpBuilder& traits(OpTraits t) { op.traits = t; return *this; }
   OpBuilder& saves(bool inputs, bool outputs) { op.save_inputs = inputs; op.save_outputs = outputs; return *this; }
+  OpBuilder& optional(std::initializer_list<int> inputs) {
+    for (int i : inputs) op.optional_inputs |= 1u << i;
+    return *this;
+  }
   operator OpDef&() { return op; }
 };
 

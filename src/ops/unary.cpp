@@ -194,7 +194,8 @@ Tensors clip_grad(const GradCtx& c) {
   Tensor g = c.grad();
   return {where(keep, g, zeros_like(g))};
 }
-OpDef& kClip = OpBuilder("clip").meta(clip_meta).grad(clip_grad).traits({.elementwise = true});
+OpDef& kClip =
+    OpBuilder("clip").meta(clip_meta).grad(clip_grad).traits({.elementwise = true}).optional({1, 2});
 
 }  // namespace
 

@@ -16,7 +16,7 @@ namespace {
 
 using testing::def;
 
-// An op with regions and no infer_meta, as control flow will be.
+// An op with regions and no infer_meta (the verifier checks only its structure).
 OpDef& kTestRegionOp = OpBuilder("ir_test.region_op");
 
 Tensor filled(const Dims& shape, float start) {
@@ -374,12 +374,27 @@ TEST(IrTracer, InPlaceWriteToTracedValueIsRecorded) {
   EXPECT_NO_THROW(verify(*p));
 }
 
-TEST(IrTracer, InPlaceWriteToBoundDataIsRejectedAtTheNextRead) {
+TEST(IrTracer, InPlaceWriteToBoundDataIsAStateUpdate) {
   Tensor x = filled({3}, 1.f), w = filled({3}, 2.f), one = filled({3}, 1.f);
   Tracer tr;
   tr.add_input("x", x);
   Tensor y = ops::add(x, w);  // w becomes a bound parameter
-  ops::copy_(w, one);         // a write to data held outside: not captured
+  ops::copy_(w, one);         // recorded as cast(one), the parameter's new value
+  tr.add_output("y", ops::add(y, w));
+  std::unique_ptr<Program> p = tr.finish();
+  ASSERT_EQ(p->state_updates().size(), 1u);
+  EXPECT_EQ(p->state_updates()[0].parameter, p->parameters()[0].value);
+  EXPECT_FALSE(p->parameters()[0].constant);
+  EXPECT_NO_THROW(verify(*p));
+}
+
+TEST(IrTracer, InPlaceWriteThroughAViewOfBoundDataIsRejectedAtTheNextRead) {
+  Tensor x = filled({3}, 1.f), w = filled({2, 3}, 2.f), one = filled({3}, 1.f);
+  Tensor row = make_view(w, Dims{3}, Dims{1}, 0);  // made outside the trace
+  Tracer tr;
+  tr.add_input("x", x);
+  Tensor y = ops::add(x, w);  // w becomes a bound parameter
+  ops::copy_(row, one);       // a write through a view of it: not captured
   expect_error([&] { ops::add(y, w); }, {"modified in place"});
 }
 

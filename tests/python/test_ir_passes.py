@@ -79,7 +79,7 @@ def test_float64_and_gradients_after_optimize():
 def test_all_passes_off_do_nothing():
     prog, _, _ = build()
     text = str(prog)
-    assert prog.optimize(dce=False, cse=False, fold=False) == {"dce": False, "cse": False, "fold": False}
+    assert prog.optimize(dce=False, cse=False, fold=False) == {}  # one entry per pass that ran
     assert str(prog) == text
 
 
@@ -88,7 +88,7 @@ def test_each_pass_alone(only):
     prog, y, x = build()
     before = ops_of(prog)
     changed = prog.optimize(**{p: p == only for p in ("dce", "cse", "fold")})
-    assert changed == {p: p == only for p in ("dce", "cse", "fold")}
+    assert changed == {only: True}
     after = ops_of(prog)
     # Only the chosen pass's effect shows.
     assert (after.count("exp") == 1) == (only == "cse")

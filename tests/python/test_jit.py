@@ -187,27 +187,29 @@ def test_training_flag_change_retraces():
     assert len(net.forward.program_cache) == 2  # back to the first program
 
 
-def test_batch_norm_normalises_like_eager_and_warns_about_statistics():
+def test_batch_norm_normalises_and_updates_statistics_like_eager():
     bn = nn.BatchNorm1D(2, momentum=0.5)
     sbn = oar.jit.to_static(copy.deepcopy(bn), input_spec=[InputSpec([None, 2])])
-    mean0 = sbn._mean.numpy().copy()
     x = rand(4, 2)
-    with pytest.warns(UserWarning, match=r"updated the buffers \['_mean', '_variance'\] in place"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the statistics update is captured: no warning
         got = sbn(oar.to_tensor(x)).numpy()
     want = (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(got, bn(oar.to_tensor(x)).numpy(), rtol=1e-5, atol=1e-5)
-    # The running-statistics update is an in-place write the program does not
-    # capture: calls leave the buffers as they were (the trace's update is undone).
+    # The running-statistics update is a state update of the program: each
+    # call applies it once, as eager does (the trace's own update is undone).
+    np.testing.assert_allclose(sbn._mean.numpy(), 0.5 * x.mean(0), rtol=1e-5, atol=1e-6)
     x2 = rand(6, 2)
     np.testing.assert_allclose(sbn(oar.to_tensor(x2)).numpy(), bn(oar.to_tensor(x2)).numpy(), rtol=1e-5, atol=1e-5)
-    np.testing.assert_array_equal(sbn._mean.numpy(), mean0)
-    # Evaluation mode normalises with the running statistics, as eager does.
+    np.testing.assert_allclose(sbn._mean.numpy(), bn._mean.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sbn._variance.numpy(), bn._variance.numpy(), rtol=1e-5, atol=1e-6)
+    # Evaluation mode normalises with the running statistics, as eager does, and leaves them alone.
     bn.eval()
     sbn.eval()
-    sbn._mean.set_value(bn._mean.numpy())
-    sbn._variance.set_value(bn._variance.numpy())
+    mean = sbn._mean.numpy().copy()
     np.testing.assert_allclose(sbn(oar.to_tensor(x2)).numpy(), bn(oar.to_tensor(x2)).numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(sbn._mean.numpy(), mean)
     assert len(sbn.forward.program_cache) == 2
 
 
@@ -246,6 +248,86 @@ def test_gradients_equal_eager():
     for got in grads[1:]:
         for a, b in zip(got, grads[0]):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_training_runs_a_captured_backward_program():
+    class Partly(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.used = nn.Linear(3, 2)
+            self.unused = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return oar.tanh(self.used(x))
+
+    net = oar.jit.to_static(Partly())
+    x = rand(4, 3)
+    xt = oar.to_tensor(x, stop_gradient=False)
+    y = net(xt)
+    (y * y).sum().backward(retain_graph=True)
+    program = net.forward.concrete_program
+    (split,) = program._oar_split.values()
+    assert split is not None and "tanh" not in str(split.backward)  # the backward reads the saved tanh output
+    w, b = net.used.weight.numpy(), net.used.bias.numpy()
+    t = np.tanh(x @ w + b)
+    g = 2 * t * (1 - t ** 2)
+    np.testing.assert_allclose(net.used.weight.grad.numpy(), x.T @ g, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(net.used.bias.grad.numpy(), g.sum(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(xt.grad.numpy(), g @ w.T, rtol=1e-5, atol=1e-6)
+    assert net.unused.weight.grad is None  # as in eager mode: a parameter the output does not read gets no grad
+    (y * y).sum().backward()  # retained: a second backward accumulates
+    np.testing.assert_allclose(net.used.bias.grad.numpy(), 2 * g.sum(0), rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match=r"^\[oar.jit.to_static\] trying to backward through a to_static call"):
+        (y * y).sum().backward()
+
+    # A gradient of the gradient (create_graph=True) reruns the forward with autograd: any order, as eager.
+    def second(model):
+        xv = oar.to_tensor(x.astype(np.float64), stop_gradient=False)
+        (gx,) = oar.grad((model(xv) ** 2).sum(), [xv], create_graph=True)
+        ggx, ggw = oar.grad((gx * gx).sum(), [xv, model.used.weight])
+        return gx.numpy(), ggx.numpy(), ggw.numpy()
+
+    eager = copy.deepcopy(net)
+    eager.forward.rollback()
+    net.to(dtype="float64")
+    eager.to(dtype="float64")
+    for got, want in zip(second(net), second(eager)):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_training_under_autocast_matches_eager():
+    net = MLP()
+    static_net = oar.jit.to_static(copy.deepcopy(net), input_spec=[InputSpec([None, 4])])
+    x = rand(5, 4)
+    grads = []
+    for model in (net, static_net, static_net):
+        model.clear_gradients()
+        with oar.amp.auto_cast(dtype="bfloat16"):
+            out = model(oar.to_tensor(x))
+        assert out.dtype == oar.bfloat16
+        out.astype("float32").sum().backward()
+        grads.append([p.grad.numpy() for p in model.parameters()])
+    for got in grads[1:]:
+        for a, b in zip(got, grads[0]):
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_control_flow_trains_with_eager_autograd_over_the_program():
+    lin = nn.Linear(2, 2)
+
+    def f(x):
+        h = lin(x)
+        return oar.static.nn.cond(h.sum() > 0, lambda: h * 2.0, lambda: h * -3.0)
+
+    static_f = oar.jit.to_static(f)
+    for sign in (1.0, -1.0):
+        x = sign * np.abs(rand(3, 2)) * 10
+        grads = []
+        for fn in (f, static_f):
+            lin.clear_gradients()
+            fn(oar.to_tensor(x)).sum().backward()
+            grads.append(lin.weight.grad.numpy())
+        np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
 
 
 def test_enable_to_static_false_runs_eagerly():

@@ -168,7 +168,7 @@ def test_to_json_from_json_same_printed_program():
     prog = _attr_program()
     text = _C._ir_to_json(prog._prog)
     doc = json.loads(text)
-    assert doc["format"] == "oar.program" and doc["version"] == 1
+    assert doc["format"] == "oar.program" and doc["version"] == 2
     back = _C._ir_from_json(text, "mem.json")
     assert str(back) == str(prog)
     assert _C._ir_to_json(back) == text
@@ -246,7 +246,7 @@ def test_unknown_op(saved_mlp):
 def test_newer_version(saved_mlp):
     _, path = saved_mlp
     _edit(path, lambda d: d.update(version=7, new_field=[1]))
-    _expect_error(path, "written by a newer oar: format version 7, this build reads up to 1")
+    _expect_error(path, "written by a newer oar: format version 7, this build reads up to 2")
 
 
 def test_unknown_dtype_and_bad_shape(saved_mlp):
@@ -318,11 +318,17 @@ def test_attr_type_and_count(tmp_path):
     _expect_error(path, "attribute(s) but the op declares")
 
 
-def test_regions_not_supported(saved_mlp):
+def test_regions_on_an_op_without_them(saved_mlp):
     _, path = saved_mlp
     _edit(path, lambda d: d["ops"][0].update(regions=[]))
-    with pytest.raises(NotImplementedError, match="control-flow regions"):
-        oar.jit.load(path)
+    _expect_error(path, "takes no regions")
+
+
+def test_null_operand_where_the_op_needs_one(saved_mlp):
+    # (infer_meta reads required inputs unchecked: the loader must refuse before calling it)
+    _, path = saved_mlp
+    _edit(path, lambda d: d["ops"][0]["operands"].__setitem__(0, None))
+    _expect_error(path, "operand 0 is null, but the op requires that input")
 
 
 def test_missing_program_and_weights(saved_mlp):

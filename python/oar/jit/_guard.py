@@ -50,10 +50,12 @@ class _State(threading.local):
 
 _state = _State()
 
-_CONTROL_FLOW = ("Use oar.static.nn.cond(pred, true_fn, false_fn) for if/else on a tensor and "
-                 "oar.static.nn.while_loop(cond, body, loop_vars) for loops, or select values with oar.where; "
-                 "or decorate the function that needs the value with oar.jit.not_to_static and call it "
-                 "outside the to_static function.")
+_CONTROL_FLOW = ("For `if tensor:` use oar.static.nn.cond(pred, true_fn, false_fn), and for `while tensor:` use "
+                 "oar.static.nn.while_loop(cond, body, loop_vars) (oar.static.nn.switch_case(index, branch_fns) "
+                 "for an if/elif chain over an integer): they are captured as control-flow ops, so the program "
+                 "picks the branch or runs the loop for each input. Or select values with oar.where, or decorate "
+                 "the function that needs the value with oar.jit.not_to_static and call it outside the to_static "
+                 "function.")
 _NUMBERS = ("Compute on tensors instead of Python numbers (tensor ops such as oar.where, oar.clip, "
             "x.sum() keep the data in the program); for control flow use oar.static.nn.cond / "
             "oar.static.nn.while_loop; or move this code out of the to_static function "

@@ -3,11 +3,29 @@
 Each call is matched against a cache of traced programs by its input
 signature (see StaticFunction). A miss traces the Python code once with the
 call's own tensors as examples (oar._ir.trace); a hit runs the cached program
-op by op through the same op definitions as eager code, with autograd and
-autocast, so gradients and AMP behave as in eager mode.
+op by op through the same op definitions as eager code, with autocast.
+
+Training: a call that needs gradients (grad mode on, and a parameter or an
+input that requires grad) runs a captured forward program, and its backward
+runs a captured backward program, as Paddle's to_static does. Both come from
+one joint program traced per input shape: the forward program followed by
+``oar.grad`` of its outputs, so the backward ops are the gradient rules of the
+forward ops, the same rules eager autograd runs (Note [captured backward] in
+oar/static/_split.py). ``loss.backward()`` then fills ``param.grad`` and the
+optimizer steps outside the programs: parameters and optimizer state never
+live in a program, and the loss curves of eager and to_static training agree
+(tests/python/test_static_training.py). In-place writes to the layer's buffers
+(batch-norm running statistics) are state updates of the forward program,
+applied once per call as in eager mode. A gradient that must itself be
+differentiable (``create_graph=True``) is taken by rerunning the forward
+program with autograd, so gradients of any order still work. A program the
+split cannot handle (control flow, an output that is an input), and calls
+under ``oar.amp.auto_cast``, train with eager autograd over the program's ops
+instead.
 """
 import copy
 import functools
+import json
 import inspect
 import types
 import warnings
@@ -20,7 +38,7 @@ from ..autograd import no_grad
 from ..creation import zeros
 from ..framework import get_default_dtype
 from ..nn import Layer
-from ..static import InputSpec
+from ..static import InputSpec, _split
 from . import _guard
 
 Tensor = _C.Tensor
@@ -476,7 +494,7 @@ class StaticFunction:
             self._cache._put(key, program)
         self._last_program = program
         if run:
-            out = program.run(*leaves)
+            out = _run(program, leaves)
         return program, out
 
     def _trace(self, pos_t, kw_t, leaves, dyn, named):
@@ -484,9 +502,12 @@ class StaticFunction:
             return self._call_python(_fill(pos_t, tensors), _fill(kw_t, tensors))
 
         # The trace runs the ops once on the examples; the call then runs the
-        # program (which records autograd). Buffers the trace updated in place
-        # (batch-norm statistics) are restored: the update is not part of the
-        # program, so the call must not see it either.
+        # program. In-place writes to the layer's buffers (batch-norm running
+        # statistics) are captured as state updates that each run of the
+        # program applies (Note [state updates] in ir/tracer.h), so the trace's
+        # own write is undone: the call that follows applies it once. A write
+        # the program does not capture (through a view of a buffer, or inside
+        # a control-flow region) is undone too, with a warning.
         buffers = [(n, b) for n, b in (named or ()) if not hasattr(b, "trainable")]
         with no_grad():
             saved = [_C.clone(b) for _, b in buffers]
@@ -506,11 +527,46 @@ class StaticFunction:
                     if not np.array_equal(b.numpy(), s.numpy(), equal_nan=True):
                         changed.append(n)
                         b.copy_(s)
-        if changed:
-            warnings.warn(f"[oar.jit.to_static] {self._name}: tracing updated the buffers {changed} in place "
-                          f"(e.g. batch-norm running statistics in training mode); in-place updates are not "
-                          f"captured in the program, so calls leave these buffers unchanged", stacklevel=4)
+        lost = [n for n in changed if n not in _state_updates(program)]
+        if lost:
+            warnings.warn(f"[oar.jit.to_static] {self._name}: tracing updated the buffers {lost} in place in a way "
+                          f"the program does not capture (through a view, or inside a control-flow region), so "
+                          f"calls leave these buffers unchanged", stacklevel=4)
         return program, out
+
+
+def _run(program, leaves):
+    """Runs a cached program for one call; with a captured backward when gradients are needed.
+
+    See Note [captured backward] in oar/static/_split.py. Calls that need no
+    gradient run the program as it is; a program the split cannot handle
+    runs with eager autograd over its ops (the same gradient rules).
+    """
+    # Under autocast the executor casts per op at run time, which a backward
+    # program traced without casts would not match: autograd follows the casts.
+    if not _C.is_grad_enabled() or _C._get_autocast()[0]:
+        return program.run(*leaves)
+    cache = program.__dict__.setdefault("_oar_split", {})
+    key = (tuple((str(t.dtype), tuple(t.shape), t.stop_gradient) for t in leaves),
+           tuple(t.stop_gradient for _, t in program.bound_parameters()))
+    if key not in cache:
+        try:
+            cache[key] = _split.build(program, leaves)
+        except _split.CannotSplit:
+            cache[key] = None
+    split = cache[key]
+    if split is None:
+        return program.run(*leaves)
+    return _ir._rebuild(split(leaves), program._out_kind)
+
+
+def _state_updates(program):
+    """Names of the parameters and buffers the program writes on each run."""
+    try:
+        doc = json.loads(_C._ir_to_json(program._prog))
+    except NotImplementedError:  # a program the format cannot write holds no update this can name
+        return set()
+    return {u["parameter"] for u in doc.get("state_updates", ())}
 
 
 def _spec_template(value, leaves):
@@ -549,9 +605,14 @@ def to_static(function=None, input_spec=None, build_strategy=None, full_graph=Tr
     -1])`` records the example's batch size; if that makes a dynamic dim
     static, a warning says so and the function is traced again per shape
     (write ``x.reshape([-1, n])`` or ``oar.flatten`` to keep it dynamic).
-    In-place ops on tensors created in the function are not captured. Random
-    ops and state read from Python objects other than the layer (globals, a
-    different layer's ``training`` flag) are fixed at trace time.
+    In-place ops on tensors created in the function are recorded as their
+    out-of-place forms, and in-place writes to the layer's buffers as state
+    updates applied on each call. Random ops and state read from Python
+    objects other than the layer (globals, a different layer's ``training``
+    flag) are fixed at trace time. Calls that need gradients run a captured
+    backward program (see the module docstring); its first call per input
+    shape runs the forward a few times to trace it, which advances the random
+    generator more than an eager call would.
 
     >>> import oar
     >>> from oar.static import InputSpec

@@ -1,4 +1,10 @@
-"""Static-graph API names (Paddle's ``paddle.static``).
+"""Static-graph API (Paddle's ``paddle.static``).
+
+``oar.enable_static()`` records the ops that user code runs into a
+``Program``; ``data`` declares its inputs, ``Executor().run(program, feed,
+fetch_list)`` runs it, and ``append_backward``, ``gradients`` and
+``Optimizer.minimize`` add gradients and training steps, all on oar's IR
+(see Note [static mode] in oar/static/program.py).
 
 ``InputSpec`` describes the inputs of a function converted by
 ``oar.jit.to_static``: shape (``None`` or ``-1`` marks a dim whose size may
@@ -11,7 +17,9 @@ import numpy as np
 from .. import _C
 from ..framework import _dtype
 
-__all__ = ["InputSpec"]
+__all__ = ["InputSpec", "Program", "program_guard", "default_main_program", "default_startup_program", "data",
+           "append_backward", "gradients", "name_scope", "Executor", "global_scope", "scope_guard", "Scope", "nn",
+           "BuildStrategy"]
 
 
 class InputSpec:
@@ -138,3 +146,10 @@ class InputSpec:
     def __ne__(self, other):
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
+
+
+from .program import (Program, append_backward, data, default_main_program, default_startup_program,  # noqa: E402
+                      gradients, name_scope, program_guard)
+from .executor import Executor, Scope, global_scope, scope_guard  # noqa: E402
+from . import nn  # noqa: E402,F401
+from .build_strategy import BuildStrategy  # noqa: E402

@@ -1,6 +1,7 @@
 // The pass manager: the passes feed each other (folding leaves dead
-// constants, CSE leaves dead duplicates, DCE can expose new duplicates), so
-// they run in rounds until a round changes nothing.
+// constants, CSE leaves dead duplicates, DCE can expose new duplicates,
+// fusions leave dead pattern inputs), so they run in rounds until a round
+// changes nothing.
 #include "ir/passes/passes.h"
 
 namespace oar::ir {
@@ -14,6 +15,15 @@ PassResult run_passes(Program& p, std::vector<Tensor>& bindings, const PassOptio
     if (options.cse && common_subexpression_elimination(p)) changed = r.cse = true;
     if (options.fold && constant_folding(p, bindings)) changed = r.fold = true;
     if (options.dce && dead_code_elimination(p)) changed = r.dce = true;
+    // Fusions after the clean-up passes, so that they see folded constants
+    // (a causal mask built from constants becomes one); softmax before
+    // attention, which needs it whole; attention before elementwise chains,
+    // which would otherwise take its scale multiply.
+    if (options.fold_conv_bn && fold_conv_batch_norm(p, bindings)) changed = r.fold_conv_bn = true;
+    if (options.fuse_softmax_layer_norm && fuse_softmax_layer_norm(p)) changed = r.fuse_softmax_layer_norm = true;
+    if (options.fuse_attention && fuse_attention(p)) changed = r.fuse_attention = true;
+    if (options.fuse_linear_act && fuse_linear_activation(p)) changed = r.fuse_linear_act = true;
+    if (options.fuse_elementwise && fuse_elementwise(p)) changed = r.fuse_elementwise = true;
     if (!changed) break;
   }
   verify(p);

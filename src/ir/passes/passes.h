@@ -1,6 +1,15 @@
 // Graph passes over a Program (DESIGN.md §2): dead code elimination, common
-// subexpression elimination and constant folding, and a pass manager that
-// runs them to a fixed point. Each pass returns whether it changed anything.
+// subexpression elimination, constant folding, conv + batch-norm folding and
+// pattern fusions (linear + activation, attention, hand-written softmax and
+// layer norm, elementwise chains), and a
+// pass manager that runs them to a fixed point. Each pass returns whether it
+// changed anything.
+//
+// The fusions replace a pattern by one fused op (ops/fused.h) only when the
+// pattern's intermediate values have no other users (program outputs and
+// region yields count as users), all in one block; ops with regions are never
+// part of a pattern. A fused op's gradient is the unfused pattern's, so fused
+// programs still train.
 //
 // Random and side-effect ops (OpTraits::random / side_effect) are never
 // removed, merged or folded: a random op advances the generator, so dropping
@@ -32,10 +41,56 @@ bool common_subexpression_elimination(Program& p);
 // dropped. The folded value is computed from the constants' current data.
 bool constant_folding(Program& p, std::vector<Tensor>& bindings);
 
+// conv (+ bias add) whose only user is an inference-mode batch_norm
+// (use_batch_stats=false) becomes one conv with folded weight W * g / sqrt(var
+// + eps) and an add of the folded bias (b - mean) * g / sqrt(var + eps) + beta,
+// both new auto-named constants appended to the program and `bindings`. The
+// weight, bias and statistics must be program parameters (bound tensors).
+// This bakes in the parameters' current values, and the folded program no
+// longer reads the conv weight and norm parameters: use it for inference
+// only, never on a program that is trained or whose parameters change.
+bool fold_conv_batch_norm(Program& p, std::vector<Tensor>& bindings);
+
+// linear(x, w, b) or matmul(x, w [K, N]) + b [N], followed by relu, gelu
+// (either form), silu, sigmoid or tanh, becomes fused_linear_act.
+bool fuse_linear_activation(Program& p);
+
+// matmul(q, k, transpose_y) [* or / a scalar] [+ mask] -> softmax(last axis)
+// -> matmul(., v) becomes fused_attention; a scalar multiplying q before the
+// first matmul (q * d^-0.5) is taken into the scale as well. q, k and v must
+// have the same leading dims.
+bool fuse_attention(Program& p);
+
+// Hand-written softmax and layer norm over the last axis become the single
+// ops: exp(x - amax(x)) / sum(exp(x - amax(x))) (or without the amax) becomes
+// softmax, and (x - mean(x)) * rsqrt(mean((x - mean(x))^2) + eps) [* w] [+ b]
+// (or the same divided by sqrt) becomes layer_norm. x must be the result of a
+// non-view op, as those kernels read dense rows.
+bool fuse_softmax_layer_norm(Program& p);
+
+// A tree of at least two elementwise ops (ops/fused.h lists them) of one
+// floating dtype and one result type, whose intermediates nothing else reads,
+// becomes one fused_elementwise; operands may broadcast.
+bool fuse_elementwise(Program& p);
+
+// The fusion and folding passes are off by default, so that a plain
+// run_passes keeps every op of the program; PassOptions::inference() turns
+// them all on (conv + batch-norm folding included).
 struct PassOptions {
   bool dce = true;
   bool cse = true;
   bool fold = true;
+  bool fold_conv_bn = false;  // inference only (see fold_conv_batch_norm)
+  bool fuse_softmax_layer_norm = false;
+  bool fuse_linear_act = false;
+  bool fuse_attention = false;
+  bool fuse_elementwise = false;
+
+  static PassOptions inference() {
+    PassOptions o;
+    o.fold_conv_bn = o.fuse_softmax_layer_norm = o.fuse_linear_act = o.fuse_attention = o.fuse_elementwise = true;
+    return o;
+  }
 };
 
 // Which passes changed the program.
@@ -43,6 +98,11 @@ struct PassResult {
   bool dce = false;
   bool cse = false;
   bool fold = false;
+  bool fold_conv_bn = false;
+  bool fuse_softmax_layer_norm = false;
+  bool fuse_linear_act = false;
+  bool fuse_attention = false;
+  bool fuse_elementwise = false;
 };
 
 // Runs the enabled passes in rounds until none changes the program (at most

@@ -104,11 +104,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     k = key.transpose([0, 2, 1, 3])
     v = value.transpose([0, 2, 1, 3])
     s = (1.0 / math.sqrt(d)) if scale is None else float(scale)
-    scores = oar.matmul(q, k, transpose_y=True) * s
+    mask = None
     if attn_mask is not None:
         if attn_mask.ndim > 4:
             raise ValueError(f"[oar.nn.functional.{api}] attn_mask must have at most 4 dims, got {attn_mask.shape}")
-        scores = scores + _mask_to_additive(attn_mask, scores, api)
+        mask = _mask_to_additive(attn_mask, q, api)
+    if not isinstance(dropout_p, (int, float)) or not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"[oar.nn.functional.{api}] dropout_p must be a number in [0, 1], got {dropout_p!r}")
+    if (dropout_p == 0.0 or not training) and q.dtype == k.dtype == v.dtype:
+        # One fused op (row blocks of scores kept in cache; the gradient is the composite's).
+        out = oar._C.fused_attention(q, k, v, mask, s, bool(is_causal))
+        return out.transpose([0, 2, 1, 3])
+    scores = oar.matmul(q, k, transpose_y=True) * s
+    if mask is not None:
+        scores = scores + mask
     if is_causal:
         causal = oar.to_tensor(np.tril(np.ones((lq, lk), dtype=bool)))
         scores = scores + _mask_to_additive(causal, scores, api)

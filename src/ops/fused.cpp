@@ -1,0 +1,363 @@
+// Fused ops: fused_linear_act, fused_attention, fused_elementwise
+// (kernels/cpu/fused.cpp, kernels/cpu/fused_attention.cpp).
+//
+// Note [fused gradients]
+// A fused op's gradient rule rebuilds the ops it replaces (a small list of
+// nodes over its inputs), runs them forward with dispatch, and then walks the
+// list backwards calling each op's own gradient rule. The gradient is thus
+// exactly the unfused pattern's, and since every step is an op it is
+// recorded when grad mode is on, so it differentiates again (higher order).
+#include "ops/fused.h"
+
+#include <cmath>
+#include <limits>
+
+#include "autograd/autograd.h"
+#include "ops/dispatch.h"
+
+namespace oar {
+namespace {
+
+using namespace ops;
+
+const OpDef& op_named(const char* name) {
+  const OpDef* d = find_op(name);
+  OAR_CHECK(d && d->infer_meta, Runtime, "[oar.fused] internal: op '", name, "' is not registered");
+  return *d;
+}
+
+// One op of a rebuilt pattern: its operands index the values list (the fused
+// op's inputs, then extra constants, then each node's result in order).
+struct Node {
+  const OpDef* def;
+  SmallVector<int, 3> args;
+  Attrs attrs;
+};
+
+// Note [fused gradients]. `values` holds the fused op's inputs followed by
+// constants the pattern reads (no gradient); returns one gradient per input.
+Tensors composite_grad(const GradCtx& c, Tensors values, size_t n_inputs, std::span<const Node> nodes) {
+  const size_t base = values.size();
+  std::vector<char> need(base + nodes.size(), 0);
+  for (size_t i = 0; i < n_inputs; ++i) need[i] = values[i].defined() && c.needs_grad(i);
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    Tensors in;
+    for (int a : nodes[k].args) {
+      in.push_back(values[size_t(a)]);
+      need[base + k] = need[base + k] || need[size_t(a)];
+    }
+    values.push_back(dispatch1(*nodes[k].def, std::span<const Tensor>(in.data(), in.size()), nodes[k].attrs));
+  }
+  std::vector<Tensor> adj(values.size());
+  // The fused output may be broader than the rebuilt result (an input that
+  // only broadcasts it); reduce the incoming gradient to the result's shape.
+  Tensor g0 = c.grad(0);
+  adj.back() = g0.shape() == values.back().shape() ? g0 : sum_to(g0, values.back().shape());
+  for (size_t k = nodes.size(); k-- > 0;) {
+    const size_t r = base + k;
+    if (!need[r] || !adj[r].defined()) continue;
+    const Node& n = nodes[k];
+    Tensors in;
+    bool needs[4] = {false, false, false, false};
+    for (size_t j = 0; j < n.args.size(); ++j) {
+      in.push_back(values[size_t(n.args[j])]);
+      needs[j] = need[size_t(n.args[j])];
+    }
+    Tensor out[1] = {values[r]};
+    Tensor g[1] = {adj[r]};
+    TensorMeta meta[1] = {TensorMeta{values[r].shape(), values[r].dtype()}};
+    GradCtx ctx;
+    ctx.inputs = std::span<const Tensor>(in.data(), in.size());
+    ctx.outputs = std::span<const Tensor>(out, 1);
+    ctx.grads = std::span<Tensor>(g, 1);
+    ctx.out_metas = std::span<const TensorMeta>(meta, 1);
+    ctx.attrs = &n.attrs;
+    ctx.needs = needs;
+    Tensors gs = n.def->grad(ctx);
+    for (size_t j = 0; j < n.args.size() && j < gs.size(); ++j) {
+      if (!needs[j] || !gs[j].defined()) continue;
+      Tensor& acc = adj[size_t(n.args[j])];
+      acc = acc.defined() ? add(acc, gs[j]) : gs[j];
+    }
+  }
+  Tensors r(n_inputs);
+  for (size_t i = 0; i < n_inputs; ++i)
+    if (need[i]) r[i] = adj[i].defined() ? adj[i] : zeros_like(values[i]);
+  return r;
+}
+
+void check_floating(const Tensor& t, const char* api, const char* what) {
+  OAR_CHECK(is_floating(t.dtype()), Type, "[", api, "] ", what, " must be a floating-point tensor, got ",
+            dtype_name(t.dtype()));
+}
+
+void check_same_dtype(const Tensor& t, const Tensor& like, const char* api, const char* what) {
+  OAR_CHECK(t.dtype() == like.dtype(), Type, "[", api, "] ", what, " must have dtype ", dtype_name(like.dtype()),
+            ", got ", dtype_name(t.dtype()));
+}
+
+// ---------------------------------------------------------------- fused_linear_act
+
+struct Activation {
+  const char* name;
+  const char* op;
+  bool approximate;  // gelu only
+};
+constexpr Activation kActivations[] = {
+    {"relu", "relu", false}, {"gelu", "gelu", false}, {"gelu_tanh", "gelu", true},
+    {"silu", "silu", false}, {"sigmoid", "sigmoid", false}, {"tanh", "tanh", false},
+};
+constexpr const char* kActivationNames[] = {"relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh"};
+
+const Activation* find_activation(const std::string& name) {
+  for (const Activation& a : kActivations)
+    if (name == a.name) return &a;
+  return nullptr;
+}
+
+Attrs activation_attrs(const Activation& a) {
+  return std::string(a.op) == "gelu" ? Attrs{a.approximate} : Attrs{};
+}
+
+constexpr const char* kLinearApi = "oar.fused_linear_act";
+
+// A program file may hold any operand and attribute lists: check their
+// shape before reading them.
+void check_arity(std::span<const Tensor> in, size_t n_in, const Attrs& a, std::initializer_list<size_t> kinds,
+                 const char* api) {
+  OAR_CHECK(in.size() == n_in, Value, "[", api, "] takes ", n_in, " inputs, got ", in.size());
+  OAR_CHECK(a.size() == kinds.size(), Value, "[", api, "] takes ", kinds.size(), " attributes, got ", a.size());
+  size_t k = 0;
+  for (size_t kind : kinds) {
+    OAR_CHECK(a[k].index() == kind, Type, "[", api, "] attribute ", k, " has the wrong type");
+    ++k;
+  }
+}
+
+// AttrValue alternatives, by index.
+constexpr size_t kBool = 1, kDouble = 3, kString = 6;
+static_assert(std::is_same_v<std::variant_alternative_t<kBool, AttrValue>, bool> &&
+              std::is_same_v<std::variant_alternative_t<kDouble, AttrValue>, double> &&
+              std::is_same_v<std::variant_alternative_t<kString, AttrValue>, std::string>);
+
+Metas fused_linear_act_meta(std::span<const Tensor> in, const Attrs& a) {
+  check_arity(in, 3, a, {kString}, kLinearApi);
+  const Tensor &x = in[0], &w = in[1], &b = in[2];
+  OAR_CHECK(find_activation(a.s(0)), Value, "[", kLinearApi, "] act must be one of relu, gelu, gelu_tanh, silu, "
+            "sigmoid, tanh, got '", a.s(0), "'");
+  OAR_CHECK(x.defined() && w.defined() && b.defined(), Value, "[", kLinearApi, "] x, weight and bias are required");
+  check_floating(x, kLinearApi, "x");
+  check_same_dtype(w, x, kLinearApi, "weight");
+  check_same_dtype(b, x, kLinearApi, "bias");
+  OAR_CHECK(w.dim() == 2, Value, "[", kLinearApi, "] weight must be 2-D [in, out], got shape ", shape_str(w.shape()));
+  OAR_CHECK(x.dim() >= 1 && x.shape()[x.dim() - 1] == w.shape()[0], Value, "[", kLinearApi,
+            "] x.shape[-1] must equal weight.shape[0] (", w.shape()[0], "), got x.shape ", shape_str(x.shape()));
+  OAR_CHECK(b.dim() == 1 && b.shape()[0] == w.shape()[1], Value, "[", kLinearApi, "] bias must have shape [",
+            w.shape()[1], "], got ", shape_str(b.shape()));
+  Dims out = x.shape();
+  out.back() = w.shape()[1];
+  return {TensorMeta{out, x.dtype()}};
+}
+
+Tensors fused_linear_act_grad(const GradCtx& c) {
+  const Activation& act = *find_activation(c.attr().s(0));
+  Node nodes[2] = {{&op_named("linear"), {0, 1, 2}, Attrs{}}, {&op_named(act.op), {3}, activation_attrs(act)}};
+  return composite_grad(c, Tensors{c.in(0), c.in(1), c.in(2)}, 3, nodes);
+}
+
+OpDef& kFusedLinearAct =
+    OpBuilder("fused_linear_act").attrs({"act"}).meta(fused_linear_act_meta).grad(fused_linear_act_grad);
+
+// ---------------------------------------------------------------- fused_attention
+
+constexpr const char* kAttnApi = "oar.fused_attention";
+
+Metas fused_attention_meta(std::span<const Tensor> in, const Attrs& a) {
+  check_arity(in, 4, a, {kDouble, kBool}, kAttnApi);
+  const Tensor &q = in[0], &k = in[1], &v = in[2], &mask = in[3];
+  OAR_CHECK(q.defined() && k.defined() && v.defined(), Value, "[", kAttnApi, "] q, k and v are required");
+  check_floating(q, kAttnApi, "q");
+  check_same_dtype(k, q, kAttnApi, "k");
+  check_same_dtype(v, q, kAttnApi, "v");
+  OAR_CHECK(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim(), Value, "[", kAttnApi,
+            "] q, k and v must have the same rank (at least 2), got shapes ", shape_str(q.shape()), ", ",
+            shape_str(k.shape()), " and ", shape_str(v.shape()));
+  const int64_t nd = q.dim();
+  const Dims lead(q.shape().begin(), q.shape().end() - 2);
+  OAR_CHECK(Dims(k.shape().begin(), k.shape().end() - 2) == lead &&
+                Dims(v.shape().begin(), v.shape().end() - 2) == lead,
+            Value, "[", kAttnApi, "] q, k and v must have the same leading dims, got shapes ", shape_str(q.shape()),
+            ", ", shape_str(k.shape()), " and ", shape_str(v.shape()));
+  const int64_t lq = q.shape()[nd - 2], d = q.shape()[nd - 1], lk = k.shape()[nd - 2];
+  OAR_CHECK(k.shape()[nd - 1] == d, Value, "[", kAttnApi, "] k.shape[-1] (", k.shape()[nd - 1],
+            ") must equal q.shape[-1] (", d, ")");
+  OAR_CHECK(v.shape()[nd - 2] == lk, Value, "[", kAttnApi, "] v.shape[-2] (", v.shape()[nd - 2],
+            ") must equal k.shape[-2] (", lk, ")");
+  OAR_CHECK(std::isfinite(a.f(0)), Value, "[", kAttnApi, "] scale must be finite, got ", a.f(0));
+  Dims scores = lead;
+  scores.push_back(lq);
+  scores.push_back(lk);
+  if (mask.defined()) {
+    check_same_dtype(mask, q, kAttnApi, "mask");
+    OAR_CHECK(mask.dim() <= nd, Value, "[", kAttnApi, "] mask of shape ", shape_str(mask.shape()),
+              " has more dims than the scores ", shape_str(scores));
+    OAR_CHECK(broadcast_shapes(mask.shape(), scores, kAttnApi) == scores, Value, "[", kAttnApi, "] mask of shape ",
+              shape_str(mask.shape()), " does not broadcast to the scores' shape ", shape_str(scores));
+  }
+  Dims out = lead;
+  out.push_back(lq);
+  out.push_back(v.shape()[nd - 1]);
+  return {TensorMeta{out, q.dtype()}};
+}
+
+// The additive causal mask [Lq, Lk]: 0 where key j <= query i, -inf elsewhere.
+Tensor causal_mask(int64_t lq, int64_t lk, DType dtype) {
+  Tensor m = empty_tensor(Dims{lq, lk}, DType::Float64);
+  double* p = m.data<double>();
+  for (int64_t i = 0; i < lq; ++i)
+    for (int64_t j = 0; j < lk; ++j) p[i * lk + j] = j <= i ? 0.0 : -std::numeric_limits<double>::infinity();
+  return cast(m, dtype);
+}
+
+Tensors fused_attention_grad(const GradCtx& c) {
+  const Tensor &q = c.in(0), &k = c.in(1), &v = c.in(2), &mask = c.in(3);
+  const int64_t nd = q.dim();
+  const bool causal = c.attr().b(1);
+  // values: q, k, v, mask, scale, [causal mask], then the nodes' results
+  Tensors values{q, k, v, mask, scalar_tensor(Scalar(c.attr().f(0)), q.dtype())};
+  if (causal) values.push_back(causal_mask(q.shape()[nd - 2], k.shape()[nd - 2], q.dtype()));
+  const int base = int(values.size());
+  std::vector<Node> nodes;
+  auto last = [&] { return base + int(nodes.size()) - 1; };
+  nodes.push_back({&op_named("matmul"), {0, 1}, Attrs{false, true}});
+  nodes.push_back({&op_named("multiply"), {last(), 4}, Attrs{}});
+  if (mask.defined()) nodes.push_back({&op_named("add"), {last(), 3}, Attrs{}});
+  if (causal) nodes.push_back({&op_named("add"), {last(), 5}, Attrs{}});
+  nodes.push_back({&op_named("softmax"), {last()}, Attrs{nd - 1}});
+  nodes.push_back({&op_named("matmul"), {last(), 2}, Attrs{false, false}});
+  return composite_grad(c, values, 4, nodes);
+}
+
+OpDef& kFusedAttention = OpBuilder("fused_attention").attrs({"scale", "causal"}).optional({3}).meta(fused_attention_meta)
+                             .grad(fused_attention_grad);
+
+// ---------------------------------------------------------------- fused_elementwise
+
+struct ElementwiseOp {
+  const char* op;
+  int arity;
+  int approximate;  // gelu: the value of its attribute; -1 for ops without attributes
+};
+// Note [fused elementwise program]: append only.
+constexpr ElementwiseOp kElementwiseOps[] = {
+    {"add", 2, -1},       {"subtract", 2, -1}, {"multiply", 2, -1}, {"divide", 2, -1},   {"maximum", 2, -1},
+    {"minimum", 2, -1},   {"pow", 2, -1},      {"neg", 1, -1},      {"exp", 1, -1},      {"log", 1, -1},
+    {"sqrt", 1, -1},      {"rsqrt", 1, -1},    {"square", 1, -1},   {"reciprocal", 1, -1}, {"sin", 1, -1},
+    {"cos", 1, -1},       {"tanh", 1, -1},     {"sigmoid", 1, -1},  {"erf", 1, -1},      {"abs", 1, -1},
+    {"relu", 1, -1},      {"silu", 1, -1},     {"gelu", 1, 0},      {"gelu", 1, 1},      {"expm1", 1, -1},
+    {"log1p", 1, -1},
+};
+constexpr int kNumElementwiseOps = int(std::size(kElementwiseOps));
+static_assert(kNumElementwiseOps == int(EwCode::kCount), "the kernels' codes (fused.h) must follow this table");
+
+Attrs elementwise_attrs(int code) {
+  const ElementwiseOp& e = kElementwiseOps[code];
+  return e.approximate < 0 ? Attrs{} : Attrs{e.approximate == 1};
+}
+
+constexpr const char* kEwApi = "oar.fused_elementwise";
+
+Metas fused_elementwise_meta(std::span<const Tensor> in, const Attrs& a) {
+  OAR_CHECK(a.size() == 1 && std::holds_alternative<Dims>(a[0]), Value, "[", kEwApi,
+            "] takes one attribute, the program (a list of ints)");
+  const Dims& prog = a.ints(0);
+  OAR_CHECK(!in.empty(), Value, "[", kEwApi, "] needs at least one input");
+  const int64_t n_in = int64_t(in.size());
+  OAR_CHECK(!prog.empty() && prog.size() % 3 == 0, Value, "[", kEwApi,
+            "] the program must be a non-empty list of (code, a, b) triples, got ", prog.size(), " ints");
+  DType dt = DType::Float32;
+  Dims shape;
+  for (size_t i = 0; i < in.size(); ++i) {
+    OAR_CHECK(in[i].defined(), Value, "[", kEwApi, "] input ", i, " is undefined");
+    if (i == 0) dt = in[i].dtype();
+    check_floating(in[i], kEwApi, "every input");
+    OAR_CHECK(in[i].dtype() == dt, Type, "[", kEwApi, "] every input must have dtype ", dtype_name(dt), ", input ", i,
+              " has ", dtype_name(in[i].dtype()));
+  }
+  // Inputs broadcast to the output shape (evaluating every op of the tree at
+  // the broadcast shape gives the tree's result: elementwise ops commute
+  // with broadcasting).
+  for (const Tensor& t : in) shape = t.shape() == shape ? shape : broadcast_shapes(shape, t.shape(), kEwApi);
+  for (size_t k = 0; k < prog.size() / 3; ++k) {
+    const int64_t code = prog[3 * k], x = prog[3 * k + 1], y = prog[3 * k + 2];
+    const int64_t regs = n_in + int64_t(k);
+    OAR_CHECK(code >= 0 && code < kNumElementwiseOps, Value, "[", kEwApi, "] instruction ", k, " has unknown code ",
+              code);
+    const int arity = kElementwiseOps[code].arity;
+    OAR_CHECK(x >= 0 && x < regs && (arity == 1 ? y == -1 : (y >= 0 && y < regs)), Value, "[", kEwApi,
+              "] instruction ", k, " reads registers (", x, ", ", y, "); it may read only the ", n_in,
+              " inputs and earlier results", arity == 1 ? ", and its second operand must be -1" : "");
+  }
+  return {TensorMeta{shape, dt}};
+}
+
+Tensors fused_elementwise_grad(const GradCtx& c) {
+  const Dims& prog = c.attr().ints(0);
+  std::vector<Node> nodes;
+  for (size_t k = 0; k < prog.size() / 3; ++k) {
+    const int code = int(prog[3 * k]);
+    Node n{&op_named(kElementwiseOps[code].op), {int(prog[3 * k + 1])}, elementwise_attrs(code)};
+    if (kElementwiseOps[code].arity == 2) n.args.push_back(int(prog[3 * k + 2]));
+    nodes.push_back(std::move(n));
+  }
+  Tensors values(c.inputs.begin(), c.inputs.end());
+  return composite_grad(c, values, values.size(), nodes);
+}
+
+OpDef& kFusedElementwise =
+    OpBuilder("fused_elementwise").attrs({"program"}).meta(fused_elementwise_meta).grad(fused_elementwise_grad);
+
+}  // namespace
+
+namespace ops {
+
+Tensor fused_linear_act(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& act) {
+  Tensor in[3] = {x, w, b};
+  return dispatch1(kFusedLinearAct, in, Attrs{act});
+}
+
+std::span<const char* const> fused_linear_activations() { return kActivationNames; }
+
+std::string activation_of(const OpDef& def, const Attrs& attrs) {
+  for (const Activation& a : kActivations) {
+    if (def.name != a.op) continue;
+    if (def.name == "gelu" && (attrs.size() != 1 || attrs.b(0) != a.approximate)) continue;
+    return a.name;
+  }
+  return "";
+}
+
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                       bool causal) {
+  Tensor in[4] = {q, k, v, mask};
+  return dispatch1(kFusedAttention, in, Attrs{scale, causal});
+}
+
+Tensor fused_elementwise(std::span<const Tensor> inputs, const Dims& program) {
+  return dispatch1(kFusedElementwise, inputs, Attrs{program});
+}
+
+int elementwise_code(const OpDef& def, const Attrs& attrs) {
+  for (int c = 0; c < kNumElementwiseOps; ++c) {
+    const ElementwiseOp& e = kElementwiseOps[c];
+    if (def.name != e.op) continue;
+    if (e.approximate >= 0 && (attrs.size() != 1 || attrs.b(0) != (e.approximate == 1))) continue;
+    return c;
+  }
+  return -1;
+}
+
+int elementwise_arity(int code) { return code >= 0 && code < kNumElementwiseOps ? kElementwiseOps[code].arity : 0; }
+
+}  // namespace ops
+}  // namespace oar
