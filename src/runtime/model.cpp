@@ -186,7 +186,7 @@ std::shared_ptr<const Model> load_model(const std::string& prog_file, const std:
   OAR_CHECK(by_name.empty(), Value, "[", api, "] ", params_file, ": holds tensor '", by_name.begin()->first,
             "' that the program does not use (weights of another model?)");
 
-  if (options.ir_optim) ir::run_passes(p, m->params);
+  if (options.ir_optim) ir::run_passes(p, m->params, ir::PassOptions::inference());
   if (options.bf16) {
     rewrite_bf16(p, m->params);
     // The weights read from the file share one buffer; the float32 originals
