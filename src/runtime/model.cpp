@@ -171,6 +171,11 @@ std::shared_ptr<const Model> load_model(const std::string& prog_file, const std:
     OAR_CHECK(op->num_regions() == 0, NotImplemented, "[", api, "] ", prog_file, ": op '", op->name(),
               "' has control-flow regions, which the inference runtime does not run yet");
 
+  // A program that updates its parameters (batch-norm statistics of a layer
+  // saved in training mode) would write the predictor's read-only weights.
+  OAR_CHECK(p.state_updates().empty(), Value, "[", api, "] ", prog_file, ": the program updates ",
+            p.state_updates().size(), " of its parameters in place (a layer saved in training mode?); call "
+            "layer.eval() before oar.jit.save for inference");
   std::vector<io::NamedTensor> weights = io::read_safetensors(params_file, api);
   std::unordered_map<std::string, Tensor> by_name;
   for (io::NamedTensor& w : weights) by_name.emplace(w.name, std::move(w.tensor));

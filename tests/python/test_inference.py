@@ -493,3 +493,13 @@ def test_public_header_alone_builds_the_example(resnet, tmp_path):
     net, prefix = resnet
     r = subprocess.run([exe, prefix, "--shape", "x:1x3x32x32"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("out0: shape [1, 10]"), r.stderr
+
+
+def test_a_program_saved_in_training_mode_is_refused(tmp_path):
+    # Training-mode batch norm updates its running statistics: the predictor's weights are read-only.
+    net = oar.nn.Sequential(oar.nn.Conv2D(1, 2, 3), oar.nn.BatchNorm2D(2))
+    net.train()
+    prefix = str(tmp_path / "bn_train")
+    oar.jit.save(net, prefix, input_spec=[InputSpec([None, 1, 5, 5], "float32", "x")])
+    with pytest.raises(ValueError, match=r"updates 2 of its parameters in place .*layer.eval\(\)"):
+        create_predictor(Config(prefix))

@@ -536,3 +536,15 @@ def test_input_spec():
         InputSpec([]).unbatch()
     with pytest.raises(ValueError, match=r"\[oar.static.InputSpec.batch\]"):
         InputSpec([2]).batch([1, 2])
+
+
+def test_build_strategy_runs_the_fusions_and_keeps_results():
+    bs = oar.static.BuildStrategy()
+    net = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 3))
+    eager = copy.deepcopy(net)
+    snet = oar.jit.to_static(net, input_spec=[InputSpec([None, 4])], build_strategy=bs)
+    x = rand(5, 4)
+    got = snet(oar.to_tensor(x)).numpy()
+    text = str(snet.forward.concrete_program)
+    assert "fused_linear_act" in text and "gelu(" not in text
+    np.testing.assert_allclose(got, eager(oar.to_tensor(x)).numpy(), rtol=1e-5, atol=1e-6)

@@ -532,6 +532,8 @@ class StaticFunction:
             warnings.warn(f"[oar.jit.to_static] {self._name}: tracing updated the buffers {lost} in place in a way "
                           f"the program does not capture (through a view, or inside a control-flow region), so "
                           f"calls leave these buffers unchanged", stacklevel=4)
+        if self._build_strategy is not None:
+            program.optimize(build_strategy=self._build_strategy)
         return program, out
 
 
