@@ -73,7 +73,7 @@ void bind_ir(nb::module_& m) {
   // dict of which passes changed the program.
   m.def("_ir_run_passes", [](ir::Program& p, std::vector<Tensor> bindings, bool dce, bool cse, bool fold,
                              bool fold_conv_bn, bool fuse_softmax_layer_norm, bool fuse_linear_act,
-                             bool fuse_attention, bool fuse_elementwise) {
+                             bool fuse_conv_act, bool fuse_attention, bool fuse_elementwise) {
     ir::PassOptions o;
     o.dce = dce;
     o.cse = cse;
@@ -81,6 +81,7 @@ void bind_ir(nb::module_& m) {
     o.fold_conv_bn = fold_conv_bn;
     o.fuse_softmax_layer_norm = fuse_softmax_layer_norm;
     o.fuse_linear_act = fuse_linear_act;
+    o.fuse_conv_act = fuse_conv_act;
     o.fuse_attention = fuse_attention;
     o.fuse_elementwise = fuse_elementwise;
     ir::PassResult r = ir::run_passes(p, bindings, o);
@@ -91,12 +92,13 @@ void bind_ir(nb::module_& m) {
     changed["fold_conv_bn"] = r.fold_conv_bn;
     changed["fuse_softmax_layer_norm"] = r.fuse_softmax_layer_norm;
     changed["fuse_linear_act"] = r.fuse_linear_act;
+    changed["fuse_conv_act"] = r.fuse_conv_act;
     changed["fuse_attention"] = r.fuse_attention;
     changed["fuse_elementwise"] = r.fuse_elementwise;
     return std::make_pair(changed, std::move(bindings));
   }, arg("program"), arg("bindings"), arg("dce") = true, arg("cse") = true, arg("fold") = true,
      arg("fold_conv_bn") = false, arg("fuse_softmax_layer_norm") = false, arg("fuse_linear_act") = false,
-     arg("fuse_attention") = false, arg("fuse_elementwise") = false);
+     arg("fuse_conv_act") = false, arg("fuse_attention") = false, arg("fuse_elementwise") = false);
 
   m.def("_ir_is_tracing", [] { return ir::is_tracing(); });
 }

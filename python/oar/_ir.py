@@ -87,7 +87,8 @@ class Program:
         return list(zip(self._prog.parameter_names, self._bindings))
 
     def optimize(self, dce=True, cse=True, fold=True, fold_conv_bn=False, fuse_softmax_layer_norm=False,
-                 fuse_linear_act=False, fuse_attention=False, fuse_elementwise=False, build_strategy=None):
+                 fuse_linear_act=False, fuse_conv_act=False, fuse_attention=False, fuse_elementwise=False,
+                 build_strategy=None):
         """Runs the graph passes in place until none changes the program, then verifies it.
 
         dce removes ops whose results nothing reads (never random or
@@ -98,7 +99,9 @@ class Program:
         by one fused op with the same gradient: fuse_softmax_layer_norm
         (hand-written softmax and layer norm over the last axis become the
         single ops), fuse_linear_act (linear or
-        matmul + bias, then relu/gelu/silu/sigmoid/tanh), fuse_attention
+        matmul + bias, then relu/gelu/silu/sigmoid/tanh), fuse_conv_act (a 4-D
+        conv + bias + residual + relu/relu6/gelu/... as one oneDNN convolution
+        with post-ops), fuse_attention
         (q k^T, scale, mask, softmax, times v) and fuse_elementwise (a tree of
         elementwise ops evaluated block by block in one kernel).
         fold_conv_bn folds an inference batch_norm into the conv before it,
@@ -123,7 +126,7 @@ class Program:
         """
         flags = dict(dce=dce, cse=cse, fold=fold, fold_conv_bn=fold_conv_bn,
                      fuse_softmax_layer_norm=fuse_softmax_layer_norm, fuse_linear_act=fuse_linear_act,
-                     fuse_attention=fuse_attention, fuse_elementwise=fuse_elementwise)
+                     fuse_conv_act=fuse_conv_act, fuse_attention=fuse_attention, fuse_elementwise=fuse_elementwise)
         if build_strategy is not None:
             if not hasattr(build_strategy, "pass_flags"):
                 raise TypeError(f"[oar.ir.optimize] build_strategy must be an oar.static.BuildStrategy, "

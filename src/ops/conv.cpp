@@ -16,12 +16,7 @@ namespace {
 
 using namespace ops;
 
-// attrs: strides, pads_l, pads_r, dilations, groups, spatial (the x spatial
-// shape for conv_transpose, the kernel spatial shape for conv_grad_weight).
-Attrs conv_attrs(const ConvParams& p, const Dims& spatial) {
-  return Attrs{p.strides, p.pads_l, p.pads_r, p.dilations, p.groups, spatial};
-}
-ConvParams params_of(const Attrs& a) { return ConvParams{a.ints(0), a.ints(1), a.ints(2), a.ints(3), a.i(4)}; }
+ConvParams params_of(const Attrs& a) { return conv_params(a); }
 
 void check_params(const ConvParams& p, size_t nsp, const char* api) {
   OAR_CHECK(p.strides.size() == nsp && p.pads_l.size() == nsp && p.pads_r.size() == nsp &&
@@ -191,6 +186,17 @@ OpDef& kConvGradWeight = OpBuilder("conv_grad_weight")
 }  // namespace
 
 namespace ops {
+
+// attrs: strides, pads_l, pads_r, dilations, groups, spatial (the x spatial
+// shape for conv_transpose, the kernel spatial shape for conv_grad_weight).
+Attrs conv_attrs(const ConvParams& p, const Dims& spatial) {
+  return Attrs{p.strides, p.pads_l, p.pads_r, p.dilations, p.groups, spatial};
+}
+ConvParams conv_params(const Attrs& a) { return ConvParams{a.ints(0), a.ints(1), a.ints(2), a.ints(3), a.i(4)}; }
+
+Dims conv_output_shape(const Dims& x, const Dims& w, const ConvParams& p, const char* api) {
+  return conv_shape(x, w, p, api);
+}
 
 Tensor conv(const Tensor& x, const Tensor& w, const ConvParams& p, const char* api) {
   check_api_dtypes(x, w, api);

@@ -11,6 +11,14 @@ struct ConvParams {
   int64_t groups = 1;
 };
 
+// The shape of conv(x, w) after every check of the arguments (the fused
+// convolution of ops/fused.cpp validates with it too).
+Dims conv_output_shape(const Dims& x, const Dims& w, const ConvParams& p, const char* api);
+// The parameters held in attributes 0-4 of conv and fused_conv, and those
+// attributes (the sixth, `spatial`, is empty for a forward convolution).
+ConvParams conv_params(const Attrs& a);
+Attrs conv_attrs(const ConvParams& p, const Dims& spatial = {});
+
 // y = conv(x, w) (cross-correlation, no bias). `api` names the caller in errors.
 Tensor conv(const Tensor& x, const Tensor& w, const ConvParams& p, const char* api = "oar.conv");
 // The adjoint of conv with respect to x (transposed convolution): gy is

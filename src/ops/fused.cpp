@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "autograd/autograd.h"
+#include "ops/conv.h"
 #include "ops/dispatch.h"
 
 namespace oar {
@@ -168,6 +169,95 @@ Tensors fused_linear_act_grad(const GradCtx& c) {
 OpDef& kFusedLinearAct =
     OpBuilder("fused_linear_act").attrs({"act"}).meta(fused_linear_act_meta).grad(fused_linear_act_grad);
 
+// ---------------------------------------------------------------- fused_conv
+
+constexpr const char* kConvApi = "oar.fused_conv";
+constexpr size_t kInts = 7, kInt = 2;
+static_assert(std::is_same_v<std::variant_alternative_t<kInts, AttrValue>, Dims> &&
+              std::is_same_v<std::variant_alternative_t<kInt, AttrValue>, int64_t>);
+
+// act(conv(x, w) + bias + residual). attrs: conv's five (strides, pads_l,
+// pads_r, dilations, groups) and its `spatial` (empty), act ("" for none, a
+// kActivations name, or "clip"), and clip's bounds lo, hi (+-inf for none).
+Metas fused_conv_meta(std::span<const Tensor> in, const Attrs& a) {
+  check_arity(in, 4, a, {kInts, kInts, kInts, kInts, kInt, kInts, kString, kDouble, kDouble}, kConvApi);
+  const Tensor &x = in[0], &w = in[1], &b = in[2], &r = in[3];
+  OAR_CHECK(x.defined() && w.defined(), Value, "[", kConvApi, "] x and weight are required");
+  OAR_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::BFloat16, Type, "[", kConvApi,
+            "] supports float32 and bfloat16, got ", dtype_name(x.dtype()));
+  check_same_dtype(w, x, kConvApi, "weight");
+  OAR_CHECK(x.dim() == 4, Value, "[", kConvApi, "] expects a 4-D input, got shape ", shape_str(x.shape()));
+  OAR_CHECK(a.ints(5).empty(), Value, "[", kConvApi, "] spatial must be empty, got ", shape_str(a.ints(5)));
+  const std::string& act = a.s(6);
+  OAR_CHECK(act.empty() || act == "clip" || find_activation(act), Value, "[", kConvApi,
+            "] act must be empty, clip, relu, gelu, gelu_tanh, silu, sigmoid or tanh, got '", act, "'");
+  OAR_CHECK(!(a.f(7) > a.f(8)) && !std::isnan(a.f(7)) && !std::isnan(a.f(8)), Value, "[", kConvApi,
+            "] clip bounds must be ordered numbers, got ", a.f(7), " and ", a.f(8));
+  Dims out = conv_output_shape(x.shape(), w.shape(), conv_params(a), kConvApi);
+  if (b.defined()) {
+    check_same_dtype(b, x, kConvApi, "bias");
+    // One value per output channel, broadcasting along dim 1: [O], [O, 1, 1] or [1, O, 1, 1].
+    bool channel = b.numel() == out[1] && b.dim() <= 4;
+    for (int64_t d = 0; channel && d < b.dim(); ++d)
+      channel = b.shape()[d] == (d == b.dim() - 3 ? out[1] : 1) || (b.dim() == 1 && b.shape()[0] == out[1]);
+    OAR_CHECK(channel, Value, "[", kConvApi, "] bias must hold one value per output channel ([", out[1], "], [",
+              out[1], ", 1, 1] or [1, ", out[1], ", 1, 1]), got shape ", shape_str(b.shape()));
+  }
+  if (r.defined()) {
+    check_same_dtype(r, x, kConvApi, "residual");
+    OAR_CHECK(r.shape() == out, Value, "[", kConvApi, "] residual must have the output's shape ", shape_str(out),
+              ", got ", shape_str(r.shape()));
+  }
+  return {TensorMeta{out, x.dtype()}};
+}
+
+Tensors fused_conv_grad(const GradCtx& c) {
+  const Attrs& a = c.attr();
+  const Tensor &b = c.in(2), &r = c.in(3);
+  // values: x, w, bias, residual, [bias as [O, 1, 1]], [clip bounds], then the nodes' results
+  Tensors values{c.in(0), c.in(1), b, r};
+  const std::string& act = a.s(6);
+  // clip's bounds; an absent one is an undefined operand of the rebuilt clip
+  int lo = -1, hi = -1;
+  if (act == "clip") {
+    values.push_back(Tensor());
+    lo = hi = int(values.size()) - 1;
+    if (std::isfinite(a.f(7))) {
+      values.push_back(scalar_tensor(Scalar(a.f(7)), c.in(0).dtype()));
+      lo = int(values.size()) - 1;
+    }
+    if (std::isfinite(a.f(8))) {
+      values.push_back(scalar_tensor(Scalar(a.f(8)), c.in(0).dtype()));
+      hi = int(values.size()) - 1;
+    }
+  }
+  const int base = int(values.size());
+  std::vector<Node> nodes;
+  auto last = [&] { return base + int(nodes.size()) - 1; };
+  int bias = 2;
+  if (b.defined() && b.dim() == 1) {  // [O] broadcasts along the channels as [O, 1, 1]
+    nodes.push_back({&op_named("reshape"), {2}, Attrs{Dims{b.numel(), 1, 1}}});
+    bias = last();
+  }
+  nodes.push_back({&op_named("conv"), {0, 1}, conv_attrs(conv_params(a))});
+  const int conv_out = last();
+  if (b.defined()) nodes.push_back({&op_named("add"), {conv_out, bias}, Attrs{}});
+  if (r.defined()) nodes.push_back({&op_named("add"), {last(), 3}, Attrs{}});
+  if (act == "clip") {
+    nodes.push_back({&op_named("clip"), {last(), lo, hi}, Attrs{}});
+  } else if (!act.empty()) {
+    const Activation& f = *find_activation(act);
+    nodes.push_back({&op_named(f.op), {last()}, activation_attrs(f)});
+  }
+  return composite_grad(c, values, 4, nodes);
+}
+
+OpDef& kFusedConv = OpBuilder("fused_conv")
+                        .attrs({"strides", "pads_l", "pads_r", "dilations", "groups", "spatial", "act", "lo", "hi"})
+                        .optional({2, 3})
+                        .meta(fused_conv_meta)
+                        .grad(fused_conv_grad);
+
 // ---------------------------------------------------------------- fused_attention
 
 constexpr const char* kAttnApi = "oar.fused_attention";
@@ -320,6 +410,17 @@ OpDef& kFusedElementwise =
 }  // namespace
 
 namespace ops {
+
+Tensor fused_conv(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& residual, const ConvParams& p,
+                  const std::string& act, double lo, double hi) {
+  Tensor in[4] = {contiguous(x), contiguous(w), bias.defined() ? contiguous(bias) : bias,
+                  residual.defined() ? contiguous(residual) : residual};
+  Attrs a = conv_attrs(p);
+  a.push_back(act);
+  a.push_back(lo);
+  a.push_back(hi);
+  return dispatch1(kFusedConv, in, a);
+}
 
 Tensor fused_linear_act(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& act) {
   Tensor in[3] = {x, w, b};

@@ -6,6 +6,7 @@
 #pragma once
 #include <string>
 
+#include "ops/conv.h"
 #include "ops/ops.h"
 
 namespace oar::ops {
@@ -18,6 +19,14 @@ Tensor fused_linear_act(const Tensor& x, const Tensor& w, const Tensor& b, const
 std::span<const char* const> fused_linear_activations();
 // The activation name of a unary op with these attributes, or "" if it has none.
 std::string activation_of(const OpDef& def, const Attrs& attrs);
+
+// act(conv(x, w) + bias + residual) for 4-D float32/bfloat16 input: bias
+// (optional: undefined) holds one value per output channel ([O], [O, 1, 1]
+// or [1, O, 1, 1]), residual (optional) has the output's shape, act is "",
+// "clip" (to [lo, hi]; +-inf for no bound) or one of fused_linear_activations().
+// Runs as one oneDNN convolution with bias and post-ops.
+Tensor fused_conv(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& residual, const ConvParams& p,
+                  const std::string& act, double lo, double hi);
 
 // softmax(q k^T * scale + mask [+ causal mask]) v over the last two dims.
 // q [..., Lq, D], k [..., Lk, D], v [..., Lk, Dv] share their leading dims;

@@ -48,14 +48,14 @@ _KEPT = {
 }
 
 _PASSES = ("dce", "cse", "constant_folding", "fold_conv_bn", "fuse_softmax_layer_norm", "fuse_linear_act",
-           "fuse_attention", "fuse_elementwise")
+           "fuse_conv_act", "fuse_attention", "fuse_elementwise")
 
 
 class BuildStrategy:
     """Switches for the graph passes, Paddle-style.
 
     oar pass flags: ``dce``, ``cse``, ``constant_folding`` (default True),
-    ``fuse_softmax_layer_norm``, ``fuse_linear_act``, ``fuse_attention``,
+    ``fuse_softmax_layer_norm``, ``fuse_linear_act``, ``fuse_conv_act``, ``fuse_attention``,
     ``fuse_elementwise`` (default True) and ``fold_conv_bn`` (None: on for inference only; True/False to
     force it). ``pass_flags(inference)`` gives the keyword arguments of
     ``Program.optimize``.
@@ -105,7 +105,8 @@ class BuildStrategy:
         f = self._flags
         conv_bn = bool(inference) if f["fold_conv_bn"] is None else f["fold_conv_bn"]
         return {"dce": f["dce"], "cse": f["cse"], "fold": f["constant_folding"], "fold_conv_bn": conv_bn,
-                "fuse_softmax_layer_norm": f["fuse_softmax_layer_norm"], "fuse_linear_act": f["fuse_linear_act"], "fuse_attention": f["fuse_attention"],
+                "fuse_softmax_layer_norm": f["fuse_softmax_layer_norm"], "fuse_linear_act": f["fuse_linear_act"],
+                "fuse_conv_act": f["fuse_conv_act"], "fuse_attention": f["fuse_attention"],
                 "fuse_elementwise": f["fuse_elementwise"]}
 
     def __repr__(self):

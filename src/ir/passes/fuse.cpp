@@ -4,6 +4,7 @@
 // right after that op, where every operand of the pattern is defined and
 // before every user of its result.
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -105,6 +106,97 @@ bool fuse_linear_act_block(Block& b) {
         changed = true;
         break;
       }
+    }
+  }
+  return changed;
+}
+
+// ---------------------------------------------------------------- convolution + bias + residual + activation
+
+// The only reader of `v`, if there is one and it is a plain op of block `b`.
+Operation* sole_user(Value* v, const Block& b) {
+  if (!single_use(v)) return nullptr;
+  Operation* u = v->uses()[0].op;
+  return plain(u) && u->parent() == &b ? u : nullptr;
+}
+
+// The other operand of a two-operand `add` that reads `v`.
+Value* other_addend(Operation* add, const Value* v) {
+  if (add->name() != "add" || add->num_operands() != 2) return nullptr;
+  return add->operand(0) == v ? add->operand(1) : add->operand(0);
+}
+
+// A value holding one number per channel of an [N, C, H, W] result: [C, 1, 1] or [1, C, 1, 1].
+bool channel_shaped(const Type& t, int64_t channels, DType dt) {
+  const Dims& s = t.shape;
+  if (t.dtype != dt || channels < 0) return false;
+  if (s.size() == 3) return s[0] == channels && s[1] == 1 && s[2] == 1;
+  return s.size() == 4 && s[0] == 1 && s[1] == channels && s[2] == 1 && s[3] == 1;
+}
+
+bool fuse_conv_act_block(Block& b) {
+  bool changed = false;
+  const OpDef& fused = def_of("fused_conv");
+  for (auto it = b.begin(); it != b.end();) {
+    Operation* conv = it->get();
+    ++it;
+    if (!plain(conv) || conv->name() != "conv" || conv->num_operands() != 2) continue;
+    const Type& t = conv->result(0)->type();
+    if (t.shape.size() != 4 || (t.dtype != DType::Float32 && t.dtype != DType::BFloat16)) continue;
+    // Grow forwards: [+ bias] [+ residual] [activation], each the sole reader of the previous result.
+    std::vector<Operation*> absorbed{conv};
+    Value* cur = conv->result(0);
+    Value *bias = nullptr, *residual = nullptr;
+    std::string act;
+    double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+    Operation* u = sole_user(cur, b);
+    if (u && u->result(0)->type() == t) {
+      Value* o = other_addend(u, cur);
+      if (o && o != cur && channel_shaped(o->type(), t.shape[1], t.dtype)) {
+        bias = o;
+        absorbed.push_back(u);
+        cur = u->result(0);
+        u = sole_user(cur, b);
+      }
+    }
+    if (u && u->result(0)->type() == t) {
+      Value* o = other_addend(u, cur);
+      if (o && o != cur && o->type() == t) {
+        residual = o;
+        absorbed.push_back(u);
+        cur = u->result(0);
+        u = sole_user(cur, b);
+      }
+    }
+    if (u && u->result(0)->type() == t && u->operand(0) == cur) {
+      if (u->name() == "clip" && u->num_operands() == 3) {
+        double l = lo, h = hi;
+        bool ok = (!u->operand(1) || scalar_value(u->operand(1), &l)) && (!u->operand(2) || scalar_value(u->operand(2), &h));
+        if (ok && !(l > h)) {
+          act = "clip";
+          lo = l;
+          hi = h;
+        }
+      } else if (u->num_operands() == 1) {
+        act = ops::activation_of(u->def(), u->attrs());
+      }
+      if (!act.empty()) absorbed.push_back(u);
+    }
+    if (absorbed.size() < 2) continue;
+    Operation* root = absorbed.back();
+    Attrs attrs = conv->attrs();
+    attrs.push_back(act);
+    attrs.push_back(lo);
+    attrs.push_back(hi);
+    auto after = std::find_if(b.begin(), b.end(), [&](const auto& op) { return op.get() == root; });
+    ++after;
+    // Erased after the root, users before producers: absorbed[n-2], ..., absorbed[1], conv.
+    Operation* dead[3] = {nullptr, nullptr, nullptr};
+    for (size_t k = 0; k + 1 < absorbed.size(); ++k) dead[k] = absorbed[absorbed.size() - 2 - k];
+    if (replace(b, after, root, fused, {conv->operand(0), conv->operand(1), bias, residual}, attrs,
+                {dead[0], dead[1], dead[2]})) {
+      changed = true;
+      it = b.begin();  // the iterator may point at an erased op: start over (already fused convs are skipped)
     }
   }
   return changed;
@@ -419,6 +511,7 @@ bool fuse_softmax_layer_norm_block(Block& b) {
 bool fuse_softmax_layer_norm(Program& p) { return for_each_block(p.body(), fuse_softmax_layer_norm_block); }
 
 bool fuse_linear_activation(Program& p) { return for_each_block(p.body(), fuse_linear_act_block); }
+bool fuse_conv_activation(Program& p) { return for_each_block(p.body(), fuse_conv_act_block); }
 bool fuse_attention(Program& p) { return for_each_block(p.body(), fuse_attention_block); }
 bool fuse_elementwise(Program& p) { return for_each_block(p.body(), fuse_elementwise_block); }
 

@@ -23,6 +23,8 @@ PassResult run_passes(Program& p, std::vector<Tensor>& bindings, const PassOptio
     if (options.fuse_softmax_layer_norm && fuse_softmax_layer_norm(p)) changed = r.fuse_softmax_layer_norm = true;
     if (options.fuse_attention && fuse_attention(p)) changed = r.fuse_attention = true;
     if (options.fuse_linear_act && fuse_linear_activation(p)) changed = r.fuse_linear_act = true;
+    // Before elementwise chains, which would otherwise take the bias and residual adds.
+    if (options.fuse_conv_act && fuse_conv_activation(p)) changed = r.fuse_conv_act = true;
     if (options.fuse_elementwise && fuse_elementwise(p)) changed = r.fuse_elementwise = true;
     if (!changed) break;
   }

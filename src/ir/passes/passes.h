@@ -51,6 +51,13 @@ bool constant_folding(Program& p, std::vector<Tensor>& bindings);
 // only, never on a program that is trained or whose parameters change.
 bool fold_conv_batch_norm(Program& p, std::vector<Tensor>& bindings);
 
+// A 4-D float32/bfloat16 conv followed by any of: + bias ([C, 1, 1] or
+// [1, C, 1, 1]), + residual (the result's type), then relu, clip with
+// constant bounds (relu6), gelu, silu, sigmoid or tanh, each the sole reader
+// of the one before, becomes one fused_conv (oneDNN post-ops: the bias,
+// residual and activation are applied while the output is in cache).
+bool fuse_conv_activation(Program& p);
+
 // linear(x, w, b) or matmul(x, w [K, N]) + b [N], followed by relu, gelu
 // (either form), silu, sigmoid or tanh, becomes fused_linear_act.
 bool fuse_linear_activation(Program& p);
@@ -83,12 +90,14 @@ struct PassOptions {
   bool fold_conv_bn = false;  // inference only (see fold_conv_batch_norm)
   bool fuse_softmax_layer_norm = false;
   bool fuse_linear_act = false;
+  bool fuse_conv_act = false;
   bool fuse_attention = false;
   bool fuse_elementwise = false;
 
   static PassOptions inference() {
     PassOptions o;
-    o.fold_conv_bn = o.fuse_softmax_layer_norm = o.fuse_linear_act = o.fuse_attention = o.fuse_elementwise = true;
+    o.fold_conv_bn = o.fuse_softmax_layer_norm = o.fuse_linear_act = o.fuse_conv_act = o.fuse_attention =
+        o.fuse_elementwise = true;
     return o;
   }
 };
@@ -101,6 +110,7 @@ struct PassResult {
   bool fold_conv_bn = false;
   bool fuse_softmax_layer_norm = false;
   bool fuse_linear_act = false;
+  bool fuse_conv_act = false;
   bool fuse_attention = false;
   bool fuse_elementwise = false;
 };

@@ -1,8 +1,12 @@
 // Convolution kernels. float32 and bfloat16 run on oneDNN (bfloat16 through
 // float32 where the CPU has no native bf16 convolution); float64 runs on the
 // direct loops below, written in gather form so threads never share outputs.
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 
+#include "autograd/autograd.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/onednn.h"
@@ -277,7 +281,120 @@ template <KernelFn K> void widen_float16(std::span<const Tensor> in, std::span<T
 }
 
 #define OAR_CONV_DTYPES { DType::Float16, DType::BFloat16, DType::Float32, DType::Float64 }
+// ---- fused_conv: act(conv(x, w) + bias + residual) as one oneDNN primitive
+// (bias argument, then a sum post-op that adds the residual already in the
+// destination, then an eltwise post-op).
+
+dnnl::algorithm eltwise_alg(const std::string& act, float* alpha, float* beta, const Attrs& a) {
+  using dnnl::algorithm;
+  *alpha = 0.0f;
+  *beta = 0.0f;
+  if (act == "relu") return algorithm::eltwise_relu;
+  if (act == "clip") {
+    constexpr float big = std::numeric_limits<float>::max();
+    *alpha = std::isfinite(a.f(7)) ? float(a.f(7)) : -big;
+    *beta = std::isfinite(a.f(8)) ? float(a.f(8)) : big;
+    return algorithm::eltwise_clip;
+  }
+  if (act == "gelu") return algorithm::eltwise_gelu_erf;
+  if (act == "gelu_tanh") return algorithm::eltwise_gelu_tanh;
+  if (act == "silu") {
+    *alpha = 1.0f;
+    return algorithm::eltwise_swish;
+  }
+  if (act == "sigmoid") return algorithm::eltwise_logistic;
+  if (act == "tanh") return algorithm::eltwise_tanh;
+  fail(ErrorKind::Runtime, "[oar.fused_conv] internal: unknown activation '", act, "'");
+}
+
+void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& r, const Tensor& y,
+                       const Attrs& a, DType dt) {
+  const Dims &xs = x.shape(), &ws = w.shape(), &ys = y.shape();
+  const int64_t G = a.i(4);
+  Dims dil_m1;
+  for (int64_t v : a.ints(3)) dil_m1.push_back(v - 1);
+  const std::string& act = a.s(6);
+  std::string key = "fused" + std::string(dtype_name(dt)) + du::key_dims(xs) + du::key_dims(ws) + du::key_dims(ys) +
+                    du::key_dims(a.ints(0)) + du::key_dims(a.ints(1)) + du::key_dims(a.ints(2)) +
+                    du::key_dims(dil_m1) + std::to_string(G) + (b.defined() ? "b" : "") + (r.defined() ? "r" : "") +
+                    act + std::to_string(a.f(7)) + std::to_string(a.f(8));
+  memory::desc xmd = du::plain_md(xs, dt), wmd = weight_md(ws, G, dt), ymd = du::plain_md(ys, dt);
+  memory::desc bmd = du::plain_md(Dims{ys[1]}, dt);
+  du::Prim prim = du::cached(key, [&]() -> du::Prim {
+    using namespace dnnl;
+    auto any = [&](const memory::desc& md) { return memory::desc(md.dims(), du::data_type(dt), memory::format_tag::any); };
+    memory::dims st = mdims(a.ints(0)), pl = mdims(a.ints(1)), pr = mdims(a.ints(2)), dl = mdims(dil_m1);
+    auto d = b.defined() ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
+                                                     any(xmd), any(wmd), bmd, any(ymd), st, dl, pl, pr)
+                         : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
+                                                     any(xmd), any(wmd), any(ymd), st, dl, pl, pr);
+    post_ops po;
+    if (r.defined()) po.append_sum(1.0f);
+    if (!act.empty()) {
+      float alpha, beta;
+      algorithm alg = eltwise_alg(act, &alpha, &beta, a);
+      po.append_eltwise(1.0f, alg, alpha, beta);
+    }
+    primitive_attr attr;
+    attr.set_post_ops(po);
+    auto pd = convolution_forward::primitive_desc(d, attr, du::engine());
+    return {convolution_forward(pd), {pd.src_desc(), pd.weights_desc(), pd.dst_desc()}};
+  });
+  const std::vector<memory::desc>& m = prim.mds;
+  // The sum post-op reads the destination: it starts as the residual.
+  if (r.defined() && y.raw_data() != r.raw_data())
+    std::memcpy(y.raw_data(), r.raw_data(), size_t(y.numel()) * y.itemsize());
+  std::vector<du::Arg> args{{DNNL_ARG_SRC, &x, xmd, m[0], false}, {DNNL_ARG_WEIGHTS, &w, wmd, m[1], false},
+                            {DNNL_ARG_DST, &y, ymd, m[2], true, r.defined()}};
+  if (b.defined()) args.push_back({DNNL_ARG_BIAS, &b, bmd, bmd, false});
+  du::execute(prim, args, key);
+}
+
+void fused_conv_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  const Tensor &x = in[0], &w = in[1], &b = in[2], &r = in[3];
+  Tensor& y = out[0];
+  if (y.numel() == 0) return;
+  if (x.numel() == 0 || w.numel() == 0) {  // an empty sum: the output is act(bias + residual)
+    NoGradGuard ng;
+    Tensor z = ops::zeros(y.shape(), y.dtype());
+    if (b.defined()) z = ops::add(z, ops::reshape(b, Dims{1, y.shape()[1], 1, 1}));
+    if (r.defined()) z = ops::add(z, r);
+    const std::string& act = a.s(6);
+    if (act == "clip") {
+      z = ops::clip(z, std::isfinite(a.f(7)) ? std::optional<Scalar>(a.f(7)) : std::nullopt,
+                    std::isfinite(a.f(8)) ? std::optional<Scalar>(a.f(8)) : std::nullopt);
+    } else if (!act.empty()) {
+      fail(ErrorKind::NotImplemented, "[oar.fused_conv] an empty input with activation '", act, "'");
+    }
+    ops::copy_(y, z);
+    return;
+  }
+  if (x.dtype() == DType::BFloat16) {
+    try {
+      onednn_fused_conv(x, w, b, r, y, a, DType::BFloat16);
+      return;
+    } catch (const dnnl::error&) {
+    }
+    // No bfloat16 convolution on this CPU: run in float32.
+    Tensor yf = empty_tensor(y.shape(), DType::Float32);
+    Tensor bf = b.defined() ? to_f32(b) : Tensor(), rf = r.defined() ? to_f32(r) : Tensor();
+    try {
+      onednn_fused_conv(to_f32(x), to_f32(w), bf, rf, yf, a, DType::Float32);
+    } catch (const dnnl::error& e) {
+      fail(ErrorKind::Runtime, "[oar.fused_conv] oneDNN could not run the convolution: ", e.what());
+    }
+    elementwise<bfloat16, float>(y, [](float v) { return v; }, yf);
+    return;
+  }
+  try {
+    onednn_fused_conv(x, w, b, r, y, a, DType::Float32);
+  } catch (const dnnl::error& e) {
+    fail(ErrorKind::Runtime, "[oar.fused_conv] oneDNN could not run the convolution: ", e.what());
+  }
+}
+
 KernelRegistrar r1("conv", DeviceType::CPU, OAR_CONV_DTYPES, widen_float16<conv_kernel>);
+KernelRegistrar r4("fused_conv", DeviceType::CPU, {DType::Float32, DType::BFloat16}, fused_conv_kernel);
 KernelRegistrar r2("conv_transpose", DeviceType::CPU, OAR_CONV_DTYPES, widen_float16<conv_transpose_kernel>);
 KernelRegistrar r3("conv_grad_weight", DeviceType::CPU, OAR_CONV_DTYPES, widen_float16<conv_grad_weight_kernel>);
 

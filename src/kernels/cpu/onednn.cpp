@@ -148,7 +148,9 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
       margs.emplace(a.id, wrap(a.plain, *a.t));
     } else if (a.output) {
       dnnl::memory internal(a.want, engine());
-      outs.emplace_back(internal, wrap(a.plain, *a.t));
+      dnnl::memory user = wrap(a.plain, *a.t);
+      if (a.inout) reorder(user, internal, key + "/reorder" + std::to_string(a.id) + "inout");
+      outs.emplace_back(internal, user);
       margs.emplace(a.id, internal);
     } else {
       margs.emplace(a.id, reorder_in(a, key));

@@ -41,6 +41,7 @@ struct Arg {
   dnnl::memory::desc plain;
   dnnl::memory::desc want;
   bool output;
+  bool inout = false;  // an output the primitive also reads (a sum post-op): reordered in as well
 };
 void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key);
 
