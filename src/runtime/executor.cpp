@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "kernels/cpu/handoff.h"
 #include "ops/dispatch.h"
 
 namespace oar::runtime {
@@ -44,6 +45,30 @@ KernelFn kernel_for(const OpDef& op, DType dt, const char* api) {
 
 int64_t nbytes_of(const Tensor& t) { return t.numel() * int64_t(t.itemsize()); }
 
+// Steps whose fused_conv output is read only by the next step, a fused_conv
+// taking it as input 0 (Note [layout hand-off] in kernels/cpu/handoff.h;
+// the run hands off float32 outputs only).
+std::vector<char> conv_handoffs(const Model& m) {
+  const size_t n = m.steps.size();
+  std::vector<int> readers(size_t(m.num_slots), 0);
+  for (const Step& st : m.steps)
+    for (int in : st.in)
+      if (in >= 0) ++readers[size_t(in)];
+  for (int o : m.output_slots) readers[size_t(o)] += 2;  // never hand off what the caller reads
+  auto conv = [&](const Step& st) { return st.def->name == "fused_conv" && st.out.size() == 1; };
+  std::vector<char> h(n, 0);
+  for (size_t s = 0; s + 1 < n; ++s) {
+    const Step &a = m.steps[s], &b = m.steps[s + 1];
+    h[s] = conv(a) && conv(b) && readers[size_t(a.out[0])] == 1 && !b.in.empty() && b.in[0] == a.out[0];
+  }
+  return h;
+}
+
+// Turns the hand-off flags off however the run ends.
+struct HandoffGuard {
+  ~HandoffGuard() { cpu::clear_conv_handoff(); }
+};
+
 }  // namespace
 
 int64_t Executor::release_arena() {
@@ -79,9 +104,14 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
   int64_t live = 0, peak = 0;
   Tensors ins;
   Tensors outs;
+  const std::vector<char> handoff = conv_handoffs(m);
+  HandoffGuard handoff_guard;
+  bool handed_off = false;  // the previous step kept its output in oneDNN's layout
   for (size_t s = 0; s < m.steps.size(); ++s) {
     const Step& st = m.steps[s];
     const OpDef& op = *st.def;
+    const bool consume = handed_off;
+    handed_off = false;
     ins.clear();
     for (int in : st.in) ins.push_back(in >= 0 ? env[size_t(in)] : Tensor());
     std::span<const Tensor> in_span(ins.data(), ins.size());
@@ -116,7 +146,11 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
             if (!is_output[size_t(slot)]) fresh[size_t(slot)] = bytes;
           }
         }
+        const bool produce = handoff[s] && metas[0].dtype == DType::Float32;
+        cpu::set_conv_handoff(consume, produce);
         k(in_span, std::span<Tensor>(outs.data(), outs.size()), *st.attrs);
+        cpu::set_conv_handoff(produce, false);
+        handed_off = produce;
       }
     }
     OAR_CHECK(outs.size() == st.out.size(), Runtime, "[", api, "] op '", op.name, "' returned ", outs.size(),

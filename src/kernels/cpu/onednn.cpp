@@ -1,4 +1,5 @@
 #include "kernels/cpu/onednn.h"
+#include "kernels/cpu/handoff.h"
 
 #include <list>
 #include <mutex>
@@ -138,12 +139,35 @@ dnnl::memory reorder_in(const Arg& a, const std::string& key) {
   return c.map.emplace(std::move(pk), internal).first->second;
 }
 
+// Note [layout hand-off] in kernels/cpu/handoff.h.
+struct Handoff {
+  bool consume = false, produce = false;
+  const void* data = nullptr;  // the plain buffer the kept output stands for
+  dnnl::memory kept;
+};
+Handoff& handoff() {
+  thread_local Handoff h;
+  return h;
+}
+
 }  // namespace
 
 void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key) {
   std::unordered_map<int, dnnl::memory> margs;
   std::vector<std::pair<dnnl::memory, dnnl::memory>> outs;  // (internal, user)
+  Handoff& h = handoff();
   for (const Arg& a : args) {
+    if (h.consume && a.id == DNNL_ARG_SRC && h.kept && h.data == a.t->raw_data()) {
+      // The previous convolution's output, still in its own layout.
+      if (h.kept.get_desc() == a.want) {
+        margs.emplace(a.id, h.kept);
+      } else {
+        dnnl::memory internal(a.want, engine());
+        reorder(h.kept, internal, key + "/handoff");
+        margs.emplace(a.id, internal);
+      }
+      continue;
+    }
     if (a.want == a.plain) {
       margs.emplace(a.id, wrap(a.plain, *a.t));
     } else if (a.output) {
@@ -157,9 +181,37 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
     }
   }
   p.prim.execute(stream(), margs);
-  for (size_t i = 0; i < outs.size(); ++i) reorder(outs[i].first, outs[i].second, key + "/out" + std::to_string(i));
+  const dnnl::memory* dst = nullptr;
+  for (const Arg& a : args)
+    if (a.id == DNNL_ARG_DST) dst = &margs.at(a.id);
+  if (h.produce && dst && outs.size() == 1) {
+    h.data = outs[0].second.get_data_handle();
+    h.kept = outs[0].first;
+  } else {
+    for (size_t i = 0; i < outs.size(); ++i) reorder(outs[i].first, outs[i].second, key + "/out" + std::to_string(i));
+  }
   stream().wait();
 }
+
+}  // namespace oar::cpu::dnnl_util
+
+namespace oar::cpu {
+
+void set_conv_handoff(bool consume, bool produce) {
+  dnnl_util::Handoff& h = dnnl_util::handoff();
+  h.consume = consume;
+  h.produce = produce;
+  if (!consume && !produce) {
+    h.data = nullptr;
+    h.kept = dnnl::memory();
+  }
+}
+
+void clear_conv_handoff() { set_conv_handoff(false, false); }
+
+}  // namespace oar::cpu
+
+namespace oar::cpu::dnnl_util {
 
 std::string key_dims(const Dims& d) {
   std::string s = "[";
