@@ -410,6 +410,22 @@ def test_cpp_example_matches_eager(resnet, tmp_path):
     assert r.returncode == 1 and r.stderr.startswith("[oar.inference.create_predictor]")
 
 
+def test_cpp_example_runs_every_zoo_model(zoo, tmp_path):
+    # The C++ example (no Python in the process) against eager, for every model of the zoo.
+    exe = _binary("oar_infer_example")
+    inputs = zoo.make(3)
+    args = []
+    for spec, x in zip(ZOO[zoo.name][1], inputs):
+        np.save(tmp_path / f"{spec.name}.npy", x)
+        args += ["--input", f"{spec.name}={tmp_path / (spec.name + '.npy')}"]
+    out = str(tmp_path / "y")
+    r = subprocess.run([exe, zoo.prefix, "--out", out] + args, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    ref = zoo.eager(inputs)
+    got = [np.load(f"{out}_out{i}.npy") for i in range(len(ref))]
+    _close(got, ref, 2e-5)
+
+
 def test_oar_bench_reports_latency_and_throughput(mlp):
     _, prefix = mlp
     exe = _binary("oar-bench")
