@@ -13,7 +13,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export PYTHONPATH := $(CURDIR)/python
 
-.PHONY: all deps venv build demo test test-cpp test-python test-asan bench clean
+.PHONY: all deps venv build demo test test-cpp test-python test-asan bench fuzz fuzz-deps clean
 
 all: build
 
@@ -69,6 +69,54 @@ bench: build
 	bash benchmarks/setup_peers.sh
 	$(VPY) benchmarks/eager_overhead.py
 	$(VPY) benchmarks/kernels.py
+
+# libFuzzer + ASan + UBSan over the model loader (tests/fuzz): the loader's
+# own sources are compiled with clang and instrumentation into the fuzzer,
+# the rest of the core comes from the release build's shared libraries (the
+# executable's definitions take precedence over theirs). Findings are saved
+# under $(FUZZ_DIR)/crashes; reproduce one with `$(FUZZ_DIR)/fuzz_model_loader FILE`.
+FUZZ_SECONDS ?= 600
+FUZZ_MAX_LEN ?= 65536
+FUZZ_JOBS ?= 1
+FUZZ_DIR := build/fuzz
+FUZZ_CXX ?= clang++
+FUZZ_FLAGS := -std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_SOURCES := src/io/json.cpp src/io/safetensors.cpp src/ir/serialize.cpp src/ir/verify.cpp src/ir/printer.cpp \
+  src/runtime/model.cpp tests/fuzz/fuzz_model_loader.cpp
+FUZZ_OBJECTS := $(patsubst %.cpp,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SOURCES))
+
+$(FUZZ_DIR)/obj/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -Isrc -Iinclude -MMD -MP -c $< -o $@
+
+-include $(FUZZ_OBJECTS:.o=.d)
+
+$(FUZZ_DIR)/fuzz_model_loader: $(FUZZ_OBJECTS) $(BUILD)/liboar.so $(BUILD)/liboar_inference.so
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_OBJECTS) -o $@ -L$(BUILD) -loar_inference -loar \
+	  -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+fuzz-deps:
+	@missing=""; for p in clang libclang-rt-dev; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+# Fork mode keeps fuzzing after a finding (each is saved), so one run reports
+# every kind of finding rather than only the first; the target fails if any.
+fuzz: build fuzz-deps
+	$(MAKE) -j $(JOBS) $(FUZZ_DIR)/fuzz_model_loader
+	$(VPY) tools/fuzz_corpus.py $(FUZZ_DIR)/seeds
+	mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/crashes
+	touch $(FUZZ_DIR)/started
+	ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/fuzz_model_loader $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds \
+	  -dict=tests/fuzz/model_loader.dict -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  -malloc_limit_mb=2048 -max_len=$(FUZZ_MAX_LEN) -fork=$(FUZZ_JOBS) -ignore_crashes=1 -ignore_ooms=1 \
+	  -ignore_timeouts=1 -artifact_prefix=$(CURDIR)/$(FUZZ_DIR)/crashes/
+	@found=$$(find $(FUZZ_DIR)/crashes -type f -newer $(FUZZ_DIR)/started); \
+	if [ -n "$$found" ]; then echo "fuzz: findings (replay with $(FUZZ_DIR)/fuzz_model_loader FILE):"; \
+	  echo "$$found"; exit 1; fi; echo "fuzz: no findings in $(FUZZ_SECONDS) s"
 
 clean:
 	rm -rf build python/oar/_C*.so python/oar/liboar*.so

@@ -98,12 +98,14 @@ def _expand_index(x, index):
                 dim += 1
                 out_pos += 1
                 continue
-            n = x.shape[dim]
-            start = item.start if item.start is not None else (0 if step > 0 else n - 1)
-            stop = item.stop if item.stop is not None else (n if step > 0 else -n - 1)
+            # Bounds go to the op as written (omitted ones as "to the end"
+            # sentinels); the op resolves them against the actual size, so a
+            # traced program stays right for other sizes of a dynamic dim.
+            start = item.start if item.start is not None else (0 if step > 0 else _TO_END)
+            stop = item.stop if item.stop is not None else (_TO_END if step > 0 else _TO_BEGIN)
             axes.append(dim)
-            starts.append(_int_of(start))
-            ends.append(_int_of(stop))
+            starts.append(_clamp64(_int_of(start)))
+            ends.append(_clamp64(_int_of(stop)))
             steps.append(step)
             dim += 1
             out_pos += 1
@@ -112,10 +114,10 @@ def _expand_index(x, index):
             i = int(item)
             if i < -n or i >= n:
                 raise IndexError(f"[Tensor.__getitem__] index {i} is out of bounds for axis {dim} with size {n}")
-            i = i + n if i < 0 else i
             axes.append(dim)
             starts.append(i)
-            ends.append(i + 1)
+            # x[-1] is the slice [-1:], which the op resolves at run time.
+            ends.append(_TO_END if i == -1 else i + 1)
             steps.append(1)
             int_axes.append(dim)
             dim += 1
@@ -125,6 +127,17 @@ def _expand_index(x, index):
         else:
             return None
     return axes, starts, ends, steps, int_axes, new_axes
+
+
+# Slice bounds meaning "to the end" in the step's direction (Note [slice
+# bounds] in src/ops/shape.cpp).
+_TO_END = 2**63 - 1
+_TO_BEGIN = -(2**63)
+
+
+def _clamp64(v):
+    # Python ints are unbounded; anything beyond int64 clamps the same way.
+    return builtins.min(builtins.max(v, _TO_BEGIN), _TO_END)
 
 
 def _int_of(v):

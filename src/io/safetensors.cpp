@@ -1,5 +1,5 @@
-// The safetensors reader: a small strict JSON parser for the header, the
-// validation of every entry, then one allocation per file.
+// The safetensors reader: the header parsed with the strict JSON reader
+// (io/json.h), the validation of every entry, then one allocation per file.
 #include "io/safetensors.h"
 
 #include <algorithm>
@@ -18,8 +18,6 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; a big-endian host would have to swap bytes");
-
-// ---------------------------------------------------------------- JSON
 
 bool valid_utf8(const std::string& s) {
   for (size_t i = 0; i < s.size();) {
@@ -50,209 +48,6 @@ std::string quoted(const std::string& s) {
   }
   return out + "'";
 }
-
-class Parser {
- public:
-  Parser(std::string_view text, std::string& err, int max_depth = 16)
-      : p_(text.data()), end_(text.data() + text.size()), err_(err), max_depth_(max_depth) {}
-
-  bool document(Json& out) {
-    if (!value(out, 0)) return false;
-    ws();
-    if (p_ != end_) return fail("unexpected text after the JSON value");
-    return true;
-  }
-
- private:
-  const char* p_;
-  const char* end_;
-  std::string& err_;
-  int max_depth_;
-
-  bool fail(const std::string& what) {
-    if (err_.empty()) err_ = what;
-    return false;
-  }
-  void ws() {
-    while (p_ != end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
-  }
-  bool literal(const char* word) {
-    size_t n = std::strlen(word);
-    if (size_t(end_ - p_) < n || std::memcmp(p_, word, n) != 0) return fail("invalid literal");
-    p_ += n;
-    return true;
-  }
-
-  bool value(Json& out, int depth) {
-    if (depth > max_depth_) return fail("nesting too deep");
-    ws();
-    if (p_ == end_) return fail("unexpected end of the header");
-    switch (*p_) {
-      case '{': return object(out, depth);
-      case '[': return array(out, depth);
-      case '"': out.kind = Json::Kind::String; return string(out.str);
-      case 't': out.kind = Json::Kind::Bool; out.boolean = true; return literal("true");
-      case 'f': out.kind = Json::Kind::Bool; out.boolean = false; return literal("false");
-      case 'n': out.kind = Json::Kind::Null; return literal("null");
-      default: return number(out);
-    }
-  }
-
-  bool object(Json& out, int depth) {
-    out.kind = Json::Kind::Object;
-    ++p_;
-    ws();
-    if (p_ != end_ && *p_ == '}') { ++p_; return true; }
-    std::set<std::string> seen;
-    while (true) {
-      ws();
-      if (p_ == end_ || *p_ != '"') return fail("expected a string key in an object");
-      std::string key;
-      if (!string(key)) return false;
-      if (!seen.insert(key).second) return fail("duplicate key " + quoted(key));
-      ws();
-      if (p_ == end_ || *p_ != ':') return fail("expected ':' after a key");
-      ++p_;
-      Json v;
-      if (!value(v, depth + 1)) return false;
-      out.members.emplace_back(std::move(key), std::move(v));
-      ws();
-      if (p_ != end_ && *p_ == ',') { ++p_; continue; }
-      if (p_ != end_ && *p_ == '}') { ++p_; return true; }
-      return fail("expected ',' or '}' in an object");
-    }
-  }
-
-  bool array(Json& out, int depth) {
-    out.kind = Json::Kind::Array;
-    ++p_;
-    ws();
-    if (p_ != end_ && *p_ == ']') { ++p_; return true; }
-    while (true) {
-      Json v;
-      if (!value(v, depth + 1)) return false;
-      out.items.push_back(std::move(v));
-      ws();
-      if (p_ != end_ && *p_ == ',') { ++p_; continue; }
-      if (p_ != end_ && *p_ == ']') { ++p_; return true; }
-      return fail("expected ',' or ']' in an array");
-    }
-  }
-
-  static void put_utf8(std::string& s, uint32_t cp) {
-    if (cp < 0x80) {
-      s += char(cp);
-    } else if (cp < 0x800) {
-      s += char(0xc0 | (cp >> 6));
-      s += char(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-      s += char(0xe0 | (cp >> 12));
-      s += char(0x80 | ((cp >> 6) & 0x3f));
-      s += char(0x80 | (cp & 0x3f));
-    } else {
-      s += char(0xf0 | (cp >> 18));
-      s += char(0x80 | ((cp >> 12) & 0x3f));
-      s += char(0x80 | ((cp >> 6) & 0x3f));
-      s += char(0x80 | (cp & 0x3f));
-    }
-  }
-
-  bool hex4(uint32_t& v) {
-    if (end_ - p_ < 4) return fail("truncated \\u escape");
-    v = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = *p_++;
-      v <<= 4;
-      if (c >= '0' && c <= '9') v |= uint32_t(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= uint32_t(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= uint32_t(c - 'A' + 10);
-      else return fail("bad \\u escape");
-    }
-    return true;
-  }
-
-  bool string(std::string& s) {
-    ++p_;  // opening quote
-    while (true) {
-      if (p_ == end_) return fail("unterminated string");
-      unsigned char c = static_cast<unsigned char>(*p_++);
-      if (c == '"') return true;
-      if (c < 0x20) return fail("control character in a string");
-      if (c != '\\') { s += char(c); continue; }
-      if (p_ == end_) return fail("unterminated string");
-      char e = *p_++;
-      switch (e) {
-        case '"': s += '"'; break;
-        case '\\': s += '\\'; break;
-        case '/': s += '/'; break;
-        case 'b': s += '\b'; break;
-        case 'f': s += '\f'; break;
-        case 'n': s += '\n'; break;
-        case 'r': s += '\r'; break;
-        case 't': s += '\t'; break;
-        case 'u': {
-          uint32_t cp;
-          if (!hex4(cp)) return false;
-          if (cp >= 0xd800 && cp < 0xdc00) {  // a surrogate pair
-            uint32_t lo;
-            if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return fail("unpaired surrogate in a string");
-            p_ += 2;
-            if (!hex4(lo)) return false;
-            if (lo < 0xdc00 || lo >= 0xe000) return fail("unpaired surrogate in a string");
-            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-          } else if (cp >= 0xdc00 && cp < 0xe000) {
-            return fail("unpaired surrogate in a string");
-          }
-          put_utf8(s, cp);
-          break;
-        }
-        default: return fail("bad escape in a string");
-      }
-    }
-  }
-
-  bool number(Json& out) {
-    out.kind = Json::Kind::Number;
-    const char* start = p_;
-    bool neg = false;
-    if (p_ != end_ && *p_ == '-') { neg = true; ++p_; }
-    if (p_ == end_ || !(*p_ >= '0' && *p_ <= '9')) return fail("invalid value");
-    if (*p_ == '0' && p_ + 1 != end_ && p_[1] >= '0' && p_[1] <= '9') return fail("leading zero in a number");
-    bool overflow = false;
-    int64_t v = 0;
-    while (p_ != end_ && *p_ >= '0' && *p_ <= '9') {
-      int d = *p_++ - '0';
-      overflow = overflow || __builtin_mul_overflow(v, int64_t(10), &v) || __builtin_add_overflow(v, int64_t(d), &v);
-    }
-    bool frac = false;
-    if (p_ != end_ && *p_ == '.') {
-      frac = true;
-      ++p_;
-      if (p_ == end_ || !(*p_ >= '0' && *p_ <= '9')) return fail("invalid number");
-      while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-    }
-    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
-      frac = true;
-      ++p_;
-      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      if (p_ == end_ || !(*p_ >= '0' && *p_ <= '9')) return fail("invalid number");
-      while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-    }
-    out.str.assign(start, p_);
-    out.is_int = !frac && !overflow;
-    out.integer = neg ? -v : v;
-    return true;
-  }
-};
-
-}  // namespace
-
-bool parse_json(std::string_view text, Json& out, std::string& error, int max_depth) {
-  error.clear();
-  return Parser(text, error, max_depth).document(out);
-}
-
-namespace {
 
 // ---------------------------------------------------------------- entries
 
@@ -288,10 +83,13 @@ Header validate(std::span<const char> bytes, const std::string& file, const char
   std::memcpy(&n, bytes.data(), 8);
   if (n > kMaxSafetensorsHeader) bad("header length ", n, " exceeds the ", kMaxSafetensorsHeader, "-byte limit");
   if (n > size - 8) bad("header length ", n, " runs past the end of the ", size, "-byte file (truncated?)");
-  std::string err;
+  // Names are kept as bytes (not checked for UTF-8) so that a message can
+  // show the offending name, escaped.
+  const JsonOptions json_options{16, false};
+  JsonError err;
   Json root;
-  if (!Parser(std::string_view(bytes.data() + 8, size_t(n)), err).document(root))
-    bad("header is not valid JSON (", err, ")");
+  if (!parse_json(std::string_view(bytes.data() + 8, size_t(n)), root, err, json_options))
+    bad("header is not valid JSON (", err.str(), ")");
   if (root.kind != Json::Kind::Object) bad("header must be a JSON object");
   Header h;
   h.data_start = 8 + n;
@@ -309,9 +107,9 @@ Header validate(std::span<const char> bytes, const std::string& file, const char
         if (!digits || std::stoll(mv.str) > 1)
           bad("format version ", quoted(mv.str), " is newer than this oar reads (1); upgrade oar");
       } else if (mk == "oar.complex128") {
-        std::string cerr;
+        JsonError cerr;
         Json list;
-        if (!Parser(mv.str, cerr).document(list) || list.kind != Json::Kind::Array)
+        if (!parse_json(mv.str, list, cerr, json_options) || list.kind != Json::Kind::Array)
           bad("metadata oar.complex128 must be a JSON list of entry names");
         for (const Json& item : list.items) {
           if (item.kind != Json::Kind::String) bad("metadata oar.complex128 must be a JSON list of entry names");

@@ -8,7 +8,7 @@
 //
 // The file is untrusted. Everything is validated before any tensor is
 // allocated: the header length against a cap and the file size, the JSON
-// (strict, bounded nesting, unique keys), every dtype against an allow-list,
+// (io/json.h: strict, bounded nesting, unique keys), every dtype against an allow-list,
 // shapes (non-negative, numel without overflow), byte ranges in bounds, not
 // overlapping and equal to numel x itemsize, and the oar format version.
 // Each problem is a ValueError "[<api>] <file>: <what is wrong>".
@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/json.h"
 #include "tensor/tensor.h"
 
 namespace oar::io {
@@ -42,25 +43,5 @@ std::vector<NamedTensor> read_safetensors(const std::string& path, const char* a
 // source in error messages. The tensors are copies.
 std::vector<NamedTensor> parse_safetensors(std::span<const char> bytes, const std::string& file,
                                            const char* api = "oar.io.safetensors");
-
-// The strict JSON reader behind the header parser (RFC 8259 values; object
-// keys must be unique), for other small documents: the runtime reads the
-// front end's "meta" entry of a program file with it.
-struct Json {
-  enum class Kind { Null, Bool, Number, String, Array, Object } kind = Kind::Null;
-  bool boolean = false;
-  bool is_int = false;  // a number without fraction or exponent that fits int64
-  int64_t integer = 0;
-  std::string str;      // a string's value, or a number's text
-  std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
-  const Json* find(const std::string& key) const {
-    for (const auto& [k, v] : members)
-      if (k == key) return &v;
-    return nullptr;
-  }
-};
-// False (with `error` set) for malformed text or nesting deeper than max_depth.
-bool parse_json(std::string_view text, Json& out, std::string& error, int max_depth = 16);
 
 }  // namespace oar::io

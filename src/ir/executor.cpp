@@ -22,7 +22,7 @@ bool matches(const Type& want, const Tensor& t) {
 }
 
 void bind(std::unordered_map<const Value*, Tensor>& env, const std::vector<NamedValue>& vs,
-          std::span<const Tensor> ts, const char* kind) {
+          std::span<const Tensor> ts, const char* kind, bool dense) {
   OAR_CHECK(ts.size() == vs.size(), Value, "[oar.ir.run] the program takes ", vs.size(), " ", kind,
             "(s), got ", ts.size());
   for (size_t i = 0; i < vs.size(); ++i) {
@@ -31,7 +31,12 @@ void bind(std::unordered_map<const Value*, Tensor>& env, const std::vector<Named
     OAR_CHECK(t.defined(), Type, "[oar.ir.run] ", kind, " '", vs[i].name, "' must be a Tensor");
     OAR_CHECK(matches(want, t), Value, "[oar.ir.run] ", kind, " '", vs[i].name, "' expects ", want.str(),
               ", got ", Type::of(t).str());
-    env[vs[i].value] = t;
+    // Program inputs are handed to kernels directly, without the ops:: front
+    // ends that make rows dense, so a strided input (a transposed tensor passed
+    // to a to_static function) is made contiguous here; ops::contiguous keeps
+    // autograd. Parameters stay the bound tensors: state updates and in-place
+    // ops must reach them.
+    env[vs[i].value] = dense ? ops::contiguous(t) : t;
   }
 }
 
@@ -237,8 +242,8 @@ int64_t max_loop_iterations() { return g_max_loop_iterations.load(); }
 Tensors run(const Program& p, std::span<const Tensor> inputs, std::span<const Tensor> parameters) {
   Exec ex;
   ex.limit = max_loop_iterations();
-  bind(ex.env, p.inputs(), inputs, "input");
-  bind(ex.env, p.parameters(), parameters, "parameter");
+  bind(ex.env, p.inputs(), inputs, "input", true);
+  bind(ex.env, p.parameters(), parameters, "parameter", false);
   std::vector<StateUpdate> updates = p.state_updates();
   std::vector<Value*> keep;
   for (const StateUpdate& u : updates) keep.push_back(u.value);

@@ -1,5 +1,6 @@
-// The model format: writer, a small strict JSON reader, and the loader that
-// rebuilds a Program from untrusted text (see serialize.h for the layout).
+// The model format: the writer, and the loader that rebuilds a Program from
+// untrusted text read with the strict JSON reader of io/json.h (see
+// serialize.h for the layout).
 //
 // The loader treats the file as hostile: every field is type-checked, value
 // ids must be defined before use and defined once, op names must be in the
@@ -20,6 +21,7 @@
 #include <set>
 #include <string_view>
 
+#include "io/json.h"
 #include "ops/control_flow.h"
 
 namespace oar::ir {
@@ -114,261 +116,12 @@ void put_attr(std::string& out, const AttrValue& a) {
   std::visit(V{out}, a);
 }
 
-// ---------------------------------------------------------------- a strict JSON reader
+using io::Json;
+using JKind = io::Json::Kind;
 
-struct Json {
-  enum Kind : uint8_t { Null, Bool, Number, String, Array, Object };
-  Kind kind = Null;
-  bool b = false;
-  bool integral = false;  // a Number written without fraction or exponent
-  std::string s;          // a String's value, or a Number's text
-  std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
-
-  const Json* get(std::string_view key) const {
-    for (const auto& [k, v] : members)
-      if (k == key) return &v;
-    return nullptr;
-  }
-};
-
-const char* kind_name(Json::Kind k) {
-  switch (k) {
-    case Json::Null: return "null";
-    case Json::Bool: return "a boolean";
-    case Json::Number: return "a number";
-    case Json::String: return "a string";
-    case Json::Array: return "an array";
-    case Json::Object: return "an object";
-  }
-  return "?";
-}
-
+// Programs nest containers a few levels per region; 64 leaves room for deep
+// control flow while keeping the reader's recursion bounded.
 constexpr int kMaxDepth = 64;
-
-class Parser {
- public:
-  Parser(std::string_view text, const std::string& file) : t_(text), file_(file) {}
-
-  Json document() {
-    ws();
-    Json v = value(0);
-    ws();
-    if (p_ != t_.size()) error("unexpected data after the document");
-    return v;
-  }
-
- private:
-  [[noreturn]] void error(const std::string& what) const {
-    fail(ErrorKind::Value, "[oar.jit.load] ", file_, ": malformed JSON at byte ", p_, ": ", what);
-  }
-  bool at_end() const { return p_ >= t_.size(); }
-  char peek() const { return at_end() ? '\0' : t_[p_]; }
-  void ws() {
-    while (!at_end() && (t_[p_] == ' ' || t_[p_] == '\t' || t_[p_] == '\n' || t_[p_] == '\r')) ++p_;
-  }
-  void expect(char c) {
-    if (at_end()) error(std::string("the document is truncated (expected '") + c + "')");
-    if (t_[p_] != c) error(std::string("expected '") + c + "'");
-    ++p_;
-  }
-  void literal(std::string_view word) {
-    if (t_.substr(p_, word.size()) != word) error(at_end() ? "the document is truncated" : "unexpected character");
-    p_ += word.size();
-  }
-
-  Json value(int depth) {
-    if (depth > kMaxDepth) error("nested deeper than " + std::to_string(kMaxDepth) + " levels");
-    if (at_end()) error("the document is truncated (expected a value)");
-    Json v;
-    char c = t_[p_];
-    if (c == '{') {
-      v.kind = Json::Object;
-      ++p_;
-      ws();
-      if (peek() == '}') { ++p_; return v; }
-      while (true) {
-        ws();
-        if (peek() != '"') error(at_end() ? "the document is truncated" : "expected a string key");
-        std::string key = string();
-        for (const auto& m : v.members)
-          if (m.first == key) error("duplicate key \"" + key + "\"");
-        ws();
-        expect(':');
-        ws();
-        v.members.emplace_back(std::move(key), value(depth + 1));
-        ws();
-        if (peek() == ',') { ++p_; continue; }
-        expect('}');
-        return v;
-      }
-    }
-    if (c == '[') {
-      v.kind = Json::Array;
-      ++p_;
-      ws();
-      if (peek() == ']') { ++p_; return v; }
-      while (true) {
-        ws();
-        v.items.push_back(value(depth + 1));
-        ws();
-        if (peek() == ',') { ++p_; continue; }
-        expect(']');
-        return v;
-      }
-    }
-    if (c == '"') {
-      v.kind = Json::String;
-      v.s = string();
-      return v;
-    }
-    if (c == 't') { literal("true"); v.kind = Json::Bool; v.b = true; return v; }
-    if (c == 'f') { literal("false"); v.kind = Json::Bool; return v; }
-    if (c == 'n') { literal("null"); return v; }
-    if (c == '-' || (c >= '0' && c <= '9')) return number();
-    error("unexpected character");
-  }
-
-  static bool digit(char c) { return c >= '0' && c <= '9'; }
-
-  Json number() {
-    size_t start = p_;
-    Json v;
-    v.kind = Json::Number;
-    v.integral = true;
-    if (peek() == '-') ++p_;
-    if (peek() == '0') {
-      ++p_;
-    } else if (digit(peek())) {
-      while (digit(peek())) ++p_;
-    } else {
-      error("malformed number");
-    }
-    if (peek() == '.') {
-      ++p_;
-      v.integral = false;
-      if (!digit(peek())) error("malformed number");
-      while (digit(peek())) ++p_;
-    }
-    if (peek() == 'e' || peek() == 'E') {
-      ++p_;
-      v.integral = false;
-      if (peek() == '+' || peek() == '-') ++p_;
-      if (!digit(peek())) error("malformed number");
-      while (digit(peek())) ++p_;
-    }
-    v.s.assign(t_.substr(start, p_ - start));
-    return v;
-  }
-
-  unsigned hex4() {
-    unsigned u = 0;
-    for (int i = 0; i < 4; ++i) {
-      if (at_end()) error("the document is truncated in a \\u escape");
-      char c = t_[p_++];
-      u <<= 4;
-      if (c >= '0' && c <= '9') u |= unsigned(c - '0');
-      else if (c >= 'a' && c <= 'f') u |= unsigned(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') u |= unsigned(c - 'A' + 10);
-      else error("malformed \\u escape");
-    }
-    return u;
-  }
-
-  static void utf8(std::string& out, unsigned cp) {
-    if (cp < 0x80) {
-      out += char(cp);
-    } else if (cp < 0x800) {
-      out += char(0xC0 | (cp >> 6));
-      out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += char(0xE0 | (cp >> 12));
-      out += char(0x80 | ((cp >> 6) & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    } else {
-      out += char(0xF0 | (cp >> 18));
-      out += char(0x80 | ((cp >> 12) & 0x3F));
-      out += char(0x80 | ((cp >> 6) & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    }
-  }
-
-  // Length of the well-formed UTF-8 sequence at p_, or 0.
-  size_t utf8_len() const {
-    auto b = [&](size_t i) { return p_ + i < t_.size() ? (unsigned char)t_[p_ + i] : 0u; };
-    unsigned c = b(0);
-    auto cont = [&](size_t i) { return (b(i) & 0xC0) == 0x80; };
-    if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-      if (!cont(1) || !cont(2)) return 0;
-      unsigned c1 = b(1);
-      if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F)) return 0;  // overlong, surrogate
-      return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-      if (!cont(1) || !cont(2) || !cont(3)) return 0;
-      unsigned c1 = b(1);
-      if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return 0;
-      return 4;
-    }
-    return 0;
-  }
-
-  std::string string() {
-    ++p_;  // the opening quote
-    std::string out;
-    while (true) {
-      if (at_end()) error("the document is truncated inside a string");
-      unsigned char c = (unsigned char)t_[p_];
-      if (c == '"') { ++p_; return out; }
-      if (c < 0x20) error("control character in a string");
-      if (c == '\\') {
-        ++p_;
-        if (at_end()) error("the document is truncated inside a string");
-        char e = t_[p_++];
-        switch (e) {
-          case '"': out += '"'; break;
-          case '\\': out += '\\'; break;
-          case '/': out += '/'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
-          case 'n': out += '\n'; break;
-          case 'r': out += '\r'; break;
-          case 't': out += '\t'; break;
-          case 'u': {
-            unsigned cp = hex4();
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-              if (t_.substr(p_, 2) != "\\u") error("unpaired surrogate in a \\u escape");
-              p_ += 2;
-              unsigned lo = hex4();
-              if (lo < 0xDC00 || lo > 0xDFFF) error("unpaired surrogate in a \\u escape");
-              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-              error("unpaired surrogate in a \\u escape");
-            }
-            utf8(out, cp);
-            break;
-          }
-          default: error("unknown escape in a string");
-        }
-        continue;
-      }
-      if (c < 0x80) {
-        out += char(c);
-        ++p_;
-        continue;
-      }
-      size_t n = utf8_len();
-      if (!n) error("invalid UTF-8 in a string");
-      out.append(t_.substr(p_, n));
-      p_ += n;
-    }
-  }
-
-  std::string_view t_;
-  const std::string& file_;
-  size_t p_ = 0;
-};
 
 // ---------------------------------------------------------------- loading
 
@@ -380,53 +133,51 @@ class Loader {
     fail(ErrorKind::Value, "[oar.jit.load] ", file_, ": ", args...);
   }
 
-  const Json& want(const Json& v, Json::Kind k, const std::string& what) const {
-    if (v.kind != k) bad(what, " must be ", kind_name(k), ", got ", kind_name(v.kind));
+  const Json& want(const Json& v, JKind k, const std::string& what) const {
+    if (v.kind != k) bad(what, " must be ", io::json_kind_name(k), ", got ", io::json_kind_name(v.kind));
     return v;
   }
-  const Json& field(const Json& obj, const char* key, Json::Kind k, const std::string& what) const {
-    const Json* v = obj.get(key);
+  const Json& field(const Json& obj, const char* key, JKind k, const std::string& what) const {
+    const Json* v = obj.find(key);
     if (!v) bad(what, " has no \"", key, "\"");
     return want(*v, k, what + " \"" + key + "\"");
   }
   void only_keys(const Json& obj, std::initializer_list<const char*> keys, const std::string& what) const {
     for (const auto& m : obj.members) {
       bool known = false;
-      for (const char* k : keys) known = known || m.first == k;
-      if (!known) bad(what, " has an unknown key \"", m.first, "\"");
+      for (const char* k : keys) known = known || m.key == k;
+      if (!known) bad(what, " has an unknown key \"", m.key, "\"");
     }
   }
 
   int64_t integer(const Json& v, const std::string& what) const {
-    want(v, Json::Number, what);
-    if (!v.integral) bad(what, " must be an integer, got ", v.s);
-    int64_t x = 0;
-    auto r = std::from_chars(v.s.data(), v.s.data() + v.s.size(), x);
-    if (r.ec != std::errc() || r.ptr != v.s.data() + v.s.size()) bad(what, " is out of the int64 range: ", v.s);
-    return x;
+    want(v, JKind::Number, what);
+    if (!v.integral) bad(what, " must be an integer, got ", v.str);
+    if (!v.is_int) bad(what, " is out of the int64 range: ", v.str);
+    return v.integer;
   }
   double real(const Json& v, const std::string& what) const {
-    if (v.kind == Json::String) {
-      if (v.s == "nan") return std::nan("");
-      if (v.s == "inf") return HUGE_VAL;
-      if (v.s == "-inf") return -HUGE_VAL;
-      bad(what, " must be a number or \"nan\", \"inf\", \"-inf\", got \"", v.s, "\"");
+    if (v.kind == JKind::String) {
+      if (v.str == "nan") return std::nan("");
+      if (v.str == "inf") return HUGE_VAL;
+      if (v.str == "-inf") return -HUGE_VAL;
+      bad(what, " must be a number or \"nan\", \"inf\", \"-inf\", got \"", v.str, "\"");
     }
-    want(v, Json::Number, what);
+    want(v, JKind::Number, what);
     double x = 0;
-    auto r = std::from_chars(v.s.data(), v.s.data() + v.s.size(), x);
+    auto r = std::from_chars(v.str.data(), v.str.data() + v.str.size(), x);
     // from_chars reports out-of-range for overflow (and some underflow): reject both.
-    if (r.ec != std::errc() || r.ptr != v.s.data() + v.s.size()) bad(what, " is not a representable double: ", v.s);
+    if (r.ec != std::errc() || r.ptr != v.str.data() + v.str.size()) bad(what, " is not a representable double: ", v.str);
     return x;
   }
   DType dtype(const Json& v, const std::string& what) const {
-    const std::string& s = want(v, Json::String, what).s;
+    const std::string& s = want(v, JKind::String, what).str;
     for (int i = 0; i < kNumDTypes; ++i)
       if (s == dtype_name(DType(i))) return DType(i);
     bad(what, " names an unknown dtype \"", s, "\"");
   }
   Dims dims(const Json& v, const std::string& what, bool shape) const {
-    want(v, Json::Array, what);
+    want(v, JKind::Array, what);
     Dims d;
     for (size_t i = 0; i < v.items.size(); ++i) {
       int64_t x = integer(v.items[i], what + "[" + std::to_string(i) + "]");
@@ -436,31 +187,31 @@ class Loader {
     return d;
   }
   Type type(const Json& obj, const std::string& what) const {
-    const Json* dt = obj.get("dtype");
-    const Json* sh = obj.get("shape");
+    const Json* dt = obj.find("dtype");
+    const Json* sh = obj.find("shape");
     if (!dt || !sh) bad(what, " needs \"dtype\" and \"shape\"");
     return Type{dtype(*dt, what + " \"dtype\""), dims(*sh, what + " \"shape\"", true)};
   }
 
   AttrValue attr(const Json& a, const std::string& what) const {
-    want(a, Json::Object, what);
+    want(a, JKind::Object, what);
     if (a.members.size() != 1)
       bad(what, " must be an object with one key naming its type (bool, int, float, complex, dtype, str, ints, none)");
     const auto& [k, v] = a.members[0];
     if (k == "none") {
-      want(v, Json::Null, what);
+      want(v, JKind::Null, what);
       return std::monostate{};
     }
-    if (k == "bool") return want(v, Json::Bool, what).b;
+    if (k == "bool") return want(v, JKind::Bool, what).boolean;
     if (k == "int") return integer(v, what);
     if (k == "float") return real(v, what);
     if (k == "complex") {
-      want(v, Json::Array, what);
+      want(v, JKind::Array, what);
       if (v.items.size() != 2) bad(what, " must be [re, im]");
       return std::complex<double>(real(v.items[0], what + "[0]"), real(v.items[1], what + "[1]"));
     }
     if (k == "dtype") return dtype(v, what);
-    if (k == "str") return want(v, Json::String, what).s;
+    if (k == "str") return want(v, JKind::String, what).str;
     if (k == "ints") return dims(v, what, false);
     bad(what, " has the unknown attribute type \"", k, "\"");
   }
@@ -511,21 +262,21 @@ class Loader {
   void load_ops(const Json& ops, Block& block, const std::string& prefix) {
     for (size_t k = 0; k < ops.items.size(); ++k) {
       std::string what = prefix + "ops[" + std::to_string(k) + "]";
-      const Json& o = want(ops.items[k], Json::Object, what);
+      const Json& o = want(ops.items[k], JKind::Object, what);
       only_keys(o, {"op", "operands", "results", "attrs", "example_shapes", "regions"}, what);
-      const std::string& name = field(o, "op", Json::String, what).s;
+      const std::string& name = field(o, "op", JKind::String, what).str;
       what += " ('" + name + "')";
       const OpDef* def = find_op(name);
       if (!def || !def->infer_meta) bad(what, ": unknown op '", name, "'");
       const bool cf = is_control_flow(*def);
-      const Json* regions = o.get("regions");
+      const Json* regions = o.find("regions");
       if (regions && version_ < 2)
         bad(what, " has \"regions\", which need format version 2; the document says ", version_);
       if (regions && !cf) bad(what, ": op '", name, "' takes no regions");
       std::vector<Value*> operands;
-      const Json& ins = field(o, "operands", Json::Array, what);
+      const Json& ins = field(o, "operands", JKind::Array, what);
       for (size_t i = 0; i < ins.items.size(); ++i) {
-        if (ins.items[i].kind == Json::Null) {
+        if (ins.items[i].kind == JKind::Null) {
           if (!def->input_optional(i)) bad(what, " operand ", i, " is null, but the op requires that input");
           operands.push_back(nullptr);
         } else {
@@ -533,28 +284,28 @@ class Loader {
         }
       }
       Attrs attrs;
-      const Json& as = field(o, "attrs", Json::Array, what);
+      const Json& as = field(o, "attrs", JKind::Array, what);
       if (as.items.size() != def->attr_names.size())
         bad(what, " has ", as.items.size(), " attribute(s) but the op declares ", def->attr_names.size());
       for (size_t i = 0; i < as.items.size(); ++i)
         attrs.push_back(attr(as.items[i], what + " attribute '" + def->attr_names[i] + "'"));
-      const Json& rs = field(o, "results", Json::Array, what);
+      const Json& rs = field(o, "results", JKind::Array, what);
       std::vector<Type> types;
       std::vector<int64_t> ids;
       for (size_t i = 0; i < rs.items.size(); ++i) {
         std::string rw = what + " result " + std::to_string(i);
-        const Json& r = want(rs.items[i], Json::Object, rw);
+        const Json& r = want(rs.items[i], JKind::Object, rw);
         only_keys(r, {"id", "dtype", "shape"}, rw);
-        ids.push_back(integer(field(r, "id", Json::Number, rw), rw + " \"id\""));
+        ids.push_back(integer(field(r, "id", JKind::Number, rw), rw + " \"id\""));
         types.push_back(type(r, rw));
       }
       // Control-flow ops are checked against their regions by the verifier.
       if (!cf) check_operand_count(*def, operands, attrs, what);
       Operation* op = block.append(*def, operands, std::move(attrs), types);
-      if (const Json* ex = o.get("example_shapes"))
-        op->mark_example_shapes(want(*ex, Json::String, what + " \"example_shapes\"").s);
+      if (const Json* ex = o.find("example_shapes"))
+        op->mark_example_shapes(want(*ex, JKind::String, what + " \"example_shapes\"").str);
       if (regions) {
-        want(*regions, Json::Array, what + " \"regions\"");
+        want(*regions, JKind::Array, what + " \"regions\"");
         for (size_t r = 0; r < regions->items.size(); ++r)
           load_region(regions->items[r], op->add_region(), what + " region " + std::to_string(r));
       }
@@ -565,20 +316,20 @@ class Loader {
   // A region: its arguments and ops see the enclosing ids; its own ids are
   // forgotten afterwards, so nothing outside it can refer to them.
   void load_region(const Json& rj, Block& b, const std::string& what) {
-    want(rj, Json::Object, what);
+    want(rj, JKind::Object, what);
     only_keys(rj, {"arguments", "ops", "yields"}, what);
     std::vector<int64_t> scope_before;
     for (const auto& [id, v] : values_) scope_before.push_back(id);
-    const Json& args = field(rj, "arguments", Json::Array, what);
+    const Json& args = field(rj, "arguments", JKind::Array, what);
     for (size_t i = 0; i < args.items.size(); ++i) {
       std::string aw = what + " argument " + std::to_string(i);
-      const Json& a = want(args.items[i], Json::Object, aw);
+      const Json& a = want(args.items[i], JKind::Object, aw);
       only_keys(a, {"id", "dtype", "shape"}, aw);
-      int64_t id = integer(field(a, "id", Json::Number, aw), aw + " \"id\"");
+      int64_t id = integer(field(a, "id", JKind::Number, aw), aw + " \"id\"");
       define(id, b.add_argument(type(a, aw)), aw);
     }
-    load_ops(field(rj, "ops", Json::Array, what), b, what + " ");
-    const Json& ys = field(rj, "yields", Json::Array, what);
+    load_ops(field(rj, "ops", JKind::Array, what), b, what + " ");
+    const Json& ys = field(rj, "yields", JKind::Array, what);
     for (size_t i = 0; i < ys.items.size(); ++i) b.add_yield(lookup(ys.items[i], what + " yield " + std::to_string(i)));
     std::map<int64_t, Value*> kept;
     for (int64_t id : scope_before) kept.emplace(id, values_.at(id));
@@ -586,11 +337,11 @@ class Loader {
   }
 
   std::unique_ptr<Program> load(const Json& doc) {
-    want(doc, Json::Object, "the document");
-    const Json* fmt = doc.get("format");
-    if (!fmt || fmt->kind != Json::String || fmt->s != "oar.program")
+    want(doc, JKind::Object, "the document");
+    const Json* fmt = doc.find("format");
+    if (!fmt || fmt->kind != JKind::String || fmt->str != "oar.program")
       bad("not an oar program (\"format\" must be \"oar.program\")");
-    int64_t version = integer(field(doc, "version", Json::Number, "the document"), "\"version\"");
+    int64_t version = integer(field(doc, "version", JKind::Number, "the document"), "\"version\"");
     if (version > kFormatVersion)
       bad("written by a newer oar: format version ", version, ", this build reads up to ", kFormatVersion);
     if (version < 1) bad("format version ", version, " is not valid (versions start at 1)");
@@ -611,15 +362,15 @@ class Loader {
     std::vector<Arg> args;
     for (const char* list : {"inputs", "parameters"}) {
       const bool input = std::string_view(list) == "inputs";
-      const Json& arr = field(doc, list, Json::Array, "the document");
+      const Json& arr = field(doc, list, JKind::Array, "the document");
       for (size_t i = 0; i < arr.items.size(); ++i) {
         std::string what = std::string(list) + "[" + std::to_string(i) + "]";
-        const Json& e = want(arr.items[i], Json::Object, what);
+        const Json& e = want(arr.items[i], JKind::Object, what);
         only_keys(e, {"name", "id", "dtype", "shape", "constant"}, what);
-        Arg a{integer(field(e, "id", Json::Number, what), what + " \"id\""), input,
-              field(e, "name", Json::String, what).s, type(e, what), false};
-        if (const Json* c = e.get("constant")) a.constant = want(*c, Json::Bool, what + " \"constant\"").b;
-        if (input && e.get("constant")) bad(what, ": only parameters can be constant");
+        Arg a{integer(field(e, "id", JKind::Number, what), what + " \"id\""), input,
+              field(e, "name", JKind::String, what).str, type(e, what), false};
+        if (const Json* c = e.find("constant")) a.constant = want(*c, JKind::Bool, what + " \"constant\"").boolean;
+        if (input && e.find("constant")) bad(what, ": only parameters can be constant");
         args.push_back(std::move(a));
       }
     }
@@ -629,39 +380,39 @@ class Loader {
       define(a.id, v, std::string(a.input ? "input '" : "parameter '") + a.name + "'");
     }
 
-    load_ops(field(doc, "ops", Json::Array, "the document"), prog->body(), "");
+    load_ops(field(doc, "ops", JKind::Array, "the document"), prog->body(), "");
 
-    const Json& outs = field(doc, "outputs", Json::Array, "the document");
+    const Json& outs = field(doc, "outputs", JKind::Array, "the document");
     for (size_t i = 0; i < outs.items.size(); ++i) {
       std::string what = "outputs[" + std::to_string(i) + "]";
-      const Json& e = want(outs.items[i], Json::Object, what);
+      const Json& e = want(outs.items[i], JKind::Object, what);
       only_keys(e, {"name", "id"}, what);
-      const Json* id = e.get("id");
+      const Json* id = e.find("id");
       if (!id) bad(what, " has no \"id\"");
-      prog->add_output(field(e, "name", Json::String, what).s, lookup(*id, what));
+      prog->add_output(field(e, "name", JKind::String, what).str, lookup(*id, what));
     }
-    if (const Json* ups = doc.get("state_updates")) {
+    if (const Json* ups = doc.find("state_updates")) {
       if (version < 2) bad("\"state_updates\" needs format version 2, the document says ", version);
-      want(*ups, Json::Array, "\"state_updates\"");
+      want(*ups, JKind::Array, "\"state_updates\"");
       for (size_t i = 0; i < ups->items.size(); ++i) {
         std::string what = "state_updates[" + std::to_string(i) + "]";
-        const Json& e = want(ups->items[i], Json::Object, what);
+        const Json& e = want(ups->items[i], JKind::Object, what);
         only_keys(e, {"parameter", "id"}, what);
-        const std::string& name = field(e, "parameter", Json::String, what).s;
+        const std::string& name = field(e, "parameter", JKind::String, what).str;
         Value* param = nullptr;
         for (const NamedValue& n : prog->parameters())
           if (n.name == name) param = n.value;
         if (!param) bad(what, " names '", name, "', which is not a parameter of the program");
         for (const StateUpdate& u : prog->state_updates())
           if (u.parameter == param) bad(what, " updates parameter '", name, "' a second time");
-        const Json* id = e.get("id");
+        const Json* id = e.find("id");
         if (!id) bad(what, " has no \"id\"");
         prog->set_state_update(param, lookup(*id, what));
       }
     }
-    if (const Json* notes = doc.get("notes")) {
-      want(*notes, Json::Array, "\"notes\"");
-      for (const Json& n : notes->items) prog->notes().push_back(want(n, Json::String, "a note").s);
+    if (const Json* notes = doc.find("notes")) {
+      want(*notes, JKind::Array, "\"notes\"");
+      for (const Json& n : notes->items) prog->notes().push_back(want(n, JKind::String, "a note").str);
     }
 
     try {
@@ -792,7 +543,10 @@ std::string to_json(const Program& p) {
 
 std::unique_ptr<Program> from_json(const std::string& text, const char* file_for_errors) {
   const std::string file = file_for_errors ? file_for_errors : "<string>";
-  Json doc = Parser(text, file).document();
+  Json doc;
+  io::JsonError err;
+  if (!io::parse_json(text, doc, err, io::JsonOptions{kMaxDepth, true}))
+    fail(ErrorKind::Value, "[oar.jit.load] ", file, ": malformed JSON ", err.str());
   return Loader(file).load(doc);
 }
 

@@ -1,6 +1,7 @@
 #include "ir/tracer.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "autograd/autograd.h"
 #include "ir/executor.h"
@@ -19,6 +20,17 @@ std::vector<Tracer*>& tracer_stack() {
 
 // > 0 while a while_loop's remaining iterations run eagerly during a trace.
 thread_local int t_paused = 0;
+
+// Storages written in place while a trace was open on this thread by a write
+// no tracer captured (a write through a view of bound data). value_of keeps
+// refusing to read tensors on them; a write made outside every trace (an
+// optimizer step between static-mode runs) is not listed, and a bound tensor
+// it changed is still read correctly through its binding. Cleared when the
+// last tracer of the thread ends.
+std::unordered_set<const void*>& uncaptured_writes() {
+  thread_local std::unordered_set<const void*> s;
+  return s;
+}
 
 // Turns dispatch stage 1 off while an op runs eagerly under the trace, so the
 // ops a kernel or composite calls internally are not recorded a second time.
@@ -53,7 +65,10 @@ bool trace_inplace_hook(const OpDef& op, Tensor& self, std::span<const Tensor> i
     std::vector<Value*> operands;
     if (t->inplace_operands(op, self, inputs, &operands)) takers.emplace_back(t, std::move(operands));
   }
-  if (takers.empty()) return false;
+  if (takers.empty()) {
+    if (!stack.empty()) uncaptured_writes().insert(&self.storage());
+    return false;
+  }
   {
     TracingOff off;
     NoGradGuard ng;
@@ -92,6 +107,7 @@ Tracer::~Tracer() {
   auto& stack = tracer_stack();
   auto it = std::find(stack.begin(), stack.end(), this);
   if (it != stack.end()) stack.erase(it);
+  if (stack.empty()) uncaptured_writes().clear();
   dispatch_state().tracing = prev_tracing_ || !stack.empty();
 }
 
@@ -200,6 +216,26 @@ Value* Tracer::value_of(const Tensor& t, const char* user) {
               "return it from the branch or body function and use the result instead. (Gradients through a "
               "captured control-flow op cannot be taken inside the trace: run the program and differentiate its "
               "outputs.)");
+    // A tensor bound from outside (a parameter, or a view of one) that was
+    // written outside the trace since it was mapped (an optimizer step between
+    // static-mode runs) is still read through its binding at run time, so the
+    // mapping stays valid: refresh its version. Traced values, bound data
+    // whose storage the program itself updates, and storages written during
+    // the trace by a write it did not capture (uncaptured_writes) hold data
+    // that the write made stale, so those keep raising.
+    if (it->second.version != t.storage().version() && !it->second.traced &&
+        !uncaptured_writes().count(&t.storage())) {
+      // record_inplace maps a bound tensor it updates to the update's (traced)
+      // result and keeps its parameter: such an entry on the same storage
+      // marks a pending state update.
+      bool pending = false;
+      auto range = by_storage_.equal_range(&t.storage());
+      for (auto s = range.first; s != range.second && !pending; ++s) {
+        auto e = map_.find(s->second);
+        pending = e != map_.end() && e->second.param && e->second.traced;
+      }
+      if (!pending) it->second.version = t.storage().version();
+    }
     OAR_CHECK(it->second.version == t.storage().version(), NotImplemented, "[oar.ir.trace] '", user,
               "' reads a tensor that was modified in place during the trace by a write the trace cannot follow "
               "into it (a write to another tensor sharing its memory); use the out-of-place form (x = x + y rather "

@@ -15,7 +15,10 @@ thread_local AutocastConfig t_config;
 
 // Defaults follow Paddle's O1 lists: matrix products in low precision;
 // exponentials, logarithms, reductions and normalisations in float32.
-constexpr const char* kLowOps[] = {"matmul", "linear", "conv", "conv_transpose"};
+// The fused forms (src/ops/fused.cpp) replace matmul/linear chains, so they
+// follow the same policy as the ops they stand for.
+constexpr const char* kLowOps[] = {"matmul", "linear", "conv", "conv_transpose", "fused_attention",
+                                   "fused_linear_act"};
 constexpr const char* kFloat32Ops[] = {
     "exp",     "expm1",       "log",        "log2",         "log10",      "log1p",     "pow",
     "square",  "sum",         "mean",       "softmax_cross_entropy",       "prod",         "softmax",    "log_softmax", "logsumexp",

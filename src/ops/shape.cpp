@@ -1,6 +1,7 @@
 // Shape ops. reshape/transpose/expand/squeeze/unsqueeze/strided_slice are
 // views (traits.view): infer_meta computes the strides and no data moves.
 #include <algorithm>
+#include <limits>
 
 #include "autograd/autograd.h"
 #include "ops/dispatch.h"
@@ -177,33 +178,57 @@ Metas unsqueeze_meta(std::span<const Tensor> in, const Attrs& a) {
   return {TensorMeta{shape, x.dtype(), strides, x.offset()}};
 }
 
-// strided_slice: attrs axes, starts, ends, steps, already clamped by the front end.
-Metas slice_meta(std::span<const Tensor> in, const Attrs& a) {
-  const Tensor& x = in[0];
+// Note [slice bounds]: strided_slice and slice_scatter store the bounds as the
+// user wrote them, with Python slice semantics: negative starts/ends count from
+// the end of the dim, out-of-range values clamp, and INT64_MAX / INT64_MIN mean
+// "to the end" in the step's direction (an omitted bound). They are resolved
+// against the actual size here, in infer_meta, not by the front ends: a traced
+// program then keeps x[-1:] or x[::-1] on a dynamic dim correct for every size
+// instead of baking in the example's.
+int64_t resolve_bound(int64_t v, int64_t n, int64_t step) {
+  if (v < 0) v += n;  // n >= 0, so INT64_MIN + n cannot overflow
+  return step > 0 ? std::clamp<int64_t>(v, 0, n) : std::clamp<int64_t>(v, -1, n - 1);
+}
+
+TensorMeta slice_view(const Tensor& x, const Attrs& a, const char* api) {
   Dims shape = x.shape(), strides = x.strides();
   int64_t off = x.offset();
   const Dims &axes = a.ints(0), &starts = a.ints(1), &ends = a.ints(2), &steps = a.ints(3);
+  OAR_CHECK(axes.size() == starts.size() && axes.size() == ends.size() && axes.size() == steps.size(), Value, "[",
+            api, "] axes, starts, ends and strides must have the same length, got ", axes.size(), ", ",
+            starts.size(), ", ", ends.size(), " and ", steps.size());
   for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t ax = axes[i], st = starts[i], en = ends[i], sp = steps[i];
-    int64_t n = sp > 0 ? (en > st ? (en - st + sp - 1) / sp : 0) : (st > en ? (st - en - sp - 1) / (-sp) : 0);
+    const int64_t ax = normalize_axis(axes[i], x.dim(), api), sp = steps[i];
+    OAR_CHECK(sp != 0, Value, "[", api, "] slice step cannot be zero");
+    OAR_CHECK(sp != std::numeric_limits<int64_t>::min(), Value, "[", api, "] slice step ", sp, " is out of range");
+    const int64_t dim = x.shape()[ax];
+    const int64_t st = resolve_bound(starts[i], dim, sp), en = resolve_bound(ends[i], dim, sp);
+    // Counted without adding the step to a difference, which could overflow.
+    const int64_t n = sp > 0 ? (en > st ? 1 + (en - st - 1) / sp : 0) : (st > en ? 1 + (st - en - 1) / -sp : 0);
     if (n > 0) off += st * x.strides()[ax];
     shape[ax] = n;
-    strides[ax] = x.strides()[ax] * sp;
+    // A step beyond the dim leaves at most one element, whose stride is unused:
+    // keep the product from overflowing then.
+    int64_t stride = 0;
+    strides[ax] = __builtin_mul_overflow(x.strides()[ax], sp, &stride) ? x.strides()[ax] : stride;
   }
-  return {TensorMeta{shape, x.dtype(), strides, off}};
+  return TensorMeta{shape, x.dtype(), strides, off};
 }
-// The gradient rules reuse the stored attrs, which are already clamped; they call
-// the ops directly because the public functions would clamp them a second time.
+
+Metas slice_meta(std::span<const Tensor> in, const Attrs& a) { return {slice_view(in[0], a, "oar.strided_slice")}; }
+// The gradient rules reuse the stored attrs (resolved again against the same
+// shapes, Note [slice bounds]); they call the ops directly because the front
+// ends check and normalise arguments the attrs already satisfy.
 Tensors slice_grad(const GradCtx& c) {
   Tensor in[2] = {zeros_like(c.in(0)), c.grad()};
   return {dispatch1(op_def("slice_scatter"), in, c.attr())};
 }
 
 Metas slice_scatter_meta(std::span<const Tensor> in, const Attrs& a) {
-  Metas m = slice_meta(in.subspan(0, 1), a);
+  TensorMeta m = slice_view(in[0], a, "oar.slice_scatter");
   OAR_CHECK(in[1].dtype() == in[0].dtype(), Type, "[oar.slice_scatter] value dtype ", dtype_name(in[1].dtype()),
             " must equal the tensor's dtype ", dtype_name(in[0].dtype()));
-  broadcast_shapes(in[1].shape(), m[0].shape, "oar.slice_scatter");
+  broadcast_shapes(in[1].shape(), m.shape, "oar.slice_scatter");
   return {TensorMeta{in[0].shape(), in[0].dtype()}};
 }
 Tensors slice_scatter_grad(const GradCtx& c) {
@@ -293,28 +318,22 @@ Tensor unsqueeze(const Tensor& x, const Dims& axes) {
   return dispatch1(kUnsqueeze, in, Attrs{ax});
 }
 
-// Python slice semantics: clamps start/end into range for the step's direction.
-static void clamp_slice(const Tensor& x, Dims& axes, Dims& starts, Dims& ends, const Dims& steps, const char* api) {
+// Checks the slice arguments and normalises negative axes (the rank is static);
+// the bounds stay as given and are resolved by infer_meta (Note [slice bounds]).
+static void check_slice(const Tensor& x, Dims& axes, const Dims& starts, const Dims& ends, const Dims& steps,
+                        const char* api) {
   OAR_CHECK(axes.size() == starts.size() && axes.size() == ends.size() && axes.size() == steps.size(), Value, "[",
             api, "] axes, starts, ends and strides must have the same length");
   for (size_t i = 0; i < axes.size(); ++i) {
     axes[i] = normalize_axis(axes[i], x.dim(), api);
-    int64_t n = x.shape()[axes[i]], sp = steps[i];
-    OAR_CHECK(sp != 0, Value, "[", api, "] slice step cannot be zero");
-    auto clamp = [&](int64_t v, bool is_end) {
-      if (v < 0) v += n;
-      if (sp > 0) return std::clamp<int64_t>(v, 0, n);
-      return std::clamp<int64_t>(v, -1, n - 1);
-    };
-    starts[i] = clamp(starts[i], false);
-    ends[i] = clamp(ends[i], true);
+    OAR_CHECK(steps[i] != 0, Value, "[", api, "] slice step cannot be zero");
   }
 }
 
 Tensor strided_slice(const Tensor& x, const Dims& axes_in, const Dims& starts_in, const Dims& ends_in,
                      const Dims& steps) {
   Dims axes = axes_in, starts = starts_in, ends = ends_in;
-  clamp_slice(x, axes, starts, ends, steps, "oar.strided_slice");
+  check_slice(x, axes, starts, ends, steps, "oar.strided_slice");
   Tensor in[1] = {x};
   return dispatch1(kSlice, in, Attrs{axes, starts, ends, steps});
 }
@@ -322,7 +341,7 @@ Tensor strided_slice(const Tensor& x, const Dims& axes_in, const Dims& starts_in
 Tensor slice_scatter(const Tensor& base, const Tensor& src, const Dims& axes_in, const Dims& starts_in,
                      const Dims& ends_in, const Dims& steps) {
   Dims axes = axes_in, starts = starts_in, ends = ends_in;
-  clamp_slice(base, axes, starts, ends, steps, "oar.slice_scatter");
+  check_slice(base, axes, starts, ends, steps, "oar.slice_scatter");
   Tensor in[2] = {base, cast(src, base.dtype())};
   return dispatch1(kSliceScatter, in, Attrs{axes, starts, ends, steps});
 }
@@ -330,7 +349,7 @@ Tensor slice_scatter(const Tensor& base, const Tensor& src, const Dims& axes_in,
 Tensor& slice_scatter_(Tensor& x, const Tensor& src, const Dims& axes_in, const Dims& starts_in,
                        const Dims& ends_in, const Dims& steps) {
   Dims axes = axes_in, starts = starts_in, ends = ends_in;
-  clamp_slice(x, axes, starts, ends, steps, "Tensor.__setitem__");
+  check_slice(x, axes, starts, ends, steps, "Tensor.__setitem__");
   Tensor in[2] = {x, cast(src, x.dtype())};
   return dispatch_inplace(kSliceScatter, x, in, Attrs{axes, starts, ends, steps});
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "io/json.h"
 #include "io/safetensors.h"
 #include "ir/passes/passes.h"
 #include "ir/serialize.h"
@@ -67,8 +68,8 @@ Tensor meta_view(const Tensor& base, const TensorMeta& m) {
 std::vector<std::string> input_spec_names(const std::string& text, size_t num_inputs) {
   if (text.find("\"input_names\"") == std::string::npos) return {};
   io::Json doc;
-  std::string err;
-  if (!io::parse_json(text, doc, err, 64) || doc.kind != io::Json::Kind::Object) return {};
+  io::JsonError err;
+  if (!io::parse_json(text, doc, err) || doc.kind != io::Json::Kind::Object) return {};
   const io::Json* meta = doc.find("meta");
   const io::Json* names = meta ? meta->find("input_names") : nullptr;
   if (!names || names->kind != io::Json::Kind::Array || names->items.size() != num_inputs) return {};
@@ -154,12 +155,18 @@ void rewrite_bf16(ir::Program& p, std::vector<Tensor>& params) {
   ir::verify(p);
 }
 
-std::shared_ptr<const Model> load_model(const std::string& prog_file, const std::string& params_file,
-                                        const ModelOptions& options, const char* api) {
+namespace {
+
+// The loading shared by files and memory: `read_weights` returns the
+// validated safetensors entries, and is called only once the program has
+// loaded (so a bad program is reported before the weights are read).
+template <typename ReadWeights>
+std::shared_ptr<const Model> build_model(const std::string& text, const std::string& prog_file,
+                                         const std::string& params_file, const ReadWeights& read_weights,
+                                         const ModelOptions& options, const char* api) {
   auto m = std::make_shared<Model>();
   m->prog_file = prog_file;
   m->params_file = params_file;
-  std::string text = read_program_text(prog_file, api);
   try {
     m->program = ir::from_json(text, prog_file.c_str());
   } catch (const Error& e) {
@@ -176,7 +183,7 @@ std::shared_ptr<const Model> load_model(const std::string& prog_file, const std:
   OAR_CHECK(p.state_updates().empty(), Value, "[", api, "] ", prog_file, ": the program updates ",
             p.state_updates().size(), " of its parameters in place (a layer saved in training mode?); call "
             "layer.eval() before oar.jit.save for inference");
-  std::vector<io::NamedTensor> weights = io::read_safetensors(params_file, api);
+  std::vector<io::NamedTensor> weights = read_weights();
   std::unordered_map<std::string, Tensor> by_name;
   for (io::NamedTensor& w : weights) by_name.emplace(w.name, std::move(w.tensor));
   for (const ir::NamedValue& nv : p.parameters()) {
@@ -234,6 +241,23 @@ std::shared_ptr<const Model> load_model(const std::string& prog_file, const std:
     m->output_names.push_back(nv.name);
   }
   return m;
+}
+
+}  // namespace
+
+std::shared_ptr<const Model> load_model(const std::string& prog_file, const std::string& params_file,
+                                        const ModelOptions& options, const char* api) {
+  std::string text = read_program_text(prog_file, api);
+  return build_model(
+      text, prog_file, params_file, [&] { return io::read_safetensors(params_file, api); }, options, api);
+}
+
+std::shared_ptr<const Model> load_model_from_memory(const std::string& prog_text, std::span<const char> params_bytes,
+                                                    const ModelOptions& options, const char* api,
+                                                    const std::string& prog_name, const std::string& params_name) {
+  return build_model(
+      prog_text, prog_name, params_name, [&] { return io::parse_safetensors(params_bytes, params_name, api); },
+      options, api);
 }
 
 SlotPlan make_plan(const Model& m, const std::vector<Dims>& input_shapes) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,15 @@ struct Model {
 // rewrite, and numbers the values. Errors start with `api`.
 std::shared_ptr<const Model> load_model(const std::string& prog_file, const std::string& params_file,
                                         const ModelOptions& options, const char* api);
+
+// The same from memory: the program's JSON text and the whole safetensors
+// file's bytes (copied, not shared); the names stand for the files in
+// error messages. For callers that hold the model in memory, and for the
+// model-loader fuzzer (tests/fuzz).
+std::shared_ptr<const Model> load_model_from_memory(const std::string& prog_text, std::span<const char> params_bytes,
+                                                    const ModelOptions& options, const char* api,
+                                                    const std::string& prog_name = "<program>",
+                                                    const std::string& params_name = "<weights>");
 
 // Rewrites `p` so that ops with the autocast Low policy (matmul, linear,
 // conv, ...) run in bfloat16: float32 parameters they read are replaced by

@@ -1,5 +1,6 @@
-// The inference runtime's C++ parts: the safetensors reader on malformed
-// files, the memory planner's placement, and the public API's errors.
+// The inference runtime's C++ parts: the strict JSON reader and the
+// safetensors reader on malformed input, loading a model from memory, the
+// memory planner's placement, and the public API's errors.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "io/json.h"
 #include "io/safetensors.h"
 #include "ir/serialize.h"
 #include "ir_test_util.h"
@@ -399,6 +401,177 @@ TEST(InferenceRuntime, Bf16RewriteCastsWeightsOnceAndResultsBack) {
     bf16_weight = bf16_weight || (nv.name == "fc.weight@bf16" && nv.value->type().dtype == DType::BFloat16);
   EXPECT_TRUE(bf16_weight);
   EXPECT_EQ(p.outputs()[0].value->type().dtype, DType::Float32);
+}
+
+// ---------------------------------------------------------------- the strict JSON reader
+
+io::Json json_ok(std::string_view text) {
+  io::Json v;
+  io::JsonError err;
+  EXPECT_TRUE(io::parse_json(text, v, err)) << text << ": " << err.str();
+  return v;
+}
+
+TEST(Json, ReadsRfc8259Values) {
+  io::Json v = json_ok(" {\"a\": [1, -0, 2.5e3, -9223372036854775808, 9223372036854775808, 1E-2],\n"
+                       "  \"b\": {\"c\": null, \"d\": true, \"e\": false},"
+                       "  \"s\": \"q\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\xc3\xa9\"} \t\r\n");
+  ASSERT_EQ(v.kind, io::Json::Kind::Object);
+  ASSERT_EQ(v.members.size(), 3u);
+  EXPECT_EQ(v.members[0].key, "a");  // document order
+  const io::Json* a = v.find("a");
+  ASSERT_TRUE(a && a->kind == io::Json::Kind::Array && a->items.size() == 6);
+  EXPECT_TRUE(a->items[0].integral && a->items[0].is_int);
+  EXPECT_EQ(a->items[0].integer, 1);
+  EXPECT_EQ(a->items[1].str, "-0");
+  EXPECT_EQ(a->items[1].integer, 0);
+  EXPECT_FALSE(a->items[2].integral);
+  EXPECT_EQ(a->items[2].str, "2.5e3");  // numbers keep their text
+  EXPECT_TRUE(a->items[3].is_int);
+  EXPECT_EQ(a->items[3].integer, INT64_MIN);
+  EXPECT_TRUE(a->items[4].integral);
+  EXPECT_FALSE(a->items[4].is_int);  // integral, but past int64
+  EXPECT_FALSE(a->items[5].integral);
+  const io::Json* b = v.find("b");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->find("c")->kind, io::Json::Kind::Null);
+  EXPECT_TRUE(b->find("d")->boolean);
+  EXPECT_EQ(b->find("e")->kind, io::Json::Kind::Bool);
+  EXPECT_FALSE(b->find("e")->boolean);
+  EXPECT_EQ(b->find("zz"), nullptr);
+  EXPECT_EQ(v.find("s")->str, "q\"\\/\b\f\n\r\t\xc3\xa9\xf0\x9f\x98\x80\xc3\xa9");
+  EXPECT_EQ(json_ok("\"\"").str, "");
+  EXPECT_EQ(json_ok("[]").items.size(), 0u);
+  EXPECT_EQ(json_ok("{}").members.size(), 0u);
+  EXPECT_EQ(json_ok("0").integer, 0);
+}
+
+TEST(Json, RejectsWithTheByteOffset) {
+  struct Case {
+    std::string text;
+    const char* what;
+    size_t offset;
+  };
+  const Case cases[] = {
+      {"", "truncated", 0},
+      {"   ", "truncated", 3},
+      {"{\"a\": 1,}", "expected a string key", 8},
+      {"{\"a\": 01}", "expected '}'", 7},
+      {"[1 2]", "expected ']'", 3},
+      {"[1, 2", "truncated", 5},
+      {"1 2", "unexpected data after the document", 2},
+      {"{\"a\": 1, \"a\": 2}", "duplicate key 'a'", 12},
+      {"{\"a\" 1}", "expected ':'", 5},
+      {"tru", "truncated", 0},
+      {"nul!", "unexpected character", 0},
+      {"NaN", "unexpected character", 0},
+      {"[.5]", "unexpected character", 1},
+      {"-", "truncated in a number", 1},
+      {"1.", "truncated in a number", 2},
+      {"1.e5", "malformed number", 2},
+      {"1e+", "truncated in a number", 3},
+      {"+1", "unexpected character", 0},
+      {"\"a\tb\"", "control character in a string", 2},
+      {"\"\\x\"", "unknown escape", 2},
+      {"\"\\u12g4\"", "malformed \\u escape", 6},
+      {"\"\\ud800x\"", "unpaired surrogate", 7},
+      {"\"\\udc00\"", "unpaired surrogate", 7},
+      {"\"abc", "truncated inside a string", 4},
+      {"\"\xff\"", "invalid UTF-8", 1},
+      {"\"\xc0\xaf\"", "invalid UTF-8", 1},          // overlong '/'
+      {"\"\xed\xa0\x80\"", "invalid UTF-8", 1},      // an encoded surrogate
+      {"\"\xf4\x90\x80\x80\"", "invalid UTF-8", 1},  // past U+10FFFF
+      {"[] // comment", "unexpected data", 3},
+      {std::string("[1]\0", 4), "unexpected data", 3},
+  };
+  for (const Case& c : cases) {
+    io::Json v;
+    io::JsonError err;
+    EXPECT_FALSE(io::parse_json(c.text, v, err)) << c.text;
+    EXPECT_NE(err.what.find(c.what), std::string::npos) << c.text << ": " << err.what;
+    EXPECT_EQ(err.offset, c.offset) << c.text << ": " << err.what;
+    EXPECT_EQ(err.str().rfind("at byte " + std::to_string(c.offset) + ": ", 0), 0u) << err.str();
+    EXPECT_EQ(v.kind, io::Json::Kind::Null);  // nothing half-parsed is left behind
+  }
+}
+
+TEST(Json, NestingLimitAndUtf8Option) {
+  io::Json v;
+  io::JsonError err;
+  io::JsonOptions opt;
+  opt.max_depth = 3;
+  EXPECT_TRUE(io::parse_json("[[[[]]]]", v, err, opt)) << err.str();
+  EXPECT_FALSE(io::parse_json("[[[[[]]]]]", v, err, opt));
+  EXPECT_NE(err.what.find("nested deeper than 3 levels"), std::string::npos) << err.what;
+  EXPECT_EQ(err.offset, 4u);
+  // A million brackets fail at the limit rather than exhausting the stack.
+  EXPECT_FALSE(io::parse_json(std::string(1000000, '['), v, err));
+  EXPECT_NE(err.what.find("nested deeper than 64 levels"), std::string::npos) << err.what;
+  opt = io::JsonOptions{};
+  opt.utf8 = false;
+  EXPECT_TRUE(io::parse_json("{\"a\xff\": 1}", v, err, opt)) << err.str();
+  EXPECT_EQ(v.members[0].key, "a\xff");
+  EXPECT_FALSE(io::parse_json("{\"\xff\": 1, \"\xff\": 2}", v, err, opt));
+  EXPECT_NE(err.what.find("duplicate key '\\xff'"), std::string::npos) << err.what;  // printable
+}
+
+TEST(Json, ProgramAndSafetensorsErrorsCarryTheOffset) {
+  try {
+    ir::from_json("{\"format\": \"oar.program\",", "p.json");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Value);
+    EXPECT_EQ(std::string(e.what()).rfind("[oar.jit.load] p.json: malformed JSON at byte 25: ", 0), 0u) << e.what();
+  }
+  expect_rejected(file_bytes("{\"a\":", ""), "header is not valid JSON (at byte 5: ");
+}
+
+// ---------------------------------------------------------------- loading from memory
+
+std::string slurp(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  std::string out;
+  char buf[4096];
+  for (size_t n; f && (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  if (f) std::fclose(f);
+  return out;
+}
+
+void expect_load_rejected(const std::string& program, const std::string& weights, const std::string& what,
+                          ErrorKind kind = ErrorKind::Value) {
+  try {
+    runtime::load_model_from_memory(program, std::span<const char>(weights.data(), weights.size()), {}, "oar.test",
+                                    "m.json", "m.safetensors");
+    ADD_FAILURE() << "loaded a model that should fail with: " << what;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("[oar.test] m.", 0), 0u) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << "message: " << msg << "\nexpected to contain: " << what;
+  }
+}
+
+TEST(InferenceRuntime, LoadsFromMemoryLikeFromFiles) {
+  SavedMlp m;
+  const std::string program = slurp(m.prefix + ".json"), weights = slurp(m.prefix + ".safetensors");
+  for (int mode = 0; mode < 4; ++mode) {
+    runtime::ModelOptions opt;
+    opt.ir_optim = mode & 1;
+    opt.bf16 = mode & 2;
+    auto model = runtime::load_model_from_memory(program, std::span<const char>(weights.data(), weights.size()), opt,
+                                                 "oar.test");
+    auto files = runtime::load_model(m.prefix + ".json", m.prefix + ".safetensors", opt, "oar.test");
+    EXPECT_EQ(ir::to_json(*model->program), ir::to_json(*files->program));
+    ASSERT_EQ(model->params.size(), files->params.size());
+    EXPECT_EQ(model->weight_bytes, files->weight_bytes);
+    EXPECT_EQ(model->input_names, (std::vector<std::string>{"x"}));
+  }
+  expect_load_rejected(program.substr(0, program.size() / 2), weights, "m.json: malformed JSON at byte ");
+  expect_load_rejected(program, weights.substr(0, weights.size() - 4), "m.safetensors: entry ");
+  expect_load_rejected(program, "", "m.safetensors: file is 0 bytes");
+  std::string newer = program;
+  newer.replace(newer.find("\"version\": 2"), 12, "\"version\": 3");
+  expect_load_rejected(newer, weights, "written by a newer oar");
 }
 
 }  // namespace

@@ -143,3 +143,18 @@ def test_outputs_and_zero_size_and_0d():
     assert same.shape == [0, 3]
     # An output that is itself a folded constant is still an output.
     assert prog.outputs == ["out0", "out1", "out2"]
+
+
+def test_folding_leaves_large_results_as_ops():
+    # A 40 GB constant must not be computed at load time (the runtime folds programs it loads).
+    import json
+    doc = {"format": "oar.program", "version": 2,
+           "inputs": [{"name": "x", "id": 0, "dtype": "float32", "shape": [2]}], "parameters": [],
+           "ops": [{"op": "full", "operands": [], "results": [{"id": 1, "dtype": "float32", "shape": [100000, 100000]}],
+                    "attrs": [{"ints": [100000, 100000]}, {"float": 1.0}, {"dtype": "float32"}]},
+                   {"op": "exp", "operands": [1], "results": [{"id": 2, "dtype": "float32", "shape": [100000, 100000]}],
+                    "attrs": []}],
+           "outputs": [{"name": "y", "id": 2}], "notes": []}
+    prog = _ir.Program(oar._C._ir_from_json(json.dumps(doc), "big.json"), [], "tensor")
+    assert prog.optimize(dce=False, cse=False) == {"fold": False}
+    assert "exp(" in str(prog)

@@ -237,6 +237,20 @@ def test_not_json_and_not_utf8(saved_mlp):
         _expect_error(path, what)
 
 
+def test_json_errors_give_the_byte_offset(saved_mlp):
+    # One strict reader (src/io/json.cpp) serves the program, the safetensors
+    # header and the runtime; its errors say where the text went wrong.
+    _, path = saved_mlp
+    for bad, offset, what in [("{\"a\": [1, 2,]}", 12, "unexpected character"),
+                              ("{\"a\": \"\\q\"}", 8, "unknown escape"),
+                              ("{\"a\": 1e}", 8, "malformed number"),
+                              ("{\"a\": \"\\ud800\"}", 13, "unpaired surrogate"),
+                              ("{\"a\": NaN}", 6, "unexpected character")]:
+        with open(path + ".json", "w") as f:
+            f.write(bad)
+        _expect_error(path, f"malformed JSON at byte {offset}: {what}")
+
+
 def test_unknown_op(saved_mlp):
     _, path = saved_mlp
     _edit(path, lambda d: d["ops"][1].update(op="no_such_op"))

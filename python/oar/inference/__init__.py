@@ -246,6 +246,11 @@ class Config:
             precision = names[precision.lower()]
         if not isinstance(precision, (PrecisionType, int)) or isinstance(precision, bool):
             raise TypeError(f"{_api('Config.set_precision')} expects a PrecisionType, got {type(precision).__name__}")
+        # A bare int reaches the C++ config unchecked otherwise, and precision()
+        # would then fail to map it back to a PrecisionType.
+        if int(precision) not in {int(p) for p in PrecisionType}:
+            raise ValueError(f"{_api('Config.set_precision')} unknown precision {int(precision)}; expected one of "
+                             f"{[int(p) for p in PrecisionType]}")
         self._c.set_precision(int(precision))
 
     def precision(self):

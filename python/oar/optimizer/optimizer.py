@@ -13,6 +13,17 @@ from ..autograd import no_grad
 from ..regularizer import L1Decay, L2Decay, WeightDecayRegularizer
 from .lr import LRScheduler
 
+_static_program = []  # [oar.static.program], imported on first use: that package imports this one
+
+
+def _static_mode():
+    """The oar.static.program module while static mode is on, else None."""
+    if not _static_program:
+        from ..static import program
+
+        _static_program.append(program)
+    return _static_program[0] if _static_program[0]._state.static else None
+
 __all__ = ["Optimizer"]
 
 _ops = _C._optimizer
@@ -60,6 +71,9 @@ class Optimizer:
 
     def __init__(self, learning_rate, parameters=None, weight_decay=None, grad_clip=None, name=None):
         self._check_lr(learning_rate)
+        if parameters is None and _static_mode() is not None:
+            # Static mode: minimize() takes the parameters the loss reads.
+            parameters = []
         if parameters is None:
             raise ValueError(f"{_api(self)} parameters must be given: the list of tensors (or parameter groups) "
                              f"to update")
@@ -314,6 +328,10 @@ class Optimizer:
         >>> w.item()
         -1.0
         """
+        static = _static_mode()
+        if static is not None:
+            # A recorded loss: each run of the program applies one update.
+            return static._minimize(self, loss, startup_program, parameters, no_grad_set)
         pg = self._collect(parameters)
         if no_grad_set:
             skip = {id(t) for t in no_grad_set if isinstance(t, _C.Tensor)}

@@ -37,11 +37,14 @@ program made is an error.
 In-place writes to parameters and buffers that the recorded code makes
 (batch-norm running statistics) are state updates of the program (Note [state
 updates] in ir/tracer.h), applied by each run; the write that the recording's
-own example run made is undone before the first run. Build every program
-before training with it, as Paddle code does with ``clone(for_test=True)``:
-the tracer refuses to read a parameter that a run has since updated in place,
-so recording more ops that read it after a training run raises.
+own example run made is undone before the first run. Ops may be recorded
+after training runs: a parameter that a run (or an optimizer step) has since
+updated is read through its binding, so the new ops see its current value.
+The tracer still refuses a parameter or buffer whose storage the program
+itself updates in place (a pending state update), whose recorded value the
+write made stale.
 """
+import contextlib
 import json
 import threading
 import weakref
@@ -77,7 +80,7 @@ _pristine = {}
 
 
 def _restore_buffers():
-    """Puts back the buffers that recording changed (see _install_hooks)."""
+    """Puts back the buffers that recording changed (see _keep_pristine_buffers)."""
     if not _pristine:
         return
     prev = _C._static_set_recording(False)
@@ -548,145 +551,76 @@ def _bound_parameters(prog, tensor):
     return plan.params_of_forward()
 
 
-# ---------------------------------------------------------------- hooks into layers and optimizers
+# ---------------------------------------------------------------- static-mode behaviour of layers and optimizers
+#
+# Layer.create_parameter, Layer.register_buffer, Layer.set_state_dict,
+# Layer.__call__, Optimizer.__init__ and Optimizer.minimize check static mode
+# themselves and call the helpers below: parameter creation and weight loading
+# run with recording paused (a parameter is initialised once, outside the
+# program), buffers are copied out of the recording when registered, an
+# optimizer made without parameters in static mode takes them from the loss
+# that minimize is given, and minimize of a recorded loss adds a training step
+# to the program instead of applying one.
+
+
+@contextlib.contextmanager
+def _recording_paused():
+    """Runs its body eagerly without recording it into the open programs."""
+    prev = _C._static_set_recording(False)
+    try:
+        yield
+    finally:
+        _C._static_set_recording(prev)
+
+
+def _name_parameter(p):
+    """Tells the recording the name a new parameter is bound under."""
+    rec = default_main_program()._root()._rec
+    if p is not None and rec is not None and not rec.closed and isinstance(getattr(p, "name", None), str):
+        rec.name_parameter(p.name, p)
+
+
+def _keep_pristine_buffers(layer):
+    """Keeps the values of a layer's buffers from before recording first runs it.
+
+    Recording runs a layer once on the example values; its in-place writes to
+    buffers (batch-norm statistics) become state updates that each run
+    applies, so the earlier values are put back when a program first runs
+    (restoring them at once would be a write that the recording could not
+    follow into later reads of the buffer).
+    """
+    fresh = [b for _, b in layer.named_buffers() if isinstance(b, Tensor) and id(b) not in _pristine]
+    if fresh:
+        with _recording_paused():
+            for b in fresh:
+                _pristine[id(b)] = (b, _C.clone(b))
 
 
 _hooks_installed = [False]
 
 
 def _install_hooks():
-    """Static-mode behaviour of layers and optimizers, installed by the first enable_static().
-
-    Parameter creation and weight loading run with recording paused (a
-    parameter is initialised once, outside the program), and buffers are
-    copied out of the recording when registered; an optimizer made without
-    parameters in static mode takes them from the loss that ``minimize`` is
-    given; and ``minimize`` of a recorded loss adds a training step to the
-    program instead of applying one. Outside static mode each hook calls the
-    original at once.
-    """
+    """Makes ``oar.framework_param.create_parameter`` (the module function)
+    create parameters outside the recording in static mode, as
+    Layer.create_parameter does."""
     if _hooks_installed[0]:
         return
     _hooks_installed[0] = True
     from .. import framework_param
-    from ..nn.layer import layers
-    from ..optimizer.optimizer import Optimizer
 
     make = framework_param.create_parameter
 
     def create_parameter(*args, **kwargs):
         if not _state.static:
             return make(*args, **kwargs)
-        prev = _C._static_set_recording(False)
-        try:
+        with _recording_paused():
             p = make(*args, **kwargs)
-        finally:
-            _C._static_set_recording(prev)
-        rec = default_main_program()._root()._rec
-        if p is not None and rec is not None and not rec.closed and isinstance(getattr(p, "name", None), str):
-            rec.name_parameter(p.name, p)
+        _name_parameter(p)
         return p
 
     create_parameter.__doc__ = make.__doc__
     create_parameter.__wrapped__ = make
     framework_param.create_parameter = create_parameter
-    layers._create_parameter = create_parameter
-
-    # Loading weights in static mode takes effect at once, as in Paddle; recorded,
-    # the writes would become state updates that every run repeats.
-    load = layers.Layer.set_state_dict
-
-    def set_state_dict(self, *args, **kwargs):
-        prev = _C._static_set_recording(False) if _state.static else None
-        try:
-            return load(self, *args, **kwargs)
-        finally:
-            if prev is not None:
-                _C._static_set_recording(prev)
-
-    set_state_dict.__doc__ = load.__doc__
-    layers.Layer.set_state_dict = layers.Layer.set_dict = layers.Layer.load_dict = set_state_dict
-
-    # A buffer made by recorded ops (zeros for batch-norm statistics) would be
-    # a value of the program, recomputed on each run; registered, it becomes a
-    # tensor of its own that the program binds, as a parameter is.
-    register = layers.Layer.register_buffer
-
-    def register_buffer(self, name, tensor, persistable=True):
-        if _state.static and isinstance(tensor, Tensor):
-            prev = _C._static_set_recording(False)
-            try:
-                tensor = _C.clone(tensor)
-            finally:
-                _C._static_set_recording(prev)
-        return register(self, name, tensor, persistable)
-
-    register_buffer.__doc__ = register.__doc__
-    layers.Layer.register_buffer = register_buffer
-
-    # Recording runs a layer once on the example values; its in-place writes
-    # to buffers (batch-norm statistics) become state updates that each run
-    # applies, so the values from before the example run are kept and put
-    # back when a program first runs (restoring them at once would be a write
-    # that the recording could not follow into later reads of the buffer).
-    call = layers.Layer.__call__
-
-    def __call__(self, *args, **kwargs):
-        if _state.static:
-            fresh = [b for _, b in self.named_buffers() if isinstance(b, Tensor) and id(b) not in _pristine]
-            if fresh:
-                prev = _C._static_set_recording(False)
-                try:
-                    for b in fresh:
-                        _pristine[id(b)] = (b, _C.clone(b))
-                finally:
-                    _C._static_set_recording(prev)
-        return call(self, *args, **kwargs)
-
-    __call__.__doc__ = call.__doc__
-    layers.Layer.__call__ = __call__
-
-    minimize = Optimizer.minimize
-
-    def static_minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
-        if _state.static:
-            return _minimize(self, loss, startup_program, parameters, no_grad_set)
-        return minimize(self, loss, startup_program, parameters, no_grad_set)
-
-    static_minimize.__doc__ = minimize.__doc__
-    for cls in [Optimizer] + _subclasses(Optimizer):
-        if "__init__" in cls.__dict__:
-            cls.__init__ = _wrap_init(cls.__dict__["__init__"])
-    Optimizer.minimize = static_minimize
-
-
-def _subclasses(cls):
-    out = []
-    for s in cls.__subclasses__():
-        out.append(s)
-        out.extend(_subclasses(s))
-    return out
-
-
-def _wrap_init(init):
-    import functools
-    import inspect
-
-    sig = inspect.signature(init)
-    names = list(sig.parameters)
-
-    @functools.wraps(init)
-    def __init__(self, *args, **kwargs):
-        if _state.static:
-            bound = sig.bind_partial(self, *args, **kwargs)
-            if "parameters" in names and bound.arguments.get("parameters") is None:
-                kwargs = dict(bound.arguments)
-                kwargs.pop("self")
-                kwargs["parameters"] = []
-                return init(self, **kwargs)
-        return init(self, *args, **kwargs)
-
-    return __init__
 
 
 # ---------------------------------------------------------------- run plans (used by the executor)

@@ -64,6 +64,15 @@ struct Folder {
   // recorded types (dynamic or example shapes would make the users' recorded
   // types disagree with a constant).
   static std::optional<Tensors> evaluate(const Operation& op, const Tensors& in) {
+    // Folding trades run time for memory held by the program: results that
+    // are large (or of unknown size) stay ops. This also bounds what a
+    // program file can make the loader allocate (the runtime folds on load).
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      const Type& t = op.result(i)->type();
+      int64_t bytes = int64_t(itemsize(t.dtype));
+      for (int64_t d : t.shape)
+        if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes) || bytes > kMaxFoldedBytes) return std::nullopt;
+    }
     Tensors out;
     try {
       NoGradGuard ng;  // constants are not trained; the folded value needs no graph

@@ -39,6 +39,8 @@ bool common_subexpression_elimination(Program& p);
 // Python scalar is a `full`) count as constants too, but are not folded on
 // their own. Constants and such ops that nothing reads any more are then
 // dropped. The folded value is computed from the constants' current data.
+// Results larger than kMaxFoldedBytes (or with dynamic dims) are not folded.
+constexpr int64_t kMaxFoldedBytes = int64_t(64) << 20;
 bool constant_folding(Program& p, std::vector<Tensor>& bindings);
 
 // conv (+ bias add) whose only user is an inference-mode batch_norm

@@ -4,13 +4,28 @@
 #include <limits>
 #include <vector>
 
+#include "autograd/autograd.h"
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/rows.h"
 #include "kernels/cpu/vmath.h"
+#include "ops/ops.h"
 
 namespace oar::cpu {
 namespace {
+
+// Note [dense kernel inputs]: these kernels walk rows of data<T>() as dense
+// memory. The ops:: front ends make inputs contiguous, but a captured program
+// dispatches the op directly, so a strided program input, a view result (a
+// transpose whose example happened to be contiguous) or an expanded gradient
+// reaches the kernel as is: such inputs are copied to dense memory first.
+Tensors dense_inputs(std::span<const Tensor> in) {
+  NoGradGuard ng;
+  Tensors d;
+  d.reserve(in.size());
+  for (const Tensor& t : in) d.push_back(t.defined() && !t.is_contiguous() ? ops::contiguous(t) : t);
+  return d;
+}
 
 template <typename F> void unary_float(std::span<const Tensor> in, std::span<Tensor> out, F make) {
   visit_float(in[0].dtype(), [&](auto tag) {
@@ -135,7 +150,8 @@ template <typename T, bool Log> void softmax_impl(const Tensor& x, Tensor& y, in
   });
 }
 
-template <bool Log> void softmax_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+template <bool Log> void softmax_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);  // Note [dense kernel inputs]
   visit_float(in[0].dtype(), [&](auto tag) { softmax_impl<decltype(tag), Log>(in[0], out[0], a.i(0)); });
 }
 
@@ -173,12 +189,14 @@ void grad_times(vmath::Fn fn, const Tensor& x, const Tensor& g, Tensor& out) {
   });
 }
 
-void gelu_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+void gelu_grad_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);  // Note [dense kernel inputs]
   grad_times(a.b(0) ? vmath::Fn::GeluTanhDeriv : vmath::Fn::GeluDeriv, in[0], in[1], out[0]);
 }
 
 // Rows of the last axis: dx = y (g - sum(g y)).
-void softmax_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+void softmax_grad_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs&) {
+  const Tensors in = dense_inputs(in_);  // Note [dense kernel inputs]
   const Tensor &y = in[0], &g = in[1];
   if (y.numel() == 0) return;
   int64_t n = y.shape()[y.dim() - 1], rows = y.numel() / n;

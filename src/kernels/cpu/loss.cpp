@@ -5,9 +5,11 @@
 #include <limits>
 #include <vector>
 
+#include "autograd/autograd.h"
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/rows.h"
+#include "ops/ops.h"
 
 namespace oar::cpu {
 namespace {
@@ -101,13 +103,27 @@ template <typename F> void with_types(const Tensor& x, const Tensor& label, F&& 
   });
 }
 
-void sce_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+// The kernels walk dense rows. The ops:: front end and the gradient rule make
+// their inputs contiguous, but a captured program dispatches the op directly,
+// so a strided value (a view whose example happened to be contiguous) is
+// copied here.
+Tensors dense_inputs(std::span<const Tensor> in) {
+  NoGradGuard ng;
+  Tensors d;
+  d.reserve(in.size());
+  for (const Tensor& t : in) d.push_back(t.defined() && !t.is_contiguous() ? ops::contiguous(t) : t);
+  return d;
+}
+
+void sce_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);
   with_types(in[0], in[1], [&](auto t, auto l) {
     sce_forward<decltype(t), decltype(l)>(in[0], in[1], out[0], out[1], a.i(0));
   });
 }
 
-void sce_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+void sce_grad_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);
   with_types(in[0], in[1], [&](auto t, auto l) {
     sce_backward<decltype(t), decltype(l)>(in[0], in[1], in[2], in[3], out[0], a.i(0));
   });

@@ -4,11 +4,26 @@
 #include <cmath>
 #include <vector>
 
+#include "autograd/autograd.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
+#include "ops/ops.h"
 
 namespace oar::cpu {
 namespace {
+
+// Note [dense kernel inputs]: these kernels walk rows of data<T>() as dense
+// memory. The ops:: front ends make inputs contiguous, but a captured program
+// dispatches the op directly, so a strided program input, a view result (a
+// transpose whose example happened to be contiguous) or an expanded gradient
+// reaches the kernel as is: such inputs are copied to dense memory first.
+Tensors dense_inputs(std::span<const Tensor> in) {
+  NoGradGuard ng;
+  Tensors d;
+  d.reserve(in.size());
+  for (const Tensor& t : in) d.push_back(t.defined() && !t.is_contiguous() ? ops::contiguous(t) : t);
+  return d;
+}
 
 // Accumulate in double: the statistics of a large channel lose digits in float.
 template <typename T> void batch_norm_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
@@ -62,7 +77,8 @@ template <typename T> void batch_norm_impl(std::span<const Tensor> in, std::span
   });
 }
 
-void batch_norm_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+void batch_norm_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);
   visit_float(in[0].dtype(), [&](auto t) { batch_norm_impl<decltype(t)>(in, out, a); });
 }
 
@@ -98,7 +114,8 @@ template <typename T> void layer_norm_impl(std::span<const Tensor> in, std::span
   });
 }
 
-void layer_norm_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+void layer_norm_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);
   visit_float(in[0].dtype(), [&](auto t) { layer_norm_impl<decltype(t)>(in, out, a); });
 }
 
@@ -151,7 +168,8 @@ template <typename T> void batch_norm_grad_impl(std::span<const Tensor> in, std:
   });
 }
 
-void batch_norm_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+void batch_norm_grad_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);
   visit_float(in[0].dtype(), [&](auto t) { batch_norm_grad_impl<decltype(t)>(in, out, a); });
 }
 
@@ -232,7 +250,8 @@ template <typename T> void layer_norm_grad_impl(std::span<const Tensor> in, std:
   }
 }
 
-void layer_norm_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+void layer_norm_grad_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);
   visit_float(in[0].dtype(), [&](auto t) { layer_norm_grad_impl<decltype(t)>(in, out, a); });
 }
 

@@ -150,7 +150,10 @@ def _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_labe
         raise _err(api, f"label shape {label.shape} does not match input shape {input.shape} "
                         f"(expected {batch_shape} or {batch_shape + [1]})")
     valid = _C.not_equal(label, _C.full([], ignore_index, label.dtype))
-    if label.size:
+    tracing = _C._ir_is_tracing()
+    # Reading label values here would bake the example into a trace; there the
+    # kernels check them instead (see _traced_safe_label).
+    if label.size and not tracing:
         vals = label.numpy()[valid.numpy()]
         if vals.size and (vals.min() < 0 or vals.max() >= n_class):
             raise _err(api, f"labels must be in [0, {n_class}) or equal ignore_index ({ignore_index}), "
@@ -161,7 +164,7 @@ def _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_labe
         if reduction == "mean":
             return _safe_div(_C.sum(loss), _C.sum(validf))
         return _reduce(loss, reduction)
-    safe_label = _C.where(valid, label, _C.full([], 0, label.dtype))
+    safe_label = _safe_label(label, valid, n_class, tracing)
     nll = -take_along_axis(logp, safe_label, -1)
     if label_smoothing > 0:
         nll = nll * (1.0 - label_smoothing) - _C.mean(logp, [-1], keepdim=True) * label_smoothing
@@ -170,11 +173,30 @@ def _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_labe
         if reduction == "mean":
             return _safe_div(_C.sum(loss), _C.sum(validf))
         return _reduce(loss, reduction)
-    w = _C.reshape(take_along_axis(weight, _C.reshape(safe_label, [-1]), 0), batch_shape + [1]) * validf
+    # A -1 leading dim keeps a traced batch dim dynamic (ambiguous only when
+    # another dim is 0).
+    w_shape = batch_shape + [1]
+    if batch_shape and all(batch_shape[1:]):
+        w_shape[0] = -1
+    w = _C.reshape(take_along_axis(weight, _C.reshape(safe_label, [-1]), 0), w_shape) * validf
     loss = loss * w
     if reduction == "mean":
         return _safe_div(_C.sum(loss), _C.sum(w))
     return _reduce(loss, reduction)
+
+
+def _safe_label(label, valid, n_class, tracing):
+    """Labels to gather with: ignored entries read class 0 (and are masked out).
+
+    Inside a trace the labels cannot be checked in Python, and take_along_axis
+    wraps negative indices, so a negative label that is not ignore_index is
+    mapped to n_class: the gather's own bounds check then rejects it with an
+    IndexError instead of silently reading the last classes.
+    """
+    zero = _C.full([], 0, label.dtype)
+    if tracing:
+        label = _C.where(_C.less_than(label, zero), _C.full([], n_class, label.dtype), label)
+    return _C.where(valid, label, zero)
 
 
 def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True,
@@ -215,10 +237,12 @@ def nll_loss(input, label, weight=None, ignore_index=-100, reduction="mean", nam
         raise _err(api, f"label shape must be {expected} for input shape {input.shape}, got {label.shape}")
     n_class = input.shape[1]
     valid = _C.not_equal(label, _C.full([], ignore_index, label.dtype))
-    vals = label.numpy()[valid.numpy()]
-    if vals.size and (vals.min() < 0 or vals.max() >= n_class):
-        raise _err(api, f"labels must be in [0, {n_class}) or equal ignore_index, got [{vals.min()}, {vals.max()}]")
-    safe = _C.where(valid, label, _C.full([], 0, label.dtype))
+    tracing = _C._ir_is_tracing()
+    if not tracing:  # inside a trace the gather checks them (see _safe_label)
+        vals = label.numpy()[valid.numpy()]
+        if vals.size and (vals.min() < 0 or vals.max() >= n_class):
+            raise _err(api, f"labels must be in [0, {n_class}) or equal ignore_index, got [{vals.min()}, {vals.max()}]")
+    safe = _safe_label(label, valid, n_class, tracing)
     validf = _C.cast(valid, input.dtype)
     picked = _C.squeeze(take_along_axis(input, _C.unsqueeze(safe, [1]), 1), [1])
     w = validf

@@ -13,6 +13,17 @@ from ...autograd import no_grad
 from ...framework import _dtype
 from ...framework_param import ParamAttr, _mark_parameter, _unique_name, create_parameter as _create_parameter
 
+_static_program = []  # [oar.static.program], imported on first use: that package imports this one
+
+
+def _static_mode():
+    """The oar.static.program module while static mode is on, else None."""
+    if not _static_program:
+        from ...static import program
+
+        _static_program.append(program)
+    return _static_program[0] if _static_program[0]._state.static else None
+
 __all__ = ["Layer"]
 
 Tensor = _C.Tensor
@@ -174,8 +185,17 @@ class Layer:
         if attr.initializer is None and default_initializer is None:
             default_initializer = init._global_bias_init if is_bias else init._global_weight_init
         name = attr.name or f"{self._full_name}.{'b' if is_bias else 'w'}_{next(self._param_counter)}"
-        return _create_parameter(shape, dtype if dtype is not None else self._dtype, name=name, attr=attr,
-                                 is_bias=is_bias, default_initializer=default_initializer)
+        static = _static_mode()
+        if static is None:
+            return _create_parameter(shape, dtype if dtype is not None else self._dtype, name=name, attr=attr,
+                                     is_bias=is_bias, default_initializer=default_initializer)
+        # Static mode: a parameter is initialised once, outside the program,
+        # which binds it under its name (Note [static mode]).
+        with static._recording_paused():
+            p = _create_parameter(shape, dtype if dtype is not None else self._dtype, name=name, attr=attr,
+                                  is_bias=is_bias, default_initializer=default_initializer)
+        static._name_parameter(p)
+        return p
 
     def add_parameter(self, name, parameter):
         """Registers parameter (a Tensor or None) under name.
@@ -228,6 +248,13 @@ class Layer:
                             f"got {type(tensor).__name__}")
         if name in self._parameters or name in self._sub_layers:
             raise KeyError(f"[oar.nn.Layer.register_buffer] {name!r} is already a parameter or sublayer")
+        static = _static_mode()
+        if static is not None and tensor is not None:
+            # A buffer made by recorded ops (zeros for batch-norm statistics)
+            # would be a value of the program, recomputed on each run; a copy
+            # made outside the recording is bound, as a parameter is.
+            with static._recording_paused():
+                tensor = _C.clone(tensor)
         self.__dict__.pop(name, None)
         self._buffers[name] = tensor
         if persistable:
@@ -376,6 +403,15 @@ class Layer:
         >>> missing, unexpected, bool((a.weight == b.weight).all())
         ([], [], True)
         """
+        static = _static_mode()
+        if static is None:
+            return self._load_state_dict(state_dict, use_structured_name)
+        # Loading weights in static mode takes effect at once, as in Paddle;
+        # recorded, the writes would become state updates that every run repeats.
+        with static._recording_paused():
+            return self._load_state_dict(state_dict, use_structured_name)
+
+    def _load_state_dict(self, state_dict, use_structured_name):
         import numpy as np
 
         own = self.state_dict()
@@ -465,6 +501,9 @@ class Layer:
         raise NotImplementedError(f"[oar.nn.Layer] {type(self).__name__} does not define forward()")
 
     def __call__(self, *inputs, **kwargs):
+        static = _static_mode()
+        if static is not None:
+            static._keep_pristine_buffers(self)
         for hook in list(self._forward_pre_hooks.values()):
             result = hook(self, inputs)
             if result is not None:
