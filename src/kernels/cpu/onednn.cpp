@@ -162,8 +162,9 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
       if (h.kept.get_desc() == a.want) {
         margs.emplace(a.id, h.kept);
       } else {
+        // (not through the primitive cache: its key would have to name the kept layout too)
         dnnl::memory internal(a.want, engine());
-        reorder(h.kept, internal, key + "/handoff");
+        dnnl::reorder(h.kept, internal).execute(stream(), h.kept, internal);
         margs.emplace(a.id, internal);
       }
       continue;
