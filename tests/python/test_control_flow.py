@@ -11,6 +11,7 @@ import pytest
 import oar
 from oar import _C, _ir
 from oar.static import nn
+from gradcheck import numeric_grad
 
 RNG = np.random.RandomState(7)
 
@@ -19,16 +20,6 @@ def t(a, dtype=None):
     # Python numbers and lists follow Paddle's defaults (float32, int64); arrays keep their dtype.
     return oar.to_tensor(a if isinstance(a, (list, int, float, bool)) else np.asarray(a), dtype=dtype)
 
-
-def numeric_grad(f, x, eps=1e-6):
-    """Central differences of the scalar f at x (float64)."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
 
 
 def program_of(prog):

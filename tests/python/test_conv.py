@@ -11,6 +11,7 @@ import pytest
 
 import oar
 import oar.nn.functional as F
+from gradcheck import numeric_grad
 
 RNG = np.random.default_rng(0)
 
@@ -51,15 +52,6 @@ def np_conv_transpose(x, w, stride, pl, pr, dil, groups, out_sp):
     crop = tuple(slice(pl[i], pl[i] + out_sp[i]) for i in range(nd))
     return y[(slice(None), slice(None)) + crop]
 
-
-def numeric_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
 
 
 FN = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}

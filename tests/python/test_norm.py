@@ -6,6 +6,7 @@ import pytest
 
 import oar
 import oar.nn.functional as F
+from gradcheck import numeric_grad
 
 RNG = np.random.default_rng(0)
 
@@ -39,15 +40,6 @@ def np_rms(x, w, nd, eps=1e-5):
     axes = tuple(range(x.ndim - nd, x.ndim))
     return x / np.sqrt((x ** 2).mean(axis=axes, keepdims=True) + eps) * w
 
-
-def numeric_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
 
 
 T = oar.to_tensor

@@ -6,6 +6,7 @@ import pytest
 
 import oar
 import oar.nn.functional as F
+from gradcheck import numeric_grad
 
 RNG = np.random.default_rng(0)
 
@@ -47,15 +48,6 @@ def np_pool(x, kernel, stride, pl, pr, ceil_mode=False, mode="max", exclusive=Tr
             y[idx] = win.sum(-1) / div
     return y, m
 
-
-def numeric_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
 
 
 MAX = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}

@@ -35,15 +35,7 @@ struct Folder {
   std::unordered_map<const Value*, size_t> constants;  // constant parameter -> index into bindings
   std::unordered_map<const Value*, Tensor> source_values;  // evaluated results of source ops
   std::vector<Operation*> evaluated_sources;
-  std::unordered_set<std::string> names;
-  int next_name = 0;
-
-  std::string fresh_name() {
-    for (;;) {
-      std::string n = "const_" + std::to_string(next_name++);
-      if (names.insert(n).second) return n;
-    }
-  }
+  ConstantAdder adder;
 
   static bool is_constant_source_value(const Value* v) {
     return v->defining_op() && is_source(*v->defining_op());
@@ -113,8 +105,7 @@ struct Folder {
     std::optional<Tensors> out = evaluate(op, in);
     if (!out) return false;
     for (size_t i = 0; i < out->size(); ++i) {
-      Value* c = p.add_parameter(fresh_name(), Type::of((*out)[i]), true);
-      bindings.push_back((*out)[i]);
+      Value* c = adder.add((*out)[i]);
       constants[c] = bindings.size() - 1;
       op.result(i)->replace_all_uses_with(c);
     }
@@ -161,11 +152,9 @@ struct Folder {
 bool constant_folding(Program& p, std::vector<Tensor>& bindings) {
   OAR_CHECK(bindings.size() == p.parameters().size(), Value, "[oar.ir.passes] constant folding needs one tensor per "
             "program parameter (", p.parameters().size(), "), got ", bindings.size());
-  Folder f{p, bindings, {}, {}, {}, {}, 0};
-  for (const NamedValue& n : p.inputs()) f.names.insert(n.name);
+  Folder f{p, bindings, {}, {}, {}, ConstantAdder(p, bindings)};
   for (size_t i = 0; i < p.parameters().size(); ++i) {
     const NamedValue& n = p.parameters()[i];
-    f.names.insert(n.name);
     if (n.constant) {
       OAR_CHECK(bindings[i].defined(), Value, "[oar.ir.passes] constant '", n.name, "' is bound to no tensor");
       f.constants[n.value] = i;

@@ -21,15 +21,7 @@ struct ConvBnFolder {
   Program& p;
   std::vector<Tensor>& bindings;
   std::unordered_map<const Value*, size_t> param_index;
-  std::unordered_set<std::string> names;
-  int next_name = 0;
-
-  std::string fresh_name() {
-    for (;;) {
-      std::string n = "const_" + std::to_string(next_name++);
-      if (names.insert(n).second) return n;
-    }
-  }
+  ConstantAdder adder;
 
   // The bound tensor of `v` if it is a program parameter, viewed with v's
   // shape through a reshape of a parameter if need be.
@@ -52,12 +44,6 @@ struct ConvBnFolder {
       }
     }
     return std::nullopt;
-  }
-
-  Value* add_constant(const Tensor& t) {
-    Value* c = p.add_parameter(fresh_name(), Type::of(t), true);
-    bindings.push_back(t);
-    return c;
   }
 
   bool fold_block(Block& b) {
@@ -117,8 +103,8 @@ struct ConvBnFolder {
       } catch (const Error&) {
         continue;
       }
-      Value* wc = add_constant(w2);
-      Value* bc = add_constant(b2);
+      Value* wc = adder.add(w2);
+      Value* bc = adder.add(b2);
       std::vector<Value*> conv_in{conv->operand(0), wc};
       Operation* nconv = b.insert(it, conv->def(), conv_in, conv->attrs(), std::span<const Type>(&ot, 1));
       std::vector<Value*> add_in{nconv->result(0), bc};
@@ -139,12 +125,8 @@ struct ConvBnFolder {
 bool fold_conv_batch_norm(Program& p, std::vector<Tensor>& bindings) {
   OAR_CHECK(bindings.size() == p.parameters().size(), Value, "[oar.ir.passes] conv + batch-norm folding needs one "
             "tensor per program parameter (", p.parameters().size(), "), got ", bindings.size());
-  ConvBnFolder f{p, bindings, {}, {}, 0};
-  for (const NamedValue& n : p.inputs()) f.names.insert(n.name);
-  for (size_t i = 0; i < p.parameters().size(); ++i) {
-    f.names.insert(p.parameters()[i].name);
-    f.param_index[p.parameters()[i].value] = i;
-  }
+  ConvBnFolder f{p, bindings, {}, ConstantAdder(p, bindings)};
+  for (size_t i = 0; i < p.parameters().size(); ++i) f.param_index[p.parameters()[i].value] = i;
   // Only the top block: the new constants are arguments of it.
   return f.fold_block(p.body());
 }

@@ -6,6 +6,20 @@
 
 namespace oar::ir {
 
+ConstantAdder::ConstantAdder(Program& p, std::vector<Tensor>& bindings) : p_(p), bindings_(bindings) {
+  for (const NamedValue& n : p.inputs()) names_.insert(n.name);
+  for (const NamedValue& n : p.parameters()) names_.insert(n.name);
+}
+
+Value* ConstantAdder::add(const Tensor& t) {
+  std::string name;
+  do name = "const_" + std::to_string(next_++);
+  while (!names_.insert(name).second);
+  Value* c = p_.add_parameter(std::move(name), Type::of(t), true);
+  bindings_.push_back(t);
+  return c;
+}
+
 PassResult run_passes(Program& p, std::vector<Tensor>& bindings, const PassOptions& options) {
   PassResult r;
   for (int round = 0; round < kMaxPassRounds; ++round) {

@@ -15,6 +15,8 @@
 // removed, merged or folded: a random op advances the generator, so dropping
 // or merging one changes every later draw.
 #pragma once
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/ir.h"
@@ -85,6 +87,21 @@ bool fuse_elementwise(Program& p);
 // The fusion and folding passes are off by default, so that a plain
 // run_passes keeps every op of the program; PassOptions::inference() turns
 // them all on (conv + batch-norm folding included).
+// Adds auto-named constants (parameters marked constant, with their bound
+// tensors appended to `bindings`) to a program, under names that no input
+// or parameter has ("const_N"). Shared by the passes that make constants.
+class ConstantAdder {
+ public:
+  ConstantAdder(Program& p, std::vector<Tensor>& bindings);
+  Value* add(const Tensor& t);
+
+ private:
+  Program& p_;
+  std::vector<Tensor>& bindings_;
+  std::unordered_set<std::string> names_;
+  int next_ = 0;
+};
+
 struct PassOptions {
   bool dce = true;
   bool cse = true;
