@@ -28,6 +28,7 @@ NB_MODULE(_C, m) {
         case oar::ErrorKind::Index: type = PyExc_IndexError; break;
         case oar::ErrorKind::Type: type = PyExc_TypeError; break;
         case oar::ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
+        case oar::ErrorKind::Timeout: type = PyExc_TimeoutError; break;
         default: break;
       }
       PyErr_SetString(type, e.what());

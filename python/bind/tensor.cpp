@@ -214,7 +214,14 @@ void bind_tensor(nb::module_& m) {
         AutogradMeta& am = t.autograd_meta();
         if (am.grad_fn) am.grad_fn->pre_hooks.emplace_back(am.output_nr, std::move(h));
         else am.hooks.push_back(std::move(h));
+      })
+      .def("_register_post_accumulate_hook", [](TensorImpl* s, nb::callable fn) {
+        Tensor t(s);
+        OAR_CHECK(t.requires_grad() && !t.autograd_meta().grad_fn, Runtime,
+                  "[Tensor._register_post_accumulate_hook] needs a leaf tensor that requires grad");
+        t.autograd_meta().post_hooks.push_back([fn] { fn(); });
       });
+  m.def("_queue_backward_callback", [](nb::callable fn) { queue_backward_callback([fn] { fn(); }); });
 
   m.def("from_numpy", [](nb::ndarray<nb::ro> a) { return wrap_ndarray(a, "oar.to_tensor"); },
         "Wraps an array without copying.");

@@ -68,6 +68,8 @@ from . import linalg  # noqa: E402
 from . import profiler  # noqa: E402,F401
 from . import jit, static  # noqa: E402,F401
 from . import inference  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401
+from .distributed import DataParallel  # noqa: E402,F401
 from .linalg import cholesky, eigvalsh, inv as inverse  # noqa: E402,F401
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
 from .serialization import save, load  # noqa: E402

@@ -75,6 +75,7 @@ struct AccumulateGrad final : Node {
       m.grad = ops::add(m.grad, g);
       if (!grad_enabled()) m.grad = detach(m.grad);
     }
+    for (auto& h : m.post_hooks) h();
     return {};
   }
 };
@@ -205,9 +206,47 @@ void record_inplace(const OpDef& op, std::span<const Tensor> inputs, const Attrs
 // ---------------------------------------------------------------------------
 // Engine
 
+namespace {
+thread_local int t_backward_depth = 0;
+thread_local std::vector<std::function<void()>> t_backward_callbacks;
+
+Tensors run_backward_impl(std::span<const Tensor> outputs, std::span<const Tensor> grad_outputs,
+                          bool retain_graph, bool create_graph, std::span<const Tensor> inputs, bool allow_unused);
+}  // namespace
+
+void queue_backward_callback(std::function<void()> fn) {
+  if (t_backward_depth == 0) {
+    fn();
+    return;
+  }
+  t_backward_callbacks.push_back(std::move(fn));
+}
+
 Tensors run_backward(std::span<const Tensor> outputs, std::span<const Tensor> grad_outputs,
                      bool retain_graph, bool create_graph, std::span<const Tensor> inputs,
                      bool allow_unused) {
+  struct Depth {
+    Depth() { ++t_backward_depth; }
+    ~Depth() {
+      if (--t_backward_depth == 0) t_backward_callbacks.clear();
+    }
+  } depth;
+  Tensors r = run_backward_impl(outputs, grad_outputs, retain_graph, create_graph, inputs, allow_unused);
+  if (t_backward_depth == 1) {
+    // Callbacks may queue more (run in order); each runs outside the pass.
+    for (size_t i = 0; i < t_backward_callbacks.size(); ++i) {
+      std::function<void()> fn = std::move(t_backward_callbacks[i]);
+      fn();
+    }
+    t_backward_callbacks.clear();
+  }
+  return r;
+}
+
+namespace {
+Tensors run_backward_impl(std::span<const Tensor> outputs, std::span<const Tensor> grad_outputs,
+                          bool retain_graph, bool create_graph, std::span<const Tensor> inputs,
+                          bool allow_unused) {
   const char* api = inputs.empty() ? "oar.autograd.backward" : "oar.grad";
   GradModeGuard mode(create_graph);
 
@@ -344,5 +383,7 @@ Tensors run_backward(std::span<const Tensor> outputs, std::span<const Tensor> gr
               " is not reachable from the outputs; pass allow_unused=True to get None for it");
   return results;
 }
+
+}  // namespace
 
 }  // namespace oar

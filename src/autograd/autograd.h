@@ -27,6 +27,9 @@ struct AutogradMeta {
   bool grad_zeroed = false;
   std::weak_ptr<Node> grad_accumulator;  // leaves only, created on demand
   SmallVector<Hook, 1> hooks;            // leaves: run before accumulation
+  // Leaves: run after Tensor.backward has updated .grad (data parallel starts
+  // a bucket's all-reduce from here, while the backward pass goes on).
+  SmallVector<std::function<void()>, 1> post_hooks;
   bool retain_grad = false;              // non-leaves: keep .grad
   std::shared_ptr<Tensor> retained;      // where a non-leaf's retained grad lands
   std::string name;
@@ -119,6 +122,11 @@ bool any_requires_grad(std::span<const Tensor> ts);
 Tensors run_backward(std::span<const Tensor> outputs, std::span<const Tensor> grad_outputs,
                      bool retain_graph, bool create_graph, std::span<const Tensor> inputs = {},
                      bool allow_unused = false);
+
+// Runs `fn` once the backward pass in progress (Tensor.backward) has
+// finished; outside one, runs it at once. Callbacks queued by a failed pass
+// are dropped.
+void queue_backward_callback(std::function<void()> fn);
 
 // A tensor sharing data with `t` but with no autograd history.
 Tensor detach(const Tensor& t);

@@ -7,7 +7,7 @@
 
 namespace oar {
 
-enum class ErrorKind { Value, Index, Type, NotImplemented, Runtime };
+enum class ErrorKind { Value, Index, Type, NotImplemented, Runtime, Timeout };
 
 class Error : public std::runtime_error {
  public:

@@ -66,12 +66,23 @@ struct OpTraits {
 
 class GradCtx;
 struct OpDef;
+// SPMD rule types (ops/spmd.h defines them; see Note [SPMD rule contract]).
+struct ProcessMesh;
+struct DistSpec;
+struct SpmdInfo;
 
 using MetaFn = Metas (*)(std::span<const Tensor> in, const Attrs& attrs);
 using KernelFn = void (*)(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs);
 // Returns one gradient per input (undefined where none). Written with ops, so
 // it is itself differentiable.
 using GradFn = Tensors (*)(const GradCtx& ctx);
+// Forward SPMD rule: the global shapes and shardings of the inputs in, the
+// shardings the op needs its inputs in and those its outputs come out in.
+using SpmdFn = SpmdInfo (*)(const ProcessMesh& mesh, std::span<const DistSpec> in, const Attrs& attrs);
+// Reverse SPMD rule: from the inputs' shapes and the wanted output shardings
+// to the input shardings that produce them.
+using SpmdReverseFn = SpmdInfo (*)(const ProcessMesh& mesh, std::span<const DistSpec> in,
+                                   std::span<const DistSpec> out, const Attrs& attrs);
 
 struct OpDef {
   std::string name;
@@ -87,6 +98,10 @@ struct OpDef {
   // infer_meta reads every other input unchecked.
   uint32_t optional_inputs = 0;
   bool input_optional(size_t i) const { return i < 32 && ((optional_inputs >> i) & 1u); }
+  // Null where the op has no rule of its own (ops/spmd.h: spmd_rule_of gives
+  // the elementwise default or replicate_all).
+  SpmdFn spmd = nullptr;
+  SpmdReverseFn spmd_reverse = nullptr;
   // Kernel table indexed by device type and by the dtype of input 0 (or of
   // output 0 for ops without tensor inputs).
   KernelFn kernels[kNumDeviceTypes][kNumDTypes] = {};
@@ -106,6 +121,7 @@ struct OpBuilder {
   OpBuilder& grad(GradFn f) { op.grad = f; return *this; }
   OpBuilder& traits(OpTraits t) { op.traits = t; return *this; }
   OpBuilder& saves(bool inputs, bool outputs) { op.save_inputs = inputs; op.save_outputs = outputs; return *this; }
+  OpBuilder& spmd(SpmdFn f, SpmdReverseFn r = nullptr) { op.spmd = f; op.spmd_reverse = r; return *this; }
   OpBuilder& optional(std::initializer_list<int> inputs) {
     for (int i : inputs) op.optional_inputs |= 1u << i;
     return *this;

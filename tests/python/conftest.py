@@ -3,3 +3,6 @@ import sys
 
 # Lets the op tests `import opdb` (the op database lives next to them).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+# Scripts that run on the ranks of a distributed job (started by the tests).
+collect_ignore = ["dist_scripts"]

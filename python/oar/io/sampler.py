@@ -6,7 +6,6 @@ not depend on anything drawn while the epoch is running (e.g. DataLoader worker 
 """
 import math
 import numbers
-import os
 
 import numpy as np
 
@@ -232,17 +231,6 @@ class BatchSampler(Sampler):
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
 
-def _env_int(names, default):
-    for name in names:
-        v = os.environ.get(name)
-        if v not in (None, ""):
-            try:
-                return int(v)
-            except ValueError:
-                pass
-    return default
-
-
 class DistributedBatchSampler(BatchSampler):
     """The batches one rank reads in data-parallel training.
 
@@ -267,10 +255,13 @@ class DistributedBatchSampler(BatchSampler):
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.drop_last = drop_last
+        # The job's layout (launcher or mpirun environment, or the initialised group).
+        from .. import distributed
+
         if num_replicas is None:
-            num_replicas = _env_int(["PADDLE_TRAINERS_NUM", "OAR_WORLD_SIZE", "WORLD_SIZE"], 1)
+            num_replicas = distributed.get_world_size()
         if rank is None:
-            rank = _env_int(["PADDLE_TRAINER_ID", "OAR_RANK", "RANK"], 0)
+            rank = distributed.get_rank()
         if isinstance(num_replicas, bool) or not isinstance(num_replicas, numbers.Integral) or num_replicas <= 0:
             raise ValueError(f"[{api}] num_replicas must be a positive integer, got {num_replicas!r}")
         if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or not 0 <= rank < num_replicas:

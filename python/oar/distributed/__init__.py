@@ -1,0 +1,8 @@
+"""Distributed training: process groups and collectives over OpenMPI, the
+launcher (``python -m oar.distributed.launch``), data parallel."""
+from .collective import *  # noqa: F401,F403
+from .collective import __all__ as _collective_all
+
+from .parallel import DataParallel, sync_params_buffers  # noqa: F401
+
+__all__ = list(_collective_all) + ["DataParallel", "sync_params_buffers"]

@@ -1,0 +1,28 @@
+"""Runs a script on N real ranks (OpenMPI's mpirun), for the distributed tests."""
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dist_scripts")
+
+
+def mpirun_cmd(n):
+    cmd = ["mpirun", "-np", str(n), "--oversubscribe", "--bind-to", "none",
+           # A failing rank must not take the others down before they report.
+           "--mca", "orte_abort_on_non_zero_status", "0"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd
+
+
+def run_ranks(n, script, *args, timeout=120, env=None):
+    """Runs dist_scripts/<script> on n ranks; returns the CompletedProcess."""
+    assert shutil.which("mpirun"), "mpirun is missing: `make test` installs openmpi-bin"
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.path.join(ROOT, "python")
+    e.setdefault("OMP_NUM_THREADS", "1")
+    e.update(env or {})
+    cmd = mpirun_cmd(n) + [sys.executable, os.path.join(SCRIPTS, script), *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
