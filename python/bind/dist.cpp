@@ -1,8 +1,11 @@
 // Process groups and collectives (src/dist/process_group.h).
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "common.h"
+#include "dist/dist_tensor.h"
 #include "dist/process_group.h"
 
 namespace oar::bind {
@@ -11,6 +14,23 @@ namespace {
 using dist::ProcessGroup;
 using dist::ReduceOp;
 using dist::Work;
+
+std::shared_ptr<const ProcessMesh> mesh_of(const Dims& shape, const std::vector<int64_t>& ids,
+                                           const std::vector<std::string>& names) {
+  return std::make_shared<const ProcessMesh>(shape, ids, names);
+}
+
+// Placements cross as (kind, arg) pairs: kind 0 Replicate, 1 Shard (arg: the
+// tensor dim), 2 Partial (arg: the reduce type, ReduceType's order).
+Placements placements_of(const std::vector<std::pair<int, int64_t>>& p) {
+  Placements out;
+  for (auto [kind, arg] : p) {
+    if (kind == 1) out.push_back(Placement::shard(arg));
+    else if (kind == 2) out.push_back(Placement::partial(ReduceType(arg)));
+    else out.push_back(Placement::replicate());
+  }
+  return out;
+}
 
 Tensor as_tensor(TensorImpl& t) { return Tensor(&t); }
 
@@ -75,6 +95,29 @@ void bind_dist(nb::module_& m) {
     dist::shutdown_world();
   });
   m.def("_dist_has_mpi", &dist::built_with_mpi);
+
+  using PL = std::vector<std::pair<int, int64_t>>;
+  using Names = std::vector<std::string>;
+  using Ids = std::vector<int64_t>;
+  m.def("_dist_shard", [](TensorImpl& t, const Dims& ms, const Ids& ids, const Names& names, const PL& p) {
+    return dist::shard_tensor(Tensor(&t), mesh_of(ms, ids, names), placements_of(p));
+  });
+  m.def("_dist_from_local", [](TensorImpl& t, const Dims& ms, const Ids& ids, const Names& names, const PL& p,
+                               const Dims& global_shape) {
+    return dist::make_dist(Tensor(&t), mesh_of(ms, ids, names), placements_of(p), global_shape);
+  });
+  m.def("_dist_reshard", [](TensorImpl& t, const Dims& ms, const Ids& ids, const Names& names, const PL& p) {
+    return dist::reshard(Tensor(&t), mesh_of(ms, ids, names), placements_of(p));
+  });
+  m.def("_dist_local", [](TensorImpl& t) { return dist::local_value(Tensor(&t)); });
+  m.def("_dist_attr", [](TensorImpl& t) -> nb::object {
+    if (!t.dist) return nb::none();
+    const DistAttr& a = *t.dist;
+    nb::list pl;
+    for (const Placement& p : a.placements)
+      pl.append(nb::make_tuple(int(p.kind), p.is_shard() ? p.dim : p.is_partial() ? int64_t(p.reduce) : 0));
+    return nb::make_tuple(a.mesh->shape(), a.mesh->process_ids(), a.mesh->dim_names(), pl, a.global_shape);
+  });
 }
 
 Binder b(bind_dist);

@@ -5,6 +5,7 @@
 
 #include "autograd/autograd.h"
 #include "common.h"
+#include "tensor/dist_attr.h"
 
 namespace oar::bind {
 namespace {
@@ -81,6 +82,8 @@ Tensor wrap_ndarray(const nb::ndarray<nb::ro>& a, const char* api) {
 }
 
 nb::ndarray<nb::numpy> as_ndarray(const Tensor& t) {
+  // A distributed tensor's array is this rank's piece (as in Paddle).
+  if (t.is_dist()) return as_ndarray(t.impl()->dist->local);
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
   nb::object owner = nb::cast(t);

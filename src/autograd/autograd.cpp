@@ -116,6 +116,7 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& self, const char* op, in
             ", expected ", version, "). Use the out-of-place op, or clone() the tensor before changing it.");
   if (!is_output || !requires_grad) return data;
   Tensor t = make_view(data, data.shape(), data.strides(), data.offset());
+  t.impl()->dist = data.impl()->dist;
   AutogradMeta& m = t.autograd_meta();
   m.stop_gradient = false;
   m.grad_fn = self;
@@ -125,7 +126,9 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& self, const char* op, in
 
 Tensor detach(const Tensor& t) {
   if (!t.defined()) return t;
-  return make_view(t, t.shape(), t.strides(), t.offset());
+  Tensor d = make_view(t, t.shape(), t.strides(), t.offset());
+  d.impl()->dist = t.impl()->dist;  // still the same (distributed) value
+  return d;
 }
 
 Edge gradient_edge(const Tensor& t) {

@@ -651,6 +651,8 @@ WorldInfo init_world(double timeout_s) {
 
 bool world_initialized() { return g_self || Comm::get().initialized(); }
 
+WorldInfo world_info() { return g_self || !Comm::get().initialized() ? WorldInfo{} : Comm::get().world(); }
+
 ProcessGroupPtr world_group() {
   if (g_self) return g_self;
   OAR_CHECK(world_initialized(), Runtime,

@@ -20,6 +20,7 @@ WorldInfo init_world(double timeout_s) {
   return WorldInfo{};
 }
 bool world_initialized() { return bool(g_self); }
+WorldInfo world_info() { return WorldInfo{}; }
 ProcessGroupPtr world_group() {
   OAR_CHECK(g_self, Runtime, "[oar.distributed] the parallel environment is not initialised: call "
             "oar.distributed.init_parallel_env() first");

@@ -93,6 +93,8 @@ struct WorldInfo {
 };
 WorldInfo init_world(double timeout_s);
 bool world_initialized();
+// This process's place in the job (rank 0 of 1 before init_world).
+WorldInfo world_info();
 ProcessGroupPtr world_group();
 // A sub-group over the given global ranks (every rank of the world calls it,
 // as in Paddle; non-members get a group with rank() == -1).

@@ -111,6 +111,15 @@ Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> 
   if (dispatch_state().tracing && dispatch_hooks().trace_inplace &&
       dispatch_hooks().trace_inplace(op, self, inputs, attrs))
     return self;
+  // 2. distributed
+  bool any_dist = self.is_dist();
+  for (const Tensor& t : inputs) any_dist = any_dist || (t.defined() && t.is_dist());
+  if (any_dist) {
+    OAR_CHECK(dispatch_hooks().distributed_inplace, NotImplemented, "[oar.", op.name,
+              "_] distributed tensors need the oar.distributed module");
+    dispatch_hooks().distributed_inplace(op, self, inputs, attrs);
+    return self;
+  }
   // Writing through a view would have to rewrite the base's history as well;
   // until autograd does that, refuse rather than produce wrong gradients.
   OAR_CHECK(!(self.impl()->is_view && grad_enabled() && (self.requires_grad() || any_requires_grad(inputs))),

@@ -26,6 +26,8 @@ struct DispatchHooks {
   // recorded the write to `self`.
   bool (*trace_inplace)(const OpDef&, Tensor& self, std::span<const Tensor>, const Attrs&) = nullptr;
   bool (*distributed)(const OpDef&, std::span<const Tensor>, const Attrs&, Tensors& out) = nullptr;
+  // In-place ops on distributed tensors: performs the write on the pieces.
+  void (*distributed_inplace)(const OpDef&, Tensor& self, std::span<const Tensor>, const Attrs&) = nullptr;
   // May replace the inputs with cast copies.
   bool (*autocast)(const OpDef&, std::span<const Tensor>, Tensors& cast_inputs) = nullptr;
 };

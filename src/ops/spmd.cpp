@@ -366,6 +366,52 @@ Notation sce_notation(std::span<const DistSpec> in, const Attrs&) {
   return n;
 }
 
+// softmax_cross_entropy_grad(logits [..., C], label, lse, grad [..., 1]) ->
+// dlogits [..., C]: rows as in the forward, the class axis replicated.
+Notation sce_grad_notation(std::span<const DistSpec> in, const Attrs&) {
+  need_inputs(in, 4, "nn.functional.cross_entropy");
+  int r = int(in[0].shape.size());
+  Notation n;
+  std::string rows = letters(0, r - 1) + kBcast;
+  n.in = {letters(0, r), rows, rows, rows};
+  n.replicated = std::string{letter(r - 1)};
+  n.out = {letters(0, r)};
+  n.out_shapes = {in[0].shape};
+  return n;
+}
+
+// full_like(x; value, dtype): laid out like x (its values are not read).
+Notation full_like_notation(std::span<const DistSpec> in, const Attrs&) {
+  need_inputs(in, 1, "full_like");
+  Notation n;
+  n.in = {letters(0, int(in[0].shape.size()))};
+  n.out = {n.in[0]};
+  n.out_shapes = {in[0].shape};
+  return n;
+}
+
+// expand(x; shape): x's dims align with the output's last dims; a dim of
+// size 1 that grows is broadcast (never split).
+Notation expand_notation(std::span<const DistSpec> in, const Attrs& a) {
+  need_inputs(in, 1, "expand");
+  const Dims& target = a.ints(0);
+  int ro = int(target.size()), ri = int(in[0].shape.size());
+  OAR_CHECK(ro >= ri, Value, "[oar.expand] SPMD rule: the target shape has fewer dims than the input");
+  Notation n;
+  std::string il;
+  Dims os(target.begin(), target.end());
+  for (int i = 0; i < ri; ++i) {
+    int j = i + ro - ri;
+    if (os[size_t(j)] < 0) os[size_t(j)] = in[0].shape[size_t(i)];
+    il += in[0].shape[size_t(i)] == 1 && os[size_t(j)] != 1 ? kBcast : letter(j);
+  }
+  n.in = {il};
+  n.out = {letters(0, ro)};
+  n.out_shapes = {os};
+  n.local = LocalRun::LocalShapeAttr;  // attr 0 is the (global) output shape
+  return n;
+}
+
 // transpose(x; perm)
 Notation transpose_notation(std::span<const DistSpec> in, const Attrs& a) {
   need_inputs(in, 1, "transpose");
@@ -609,6 +655,9 @@ struct AttachRules {
     attach_einsum<softmax_grad_notation>("softmax_grad");
     attach_einsum<layer_norm_notation>("layer_norm");
     attach_einsum<sce_notation>("softmax_cross_entropy");
+    attach_einsum<sce_grad_notation>("softmax_cross_entropy_grad");
+    attach_einsum<full_like_notation>("full_like");
+    attach_einsum<expand_notation>("expand");
     attach_einsum<transpose_notation>("transpose");
     attach_einsum<concat_notation>("concat");
     attach_einsum<split_notation>("split");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/small_vector.h"
+#include "tensor/tensor.h"
 
 namespace oar {
 
@@ -100,13 +101,15 @@ Dims local_shape(const Dims& global_shape, const ProcessMesh& mesh, const Placem
 Dims local_offset(const Dims& global_shape, const ProcessMesh& mesh, const Placements& p, int64_t rank);
 
 // The placement of a distributed tensor (TensorImpl::dist). The TensorImpl's
-// own shape is the local piece's; global_shape is the whole tensor's.
+// own shape is the global one (what ops, gradient rules and users see); this
+// rank's piece is `local` (Note [distributed tensor] in dist/dist_tensor.h).
 struct DistAttr {
   DistAttr(std::shared_ptr<const ProcessMesh> mesh, Placements placements, Dims global_shape);
 
   std::shared_ptr<const ProcessMesh> mesh;
   Placements placements;  // one per mesh dim
   Dims global_shape;
+  Tensor local;  // this rank's piece: a plain tensor (no dist, no autograd)
 
   Dims dims_mapping() const { return to_dims_mapping(placements, int64_t(global_shape.size())); }
   bool is_partial() const;

@@ -66,3 +66,11 @@ def test_single_process_job():
     p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "collectives.py")], capture_output=True, text=True,
                        timeout=120, env=env)
     _ok(p, 1, r"rank 0: \d+ checks passed")
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_semi_auto_parallel(n):
+    # Every reshard conversion (1-d mesh; 2x2 mesh on 4 ranks), ops on
+    # distributed tensors, and an MLP under dp, mp and dp x mp against one process.
+    found = _ok(run_ranks(n, "auto_parallel.py"), n, r"rank (\d+): (\d+) auto-parallel checks passed")
+    assert all(int(c) > (40 if n == 2 else 300) for _, c in found)

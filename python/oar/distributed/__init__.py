@@ -4,5 +4,7 @@ from .collective import *  # noqa: F401,F403
 from .collective import __all__ as _collective_all
 
 from .parallel import DataParallel, sync_params_buffers  # noqa: F401
+from .auto_parallel import *  # noqa: F401,F403
+from .auto_parallel import __all__ as _auto_all
 
-__all__ = list(_collective_all) + ["DataParallel", "sync_params_buffers"]
+__all__ = list(_collective_all) + ["DataParallel", "sync_params_buffers"] + list(_auto_all)

@@ -247,6 +247,11 @@ class Optimizer:
         return acc
 
     def _state_zeros(self, p, value=0.0):
+        if _C._dist_attr(p) is not None:
+            # A distributed parameter's state is laid out like it: each rank
+            # keeps (and updates) the state of its own piece.
+            full = _C.full(list(p._local_value().shape), float(value), _ops.state_dtype(p.dtype))
+            return _C._dist_from_local(full, *p.process_mesh._c(), [q._c() for q in p.placements], list(p.shape))
         return _C.full(p.shape, float(value), _ops.state_dtype(p.dtype))
 
     # ---- the step
