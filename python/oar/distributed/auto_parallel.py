@@ -15,7 +15,7 @@ from . import collective as C
 
 __all__ = [
     "ProcessMesh", "Placement", "Replicate", "Shard", "Partial", "shard_tensor", "dtensor_from_local",
-    "reshard", "shard_layer", "shard_optimizer", "get_mesh", "set_mesh", "unshard_dtensor",
+    "reshard", "shard_layer", "get_mesh", "set_mesh", "unshard_dtensor",
 ]
 
 _REDUCE = {"sum": 0, "avg": 1, "mean": 1, "max": 2, "min": 3, "prod": 4}
@@ -303,46 +303,3 @@ def shard_layer(layer, process_mesh, shard_fn=None, input_fn=None, output_fn=Non
     if output_fn is not None:
         layer.register_forward_post_hook(lambda _layer, inputs, outputs: output_fn(outputs, process_mesh))
     return layer
-
-
-class _ShardOptimizer:
-    """An optimizer whose step first brings every gradient to its parameter's
-    placements (a Partial gradient is reduced), so each rank updates its piece."""
-
-    def __init__(self, optimizer, shard_fn=None):
-        self._inner = optimizer
-        self._shard_fn = shard_fn
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-    def _sync_grads(self):
-        for p in self._inner._parameter_list if hasattr(self._inner, "_parameter_list") else []:
-            g = p.grad
-            if g is None or not p.is_dist():
-                continue
-            if not g.is_dist() or g.placements != p.placements or g.process_mesh != p.process_mesh:
-                src = g if g.is_dist() else shard_tensor(g, p.process_mesh, [Replicate()] * p.process_mesh.ndim)
-                p.grad = reshard(src, p.process_mesh, p.placements)
-
-    def step(self):
-        self._sync_grads()
-        self._inner.step()
-
-    def minimize(self, loss, *args, **kwargs):
-        loss.backward()
-        self.step()
-
-    def clear_grad(self, *args, **kwargs):
-        return self._inner.clear_grad(*args, **kwargs)
-
-    def state_dict(self):
-        return self._inner.state_dict()
-
-    def set_state_dict(self, state):
-        return self._inner.set_state_dict(state)
-
-
-def shard_optimizer(optimizer, shard_fn=None):
-    """Wraps ``optimizer`` for distributed parameters (see _ShardOptimizer)."""
-    return _ShardOptimizer(optimizer, shard_fn)
