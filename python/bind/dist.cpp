@@ -104,12 +104,13 @@ void bind_dist(nb::module_& m) {
   });
   m.def("_dist_from_local", [](TensorImpl& t, const Dims& ms, const Ids& ids, const Names& names, const PL& p,
                                const Dims& global_shape) {
-    return dist::make_dist(Tensor(&t), mesh_of(ms, ids, names), placements_of(p), global_shape);
+    return dist::from_local(Tensor(&t), mesh_of(ms, ids, names), placements_of(p), global_shape);
   });
   m.def("_dist_reshard", [](TensorImpl& t, const Dims& ms, const Ids& ids, const Names& names, const PL& p) {
     return dist::reshard(Tensor(&t), mesh_of(ms, ids, names), placements_of(p));
   });
   m.def("_dist_local", [](TensorImpl& t) { return dist::local_value(Tensor(&t)); });
+  m.def("_dist_to_local", [](TensorImpl& t) { return dist::to_local(Tensor(&t)); });
   m.def("_dist_attr", [](TensorImpl& t) -> nb::object {
     if (!t.dist) return nb::none();
     const DistAttr& a = *t.dist;

@@ -9,6 +9,7 @@
 #include "autograd/autograd.h"
 #include "dist/process_group.h"
 #include "ops/dispatch.h"
+#include "ops/index.h"
 #include "ops/manip.h"
 #include "ops/ops.h"
 #include "ops/spmd.h"
@@ -224,6 +225,32 @@ Tensors reshard_grad(const GradCtx& ctx) {
 
 OpDef& kReshard = OpBuilder("dist_reshard").attrs({"mesh", "placements"}).meta(reshard_meta).grad(reshard_grad);
 
+Placements no_partial(Placements p) {
+  for (Placement& x : p)
+    if (x.is_partial()) x = Placement::replicate();
+  return p;
+}
+
+// The crossings between a piece and its distributed tensor, as ops so that
+// gradients cross too. A gradient arriving at a piece is the gradient of the
+// piece; one arriving at a Partial value reaches every piece whole.
+Tensors from_local_grad(const GradCtx& ctx) {
+  MeshPtr mesh = mesh_at(ctx.attr().i(0));
+  Placements p = no_partial(decode(ctx.attr().ints(1)));
+  Tensor g = ctx.grad(0);
+  if (!g.is_dist()) g = wrap(g, mesh, Placements(size_t(mesh->ndim()), Placement::replicate()), g.shape());
+  return {to_local(reshard(g, mesh, p))};
+}
+
+Tensors to_local_grad(const GradCtx& ctx) {
+  const DistAttr& a = *ctx.in(0).impl()->dist;
+  return {from_local(ctx.grad(0), a.mesh, no_partial(a.placements), a.global_shape)};
+}
+
+OpDef& kFromLocal = OpBuilder("dist_from_local").attrs({"mesh", "placements", "global_shape"})
+                        .meta(reshard_meta).grad(from_local_grad).saves(false, false);
+OpDef& kToLocal = OpBuilder("dist_to_local").meta(reshard_meta).grad(to_local_grad);
+
 void warn_no_rule(const OpDef& op) {
   static std::mutex mu;
   static std::set<std::string> warned;
@@ -282,6 +309,24 @@ void dist_stage_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> i
   dispatch_inplace(op, piece, std::span<const Tensor>(local.data(), local.size()), attrs);
 }
 
+// gather_nd on a table split along its rows (LocalRun::MaskedRowGather):
+// this piece answers the ids in its row range and gives zero rows for the
+// others; the sum over the pieces is the lookup.
+Tensor masked_row_gather(const Tensor& table, const Tensor& ids, const DistSpec& table_spec,
+                         const ProcessMesh& mesh, int64_t rank) {
+  int64_t m = table_spec.dims_mapping[0], k = mesh.dim_size(m);
+  int64_t c = mesh.coord_of(rank)[size_t(m)], rows = table_spec.shape[0];
+  Tensor lo = ops::full({}, Scalar(split_piece_offset(rows, k, c)), ids.dtype());
+  Tensor hi = ops::full({}, Scalar(split_piece_offset(rows, k, c) + split_piece_size(rows, k, c)), ids.dtype());
+  Tensor mine = ops::logical_and(ops::greater_equal(ids, lo), ops::less_than(ids, hi));
+  Tensor shifted = ops::where(mine, ops::subtract(ids, lo), ops::zeros_like(ids));
+  Tensor got = ops::gather_nd(table, shifted);
+  // mine is [..., 1]: it broadcasts over the looked-up rows' trailing dims.
+  Tensor keep = ops::cast(mine, got.dtype());
+  for (int64_t d = got.dim() - keep.dim(); d > 0; --d) keep = ops::unsqueeze(keep, {keep.dim()});
+  return ops::multiply(got, keep);
+}
+
 // Dispatch stage 2 (Note [distributed tensor]).
 bool dist_stage(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, Tensors& outs) {
   if (&op == &kReshard) {
@@ -336,8 +381,6 @@ bool dist_stage(const OpDef& op, std::span<const Tensor> inputs, const Attrs& at
   SpmdFn rule = spmd_rule_of(op);
   if (!rule) warn_no_rule(op);
   SpmdInfo info = rule ? rule(*mesh, in_specs, attrs) : replicate_all(*mesh, in_specs, attrs);
-  OAR_CHECK(info.local != LocalRun::MaskedRowGather, NotImplemented, "[oar.", op.name,
-            "] a lookup table split along its rows needs VocabParallelEmbedding");
   // Reshard the inputs as the rule asks (differentiably: autograd sees it).
   Tensors ready(inputs.size()), local(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -362,7 +405,10 @@ bool dist_stage(const OpDef& op, std::span<const Tensor> inputs, const Attrs& at
   Tensors lo;
   {
     NoGradGuard ng;
-    lo = dispatch(op, std::span<const Tensor>(local.data(), local.size()), la);
+    if (info.local == LocalRun::MaskedRowGather)
+      lo = {masked_row_gather(local[0], local[1], info.inputs[0], *mesh, rank)};
+    else
+      lo = dispatch(op, std::span<const Tensor>(local.data(), local.size()), la);
   }
   outs.clear();
   for (size_t j = 0; j < lo.size(); ++j) {
@@ -389,6 +435,29 @@ struct Install {
 } g_install;
 
 }  // namespace
+
+Tensor from_local(const Tensor& local, MeshPtr mesh, const Placements& placements, const Dims& global_shape) {
+  Tensor out = make_dist(local, mesh, placements, global_shape);
+  if (grad_enabled() && local.requires_grad()) {
+    Tensors outs{out};
+    Tensor in[1] = {local};
+    record_op(kFromLocal, std::span<const Tensor>(in, 1), Attrs{mesh_id(mesh), encode(placements), global_shape},
+              outs);
+  }
+  return out;
+}
+
+Tensor to_local(const Tensor& x) {
+  OAR_CHECK(x.defined() && x.is_dist(), Type, "[oar.distributed.dtensor_to_local] expected a distributed tensor");
+  Tensor piece = local_value(x);
+  Tensor out = make_view(piece, piece.shape(), piece.strides(), piece.offset());  // its own autograd meta
+  if (grad_enabled() && x.requires_grad()) {
+    Tensors outs{out};
+    Tensor in[1] = {x};
+    record_op(kToLocal, std::span<const Tensor>(in, 1), no_attrs(), outs);
+  }
+  return out;
+}
 
 int64_t world_rank() { return world_initialized() ? world_info().rank : 0; }
 

@@ -40,5 +40,10 @@ Tensor shard_tensor(const Tensor& global, MeshPtr mesh, const Placements& placem
 Tensor reshard(const Tensor& x, MeshPtr mesh, const Placements& placements);
 // This rank's piece, without placements or autograd history (shares storage).
 Tensor local_value(const Tensor& x);
+// Differentiable crossings (Paddle's dtensor_from_local / dtensor_to_local):
+// the gradient of a piece is the piece of the gradient, with Partial
+// placements taken as Replicate (every partial piece gets the whole gradient).
+Tensor from_local(const Tensor& local, MeshPtr mesh, const Placements& placements, const Dims& global_shape);
+Tensor to_local(const Tensor& x);
 
 }  // namespace oar::dist

@@ -74,3 +74,10 @@ def test_semi_auto_parallel(n):
     # distributed tensors, and an MLP under dp, mp and dp x mp against one process.
     found = _ok(run_ranks(n, "auto_parallel.py"), n, r"rank (\d+): (\d+) auto-parallel checks passed")
     assert all(int(c) > (40 if n == 2 else 300) for _, c in found)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_manual_tensor_parallel_layers(n):
+    # VocabParallelEmbedding, Column/RowParallelLinear and ParallelCrossEntropy:
+    # loss and every weight gradient equal a plain model over 4 SGD steps.
+    _ok(run_ranks(n, "mp_layers.py"), n, r"rank \d+: 28 mp-layer checks passed")

@@ -6,6 +6,7 @@ from .collective import __all__ as _collective_all
 from .parallel import DataParallel, sync_params_buffers  # noqa: F401
 from .auto_parallel import *  # noqa: F401,F403
 from .auto_parallel import __all__ as _auto_all
+from . import fleet  # noqa: F401
 from .sharding import *  # noqa: F401,F403
 from .sharding import __all__ as _sharding_all
 

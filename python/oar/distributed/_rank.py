@@ -65,6 +65,7 @@ _TAG = "[oar.distributed._rank]"
 _MAX_LINE = 1 << 16  # longer lines are passed on in pieces of this size
 _PR_SET_PDEATHSIG = 1
 _CHILD = "--oar-run-script"  # argv[1] of the child that runs the script
+_KILL_AFTER = 3.0  # seconds from SIGTERM to SIGKILL for a script asked to stop
 
 
 def _int_env(env, names, default):
@@ -148,6 +149,17 @@ class _Sink:
 
     def __init__(self, sock, rank):
         self.sock, self.prefix, self.lock = sock, f"[rank {rank}] ".encode(), threading.Lock()
+        self.closed = threading.Event()  # the launcher closed its side
+
+    def listen(self, on_stop):
+        """Reads the launcher's requests (only "stop") until it closes the connection."""
+        try:
+            for request in self.sock.makefile("rb"):
+                if request == b"stop\n":
+                    on_stop()
+        except OSError:
+            pass
+        self.closed.set()
 
     def line(self, stream, data):
         if not data.endswith(b"\n"):
@@ -178,10 +190,9 @@ class _Sink:
                 try:
                     self.sock.sendall(f"x{code} {sig}\n".encode())
                     self.sock.shutdown(socket.SHUT_WR)
-                    self.sock.settimeout(5)
-                    self.sock.recv(1)  # the launcher closes after it has read everything
                 except OSError:
                     pass
+                self.closed.wait(5)  # the launcher closes once it has read everything
                 self.sock.close()
                 self.sock = None
                 return
@@ -282,19 +293,23 @@ def main(argv=None):
     finally:
         os.close(report_w)
 
-    def forward(signum, _frame):
-        # mpirun stops ranks with SIGTERM (then SIGKILL); pass it on, and make sure a
-        # script that ignores it still ends. SIGUSR1/2 are only passed on.
+    def forward(signum, _frame=None):
+        # The launcher (over the channel) and mpirun stop ranks with SIGTERM: pass it
+        # on, and make sure a script that ignores it still ends. SIGUSR1/2 are only
+        # passed on.
         if child.poll() is None:
             child.send_signal(signum)
             if signum in (signal.SIGUSR1, signal.SIGUSR2):
                 return
-            timer = threading.Timer(5.0, lambda: child.poll() is None and child.kill())
+            timer = threading.Timer(_KILL_AFTER, lambda: child.poll() is None and child.kill())
             timer.daemon = True
             timer.start()
 
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(s, forward)
+    if sink.sock is not None:
+        threading.Thread(target=sink.listen, args=(lambda: forward(signal.SIGTERM),),
+                         daemon=True).start()
     pumps = [threading.Thread(target=_pump, args=(child.stdout, b"o", sink), daemon=True),
              threading.Thread(target=_pump, args=(child.stderr, b"e", sink), daemon=True),
              threading.Thread(target=_watch_report, args=(report_r, sink), daemon=True)]

@@ -15,7 +15,7 @@ from . import collective as C
 
 __all__ = [
     "ProcessMesh", "Placement", "Replicate", "Shard", "Partial", "shard_tensor", "dtensor_from_local",
-    "reshard", "shard_layer", "get_mesh", "set_mesh", "unshard_dtensor",
+    "reshard", "shard_layer", "get_mesh", "set_mesh", "unshard_dtensor", "dtensor_to_local",
 ]
 
 _REDUCE = {"sum": 0, "avg": 1, "mean": 1, "max": 2, "min": 3, "prod": 4}
@@ -228,7 +228,8 @@ def shard_tensor(data, mesh, placements, dtype=None, place=None, stop_gradient=N
 
 
 def dtensor_from_local(local_tensor, mesh, placements):
-    """The distributed tensor whose piece on this rank is ``local_tensor``."""
+    """The distributed tensor whose piece on this rank is ``local_tensor``
+    (differentiable: gradients reach the piece)."""
     api = "oar.distributed.dtensor_from_local"
     pl = _check(api, mesh, placements, local_tensor)
     shape = list(local_tensor.shape)
@@ -236,6 +237,14 @@ def dtensor_from_local(local_tensor, mesh, placements):
         if isinstance(p, Shard):
             shape[p.dim] *= mesh.shape[m]
     return _C._dist_from_local(local_tensor, *mesh._c(), pl, shape)
+
+
+def dtensor_to_local(dist_tensor, mesh=None, placements=None):
+    """This rank's piece of ``dist_tensor`` as a local tensor (differentiable:
+    the piece's gradient flows back into the distributed tensor)."""
+    if not isinstance(dist_tensor, _C.Tensor) or not dist_tensor.is_dist():
+        raise TypeError("[oar.distributed.dtensor_to_local] expected a distributed tensor")
+    return _C._dist_to_local(dist_tensor)
 
 
 def reshard(dist_tensor, mesh, placements):

@@ -42,7 +42,10 @@ _RANK_PY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 # Variables passed on to ranks on other machines (local ranks inherit everything).
 _EXPORT = ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "VIRTUAL_ENV")
 _EXPORT_PREFIXES = ("OAR_", "PADDLE_", "FLAGS_", "OMP_", "KMP_", "MKL_", "OPENBLAS_", "GLOG_")
-_STOP_WAIT = 5.0  # seconds between SIGTERM and SIGKILL to mpirun
+# Stopping a job: ask the ranks (they SIGTERM their scripts, SIGKILL 3 s later); if
+# mpirun still runs after _STOP_WAIT s, SIGTERM to mpirun; after another _STOP_WAIT s,
+# SIGKILL to mpirun and everything it started here.
+_STOP_WAIT = 5.0
 
 
 class UsageError(Exception):
@@ -176,6 +179,8 @@ class _Job:
         self.events = []
         self.cond = threading.Condition(self.lock)
         self.readers = []
+        self.conns = {}  # rank -> its connection, to ask it to stop
+        self.stopping = False
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
@@ -200,6 +205,11 @@ class _Job:
                 rank = int(parts[2])
                 conn.settimeout(None)
                 conn.sendall(b"ok\n")
+                with self.lock:
+                    self.conns[rank] = conn
+                    stopping = self.stopping
+                if stopping:
+                    conn.sendall(b"stop\n")
             except OSError:
                 return
             log = None
@@ -241,6 +251,22 @@ class _Job:
                 with self.cond:
                     self.events.append((rank, None, 0, True))
                     self.cond.notify_all()
+
+    def stop(self):
+        """Asks every rank (now or when it connects) to stop its script: SIGTERM, then SIGKILL.
+
+        Ranks stopped this way end one by one and mpirun then exits by itself; mpirun
+        told to stop with SIGTERM while ranks sit in MPI_Finalize has been seen to crash
+        or hang (OpenMPI 4.1), so signalling mpirun is only the fallback.
+        """
+        with self.lock:
+            self.stopping = True
+            conns = list(self.conns.values())
+        for conn in conns:
+            try:
+                conn.sendall(b"stop\n")
+            except OSError:
+                pass
 
     def close(self, timeout):
         """Stops accepting and waits up to `timeout` s for the ranks' last lines."""
@@ -333,7 +359,8 @@ def launch(args):
             signal.signal(s, h)
         job.close(timeout=0)
         raise UsageError(f"cannot start {mpirun}: {e.strerror}") from None
-    failure, seen, deadline, kill_at, ended = None, 0, None, None, set()
+    failure, seen, deadline, ended = None, 0, None, set()
+    stage, next_at = 0, None  # see _STOP_WAIT
 
     def note(events, now):
         nonlocal failure, deadline
@@ -359,14 +386,17 @@ def launch(args):
             note(new, now)
             if rc is not None:
                 break
-            if kill_at is None and (stop or (deadline is not None and now >= deadline)):
+            if stage == 0 and (stop or (deadline is not None and now >= deadline)):
                 if stop:
                     _say(f"received {signal.Signals(stop[0]).name}; stopping all ranks")
+                job.stop()
+                stage, next_at = 1, now + _STOP_WAIT
+            elif stage == 1 and now >= next_at:
                 proc.terminate()
-                kill_at = now + _STOP_WAIT
-            elif kill_at is not None and now >= kill_at:
+                stage, next_at = 2, now + _STOP_WAIT
+            elif stage == 2 and now >= next_at:
                 _kill_group(proc)
-                kill_at = float("inf")
+                stage = 3
             with job.cond:
                 if len(job.events) == seen:
                     job.cond.wait(0.05)

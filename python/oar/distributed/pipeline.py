@@ -1,0 +1,478 @@
+"""Pipeline parallelism: a model cut into stages, one per rank, trained on
+micro-batches with the 1F1B schedule (Paddle 3.x names: ``LayerDesc``,
+``PipelineLayer``, ``PipelineParallel.train_batch`` / ``eval_batch``).
+
+Rank r of the pipeline group holds stage r. Activations travel forward and
+their gradients backward as plain local tensors with point-to-point
+send/recv between neighbouring stages. Each message is preceded by a small
+int64 header (count, dtype, stop_gradient, shape of every tensor), so stages
+may pass tuples of tensors of any shape and dtype.
+
+Note [pipeline message order]: every send is asynchronous (``isend``) and
+every receive blocks. Between two neighbours, activations only flow from the
+lower stage to the higher and gradients only the other way, and MPI delivers
+the messages of one sender to one receiver in the order they were sent, so
+no tags are needed: the k-th activation message a stage receives is
+micro-batch k's. The 1F1B order on every stage is consistent with one global
+order of the forward/backward events (a stage only waits for events that
+precede its own), so no stage can wait for a message its peer will only send
+after a message from it, and there is no deadlock. The send handles are
+waited for at the end of the step, which also reports a peer's failure.
+"""
+import numpy as np
+
+from .. import _C
+from ..autograd import backward as _backward
+from ..autograd import no_grad
+from ..creation import empty, to_tensor, zeros
+from ..nn import Layer
+from . import collective as _coll
+
+__all__ = ["LayerDesc", "PipelineLayer", "PipelineParallel"]
+
+_LAYER_API = "oar.distributed.PipelineLayer"
+_PP_API = "oar.distributed.PipelineParallel"
+
+
+_DTYPES = []
+
+
+def _dtype_list():
+    """The dtypes in the enum's order: a header carries a dtype as its index."""
+    if not _DTYPES:
+        _DTYPES.extend(type(empty([0]).dtype))
+    return _DTYPES
+
+
+class LayerDesc:
+    """Describes one layer of a pipeline: ``layer_func(*inputs, **kwargs)``
+    builds it. Only the stage that owns a layer keeps it.
+
+    >>> import oar
+    >>> from oar.distributed.pipeline import LayerDesc
+    >>> desc = LayerDesc(oar.nn.Linear, 4, 2)
+    >>> desc.build_layer().weight.shape
+    [4, 2]
+    """
+
+    def __init__(self, layer_func, *inputs, **kwargs):
+        if not (isinstance(layer_func, type) and issubclass(layer_func, Layer)):
+            raise TypeError(f"[oar.distributed.LayerDesc] layer_func must be a subclass of oar.nn.Layer, "
+                            f"got {layer_func!r}")
+        self.layer_func = layer_func
+        self.inputs = inputs
+        self.kwargs = kwargs
+
+    def build_layer(self):
+        return self.layer_func(*self.inputs, **self.kwargs)
+
+    def __repr__(self):
+        return f"LayerDesc({self.layer_func.__name__})"
+
+
+def _segment(items, num_stages, seg_method):
+    """Stage boundaries: stage s runs items[b[s]:b[s + 1]]."""
+    n = len(items)
+    if isinstance(seg_method, (list, tuple)):
+        b = [int(x) for x in seg_method]
+        if len(b) != num_stages + 1 or b[0] != 0 or b[-1] != n or any(x > y for x, y in zip(b, b[1:])):
+            raise ValueError(f"[{_LAYER_API}] seg_method as a list must be {num_stages + 1} non-decreasing "
+                             f"boundaries from 0 to {n}, got {list(seg_method)}")
+        return b
+    if seg_method == "uniform":
+        if n < num_stages:
+            raise ValueError(f"[{_LAYER_API}] cannot cut {n} layers into {num_stages} stages")
+        size, extra = divmod(n, num_stages)
+        # As in Paddle, the last `extra` stages take one more layer.
+        b = [0]
+        for s in range(num_stages):
+            b.append(b[-1] + size + (1 if s >= num_stages - extra else 0))
+        return b
+    if isinstance(seg_method, str) and seg_method.startswith("layer:"):
+        name = seg_method[len("layer:"):].lower()
+
+        def cls_name(item):
+            cls = item.layer_func if isinstance(item, LayerDesc) else type(item)
+            return cls.__name__.lower()
+
+        marked = [i for i, item in enumerate(items) if cls_name(item) == name]
+        if not marked or len(marked) % num_stages:
+            raise ValueError(f"[{_LAYER_API}] seg_method {seg_method!r}: the number of {name} layers "
+                             f"({len(marked)}) must be a positive multiple of num_stages ({num_stages})")
+        per = len(marked) // num_stages
+        # Each stage ends right after its last marked layer; layers before the
+        # first mark go to stage 0 and layers after the last to the last stage.
+        return [0] + [marked[per * (s + 1) - 1] + 1 for s in range(num_stages - 1)] + [n]
+    raise ValueError(f"[{_LAYER_API}] seg_method must be 'uniform', 'layer:ClassName' or a list of "
+                     f"boundaries, got {seg_method!r}")
+
+
+def _pipe_group(group, api):
+    if group is None:
+        group = _coll.init_parallel_env()
+    if not isinstance(group, _coll.Group):
+        raise TypeError(f"[{api}] group must be an oar.distributed Group or None, got {type(group).__name__}")
+    if not group.is_member():
+        raise ValueError(f"[{api}] this rank is not a member of the pipeline group {group.ranks}")
+    return group
+
+
+class PipelineLayer(Layer):
+    """The stage of a model that this rank runs.
+
+    ``layers`` is the whole model as a list of ``LayerDesc`` (built here),
+    ``Layer`` objects, or plain callables (functions applied to the
+    activation). Rank r of ``group`` (the world by default) keeps stage r.
+    ``seg_method`` cuts the list: ``"uniform"`` (by layer count),
+    ``"layer:ClassName"`` (an equal number of ``ClassName`` layers per
+    stage), or a list of ``num_stages + 1`` boundaries. Every rank builds
+    every described layer, in order, and keeps only its own: with the same
+    seed, the parameters equal those of the whole model built in one
+    process. Sublayers are named by their index in ``layers``.
+
+    >>> import oar
+    >>> from oar.distributed.pipeline import LayerDesc, PipelineLayer
+    >>> pl = PipelineLayer([LayerDesc(oar.nn.Linear, 4, 8), oar.nn.ReLU(), LayerDesc(oar.nn.Linear, 8, 2)],
+    ...                    num_stages=1, loss_fn=oar.nn.MSELoss())
+    >>> pl.get_num_stages(), pl(oar.ones([3, 4])).shape
+    (1, [3, 2])
+    """
+
+    def __init__(self, layers, num_stages=None, topology=None, loss_fn=None, seg_method="uniform",
+                 recompute_interval=0, recompute_ctx=None, num_virtual_pipeline_stages=None, group=None):
+        super().__init__()
+        if topology is not None:
+            raise NotImplementedError(f"[{_LAYER_API}] topology is not supported: pass group (the "
+                                      "pipeline's process group) instead")
+        if recompute_interval:
+            raise NotImplementedError(f"[{_LAYER_API}] recompute_interval is not supported yet")
+        if num_virtual_pipeline_stages not in (None, 1):
+            raise NotImplementedError(f"[{_LAYER_API}] interleaved (virtual) pipeline stages are not "
+                                      "supported yet")
+        if not isinstance(layers, (list, tuple)) or not layers:
+            raise TypeError(f"[{_LAYER_API}] layers must be a non-empty list, got {layers!r}")
+        for i, item in enumerate(layers):
+            if not (isinstance(item, (LayerDesc, Layer)) or callable(item)):
+                raise TypeError(f"[{_LAYER_API}] layers[{i}] must be a LayerDesc, a Layer or a callable, "
+                                f"got {type(item).__name__}")
+        self._group = _pipe_group(group, _LAYER_API)
+        if num_stages is None:
+            num_stages = self._group.nranks
+        if isinstance(num_stages, bool) or not isinstance(num_stages, int) or num_stages < 1:
+            raise ValueError(f"[{_LAYER_API}] num_stages must be a positive int, got {num_stages!r}")
+        if num_stages != self._group.nranks:
+            raise ValueError(f"[{_LAYER_API}] num_stages ({num_stages}) must equal the size of the "
+                             f"pipeline group ({self._group.nranks} ranks: {self._group.ranks})")
+        self._num_stages = num_stages
+        self._stage_id = self._group.rank
+        self._loss_fn = loss_fn
+        self.segment_parts = _segment(list(layers), num_stages, seg_method)
+        self._start = self.segment_parts[self._stage_id]
+        self._end = self.segment_parts[self._stage_id + 1]
+        self.run_function = []
+        for i, item in enumerate(layers):
+            # Built on every rank so the random initialisation of the layers
+            # this stage keeps is the one a single process would draw.
+            built = item.build_layer() if isinstance(item, LayerDesc) else item
+            if self._start <= i < self._end:
+                if isinstance(built, Layer):
+                    self.add_sublayer(str(i), built)
+                self.run_function.append(built)
+
+    def get_num_stages(self):
+        return self._num_stages
+
+    def get_stage_from_index(self, layer_idx):
+        """The stage that runs layer ``layer_idx`` of the model."""
+        for s in range(self._num_stages):
+            if self.segment_parts[s] <= layer_idx < self.segment_parts[s + 1]:
+                return s
+        raise IndexError(f"[{_LAYER_API}] layer index {layer_idx} is out of range "
+                         f"[0, {self.segment_parts[-1]})")
+
+    @property
+    def stage_id(self):
+        return self._stage_id
+
+    def forward(self, input):  # noqa: A002 - Paddle's name
+        for fn in self.run_function:
+            input = fn(*input) if isinstance(input, tuple) else fn(input)
+        return input
+
+
+def _as_list(x):
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _micro_split(x, m, mb):
+    """Micro-batch m of a tensor or a tuple/list of tensors."""
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple)):
+        return tuple(t[m * mb:(m + 1) * mb] for t in x)
+    return x[m * mb:(m + 1) * mb]
+
+
+class PipelineParallel(Layer):
+    """Trains a ``PipelineLayer`` with the 1F1B schedule.
+
+    ``train_batch([inputs, labels], optimizer)`` cuts the batch into
+    ``num_micro_batches`` equal micro-batches (Paddle: the strategy's
+    ``pipeline_configs['accumulate_steps']``), runs
+    ``num_stages - stage - 1`` warm-up forwards, then alternates one forward
+    and one backward, then the remaining backwards; the last stage's loss of
+    a micro-batch is ``loss_fn(output, labels) / num_micro_batches`` so the
+    accumulated gradients are those of the mean loss. Then every stage takes
+    an optimizer step. It returns the mean loss on every rank. The first
+    stage needs the inputs and the last the labels; other ranks may pass
+    None for them.
+
+    >>> import numpy as np, oar
+    >>> from oar.distributed.pipeline import LayerDesc, PipelineLayer, PipelineParallel
+    >>> _ = oar.seed(0)
+    >>> pl = PipelineLayer([LayerDesc(oar.nn.Linear, 4, 8), oar.nn.ReLU(), LayerDesc(oar.nn.Linear, 8, 1)],
+    ...                    num_stages=1, loss_fn=oar.nn.MSELoss())
+    >>> pp = PipelineParallel(pl, num_micro_batches=2)
+    >>> opt = oar.optimizer.SGD(learning_rate=0.1, parameters=pp.parameters())
+    >>> x, y = oar.ones([4, 4]), oar.zeros([4, 1])
+    >>> losses = [float(pp.train_batch([x, y], opt)) for _ in range(3)]
+    >>> losses[2] < losses[0]
+    True
+    """
+
+    def __init__(self, layers, hcg=None, strategy=None, num_micro_batches=None, micro_batch_size=None,
+                 group=None):
+        super().__init__()
+        if not isinstance(layers, PipelineLayer):
+            raise TypeError(f"[{_PP_API}] layers must be a PipelineLayer, got {type(layers).__name__}")
+        if strategy is not None:
+            cfg = getattr(strategy, "pipeline_configs", None) or {}
+            get = cfg.get if isinstance(cfg, dict) else (lambda k, d=None: getattr(cfg, k, d))
+            num_micro_batches = num_micro_batches if num_micro_batches is not None else get("accumulate_steps")
+            micro_batch_size = micro_batch_size if micro_batch_size is not None else get("micro_batch_size")
+        if group is None and hcg is not None and hasattr(hcg, "get_pipe_parallel_group"):
+            group = hcg.get_pipe_parallel_group()
+        if num_micro_batches is None:
+            num_micro_batches = 1
+        if isinstance(num_micro_batches, bool) or not isinstance(num_micro_batches, int) or num_micro_batches < 1:
+            raise ValueError(f"[{_PP_API}] num_micro_batches must be a positive int, got {num_micro_batches!r}")
+        if micro_batch_size is not None and (isinstance(micro_batch_size, bool)
+                                             or not isinstance(micro_batch_size, int) or micro_batch_size < 1):
+            raise ValueError(f"[{_PP_API}] micro_batch_size must be a positive int, got {micro_batch_size!r}")
+        group = layers._group if group is None else _pipe_group(group, _PP_API)
+        if list(group.ranks) != list(layers._group.ranks):
+            raise ValueError(f"[{_PP_API}] group {group.ranks} is not the PipelineLayer's group "
+                             f"{layers._group.ranks}")
+        self._layers = layers
+        self._group = layers._group
+        self.num_stages = layers.get_num_stages()
+        self.stage_id = layers.stage_id
+        self.accumulate_steps = num_micro_batches
+        self.micro_batch_size = micro_batch_size
+        self.is_pipeline_first_stage = self.stage_id == 0
+        self.is_pipeline_last_stage = self.stage_id == self.num_stages - 1
+        self._prev = self._group.ranks[self.stage_id - 1] if not self.is_pipeline_first_stage else None
+        self._next = self._group.ranks[self.stage_id + 1] if not self.is_pipeline_last_stage else None
+        # (kind, micro-batch) events of the last train_batch/eval_batch, in order.
+        self.schedule = []
+
+    def forward(self, *inputs, **kwargs):
+        """Runs this rank's stage only (the whole model when there is one stage)."""
+        return self._layers(*inputs, **kwargs)
+
+    # -- messages ---------------------------------------------------------
+
+    def _send(self, tensors, dst, with_header):
+        tasks = []
+        if with_header:
+            head = [len(tensors)]
+            for t in tensors:
+                head += [_dtype_list().index(t.dtype), int(t.stop_gradient), t.ndim] + list(t.shape)
+            head_t = to_tensor(np.array(head, dtype=np.int64))
+            tasks.append(_coll.isend(to_tensor(np.array([len(head)], dtype=np.int64)), dst, self._group))
+            tasks.append(_coll.isend(head_t, dst, self._group))
+        for t in tensors:
+            tasks.append(_coll.isend(t.detach(), dst, self._group))
+        self._pending.extend(tasks)
+
+    def _recv_activations(self):
+        n = empty([1], dtype="int64")
+        _coll.recv(n, self._prev, self._group)
+        head = empty([int(n.numpy()[0])], dtype="int64")
+        _coll.recv(head, self._prev, self._group)
+        h = head.numpy().tolist()
+        out, pos = [], 1
+        for _ in range(h[0]):
+            code, sg, nd = h[pos:pos + 3]
+            shape = h[pos + 3:pos + 3 + nd]
+            pos += 3 + nd
+            t = empty(shape, dtype=_dtype_list()[code])
+            _coll.recv(t, self._prev, self._group)
+            # A leaf, so that backward leaves the gradient to send back in .grad.
+            t.stop_gradient = bool(sg)
+            out.append(t)
+        return out
+
+    def _recv_grads(self, outputs):
+        grads = []
+        for t in outputs:
+            g = empty(list(t.shape), dtype=t.dtype)
+            _coll.recv(g, self._next, self._group)
+            grads.append(g)
+        return grads
+
+    # -- one micro-batch ----------------------------------------------------
+
+    def _forward_step(self, m, inputs, labels, mb, compute_loss):
+        if self.is_pipeline_first_stage:
+            x = _micro_split(inputs, m, mb)
+            stage_in = []
+        else:
+            stage_in = self._recv_activations()
+            x = tuple(stage_in) if len(stage_in) > 1 else stage_in[0]
+        out = self._layers(x)
+        self.schedule.append(("F", m))
+        if not self.is_pipeline_last_stage:
+            outs = _as_list(out)
+            for t in outs:
+                if not isinstance(t, _C.Tensor):
+                    raise TypeError(f"[{_PP_API}] stage {self.stage_id} must output a Tensor or a tuple of "
+                                    f"Tensors, got {type(t).__name__}")
+            self._send(outs, self._next, True)
+            return stage_in, [t for t in outs if not t.stop_gradient]
+        if not compute_loss:
+            return stage_in, out
+        y = _micro_split(labels, m, mb)
+        loss = self._layers._loss_fn(out, y)
+        if self.accumulate_steps > 1:
+            loss = loss / self.accumulate_steps
+        self._total_loss = loss.detach() if self._total_loss is None else self._total_loss + loss.detach()
+        return stage_in, [loss]
+
+    def _backward_step(self, m, stage_in, outs):
+        if self.is_pipeline_last_stage:
+            grads = [None] * len(outs)
+        else:
+            grads = self._recv_grads(outs)
+        if outs:
+            _backward(outs, grads)
+        self.schedule.append(("B", m))
+        if not self.is_pipeline_first_stage:
+            back = [t.grad if t.grad is not None else zeros(list(t.shape), dtype=t.dtype)
+                    for t in stage_in if not t.stop_gradient]
+            if back:
+                self._send(back, self._prev, False)
+
+    # -- public -----------------------------------------------------------
+
+    def _batch_size(self, data, api_what):
+        if not isinstance(data, (list, tuple)) or len(data) != 2:
+            raise TypeError(f"[{_PP_API}] {api_what} expects data as [inputs, labels], got {type(data).__name__}")
+        inputs, labels = data
+        mine = inputs if self.is_pipeline_first_stage else labels if self.is_pipeline_last_stage else None
+        ts = _as_list(mine)
+        if not ts:
+            if self.is_pipeline_first_stage or (self.is_pipeline_last_stage and api_what == "train_batch"):
+                raise ValueError(f"[{_PP_API}] stage {self.stage_id} needs the "
+                                 f"{'inputs' if self.is_pipeline_first_stage else 'labels'} of data")
+            return None
+        for t in ts:
+            if not isinstance(t, _C.Tensor) or t.ndim == 0:
+                raise TypeError(f"[{_PP_API}] inputs and labels must be Tensors with a batch axis")
+        b = ts[0].shape[0]
+        if any(t.shape[0] != b for t in ts):
+            raise ValueError(f"[{_PP_API}] all tensors of data must have the same batch size, got "
+                             f"{[t.shape[0] for t in ts]}")
+        m = self.accumulate_steps
+        if b % m:
+            raise ValueError(f"[{_PP_API}] the batch size {b} is not divisible by num_micro_batches "
+                             f"(accumulate_steps) {m}")
+        if self.micro_batch_size is not None and self.micro_batch_size * m != b:
+            raise ValueError(f"[{_PP_API}] the batch size {b} must equal micro_batch_size "
+                             f"{self.micro_batch_size} x accumulate_steps {m}")
+        return b // m
+
+    def _broadcast_loss(self):
+        """The last stage's accumulated loss, on every rank of the pipeline."""
+        src = self._group.ranks[-1]
+        if self.num_stages == 1:
+            return self._total_loss
+        info = np.zeros([2], dtype=np.float64)
+        if self.is_pipeline_last_stage:
+            info[:] = [float(self._total_loss), _dtype_list().index(self._total_loss.dtype)]
+        buf = to_tensor(info)
+        _coll.broadcast(buf, src, self._group)
+        if self.is_pipeline_last_stage:
+            return self._total_loss
+        v = buf.numpy()
+        return to_tensor(np.array(v[0]), dtype=_dtype_list()[int(v[1])])
+
+    def _finish_sends(self):
+        pending, self._pending = self._pending, []
+        for t in pending:
+            t.wait()
+
+    def train_batch(self, data, optimizer, lr_scheduler=None, scaler=None):
+        """One training step on ``data = [inputs, labels]``; returns the mean loss."""
+        if scaler is not None:
+            raise NotImplementedError(f"[{_PP_API}] a GradScaler is not supported by train_batch yet")
+        if self._layers._loss_fn is None:
+            raise ValueError(f"[{_PP_API}] train_batch needs the PipelineLayer's loss_fn")
+        mb = self._batch_size(data, "train_batch")
+        inputs, labels = data
+        self._layers.train()
+        self.schedule, self._pending, self._total_loss = [], [], None
+        m_total = self.accumulate_steps
+        warmup = min(self.num_stages - self.stage_id - 1, m_total)
+        saved = {}
+        try:
+            for m in range(warmup):
+                saved[m] = self._forward_step(m, inputs, labels, mb, True)
+            for i in range(m_total - warmup):
+                f = warmup + i
+                saved[f] = self._forward_step(f, inputs, labels, mb, True)
+                self._backward_step(i, *saved.pop(i))
+            for b in range(m_total - warmup, m_total):
+                self._backward_step(b, *saved.pop(b))
+        finally:
+            self._finish_sends()
+        optimizer.step()
+        optimizer.clear_grad()
+        if lr_scheduler is not None:
+            lr_scheduler.step()
+        return self._broadcast_loss()
+
+    def eval_batch(self, data, compute_loss=False):
+        """Forward only, micro-batch by micro-batch, without gradients.
+
+        With ``compute_loss`` it returns the mean loss on every rank;
+        otherwise the last stage returns its outputs concatenated along
+        axis 0 (a list of the micro-batch outputs when they are tuples) and
+        the other stages None.
+        """
+        if compute_loss and self._layers._loss_fn is None:
+            raise ValueError(f"[{_PP_API}] eval_batch(compute_loss=True) needs the PipelineLayer's loss_fn")
+        mb = self._batch_size(data, "eval_batch" if not compute_loss else "train_batch")
+        inputs, labels = data
+        self._layers.eval()
+        self.schedule, self._pending, self._total_loss = [], [], None
+        outs = []
+        try:
+            with no_grad():
+                for m in range(self.accumulate_steps):
+                    _, out = self._forward_step(m, inputs, labels, mb, compute_loss)
+                    if self.is_pipeline_last_stage and not compute_loss:
+                        outs.append(out)
+        finally:
+            self._finish_sends()
+        if compute_loss:
+            return self._broadcast_loss()
+        if not self.is_pipeline_last_stage:
+            return None
+        if all(isinstance(o, _C.Tensor) for o in outs):
+            from .._manip import concat
+
+            return concat(outs) if len(outs) > 1 else outs[0]
+        return outs
