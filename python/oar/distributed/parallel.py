@@ -71,6 +71,10 @@ class DataParallel(Layer):
         self._buckets = []
         self._param_bucket = {}
         self._in_backward = False
+        # Buckets whose all-reduce started while the backward pass was still
+        # running, in the last backward pass (the overlap, for tests and tuning).
+        self.overlapped_buckets = 0
+        self._launched_early = 0
         if self._nranks > 1:
             sync_params_buffers(layers, self._group, self._group.ranks[0])
             self._build_buckets(comm_buffer_size, last_comm_buffer_size)
@@ -120,9 +124,10 @@ class DataParallel(Layer):
             bucket.pending -= 1
         self._launch_ready()
 
-    def _launch_ready(self):
+    def _launch_ready(self, early=True):
         while self._next < len(self._buckets) and self._buckets[self._next].pending == 0:
             self._launch(self._buckets[self._next])
+            self._launched_early += early
             self._next += 1
 
     def _launch(self, bucket):
@@ -151,7 +156,8 @@ class DataParallel(Layer):
                 "parameters")
         for b in missing:  # unused here: contribute zeros
             b.pending = 0
-        self._launch_ready()
+        self._launch_ready(early=False)
+        self.overlapped_buckets, self._launched_early = self._launched_early, 0
         used = None
         if self.find_unused_parameters:
             # A parameter no rank used keeps no gradient, as in one process

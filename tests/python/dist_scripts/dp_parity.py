@@ -91,7 +91,10 @@ def reference(kind):
 def data_parallel(kind):
     model, opt = build(kind, 1000 + rank)  # DataParallel must copy rank 0's start
     model0, _ = build(kind, 1000)
-    dp = oar.DataParallel(model, find_unused_parameters=(mode == "unused"))
+    # Small buckets, so that several exist and the first start during backward.
+    dp = oar.DataParallel(model, find_unused_parameters=(mode == "unused"), comm_buffer_size=0.002,
+                          last_comm_buffer_size=0.001)
+    assert len(dp._buckets) > 1
     for p, q in zip(model.parameters(), model0.parameters()):
         np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg="parameters not synced from rank 0")
     x, y = batches(kind)
@@ -113,6 +116,8 @@ def data_parallel(kind):
         else:
             loss = F.cross_entropy(dp(xb, uses_extra(s, rank)), yb)
             loss.backward()
+            if mode == "plain":  # all-reduces started before the backward pass ended
+                assert dp.overlapped_buckets == len(dp._buckets), dp.overlapped_buckets
         opt.step()
         opt.clear_grad()
         g = loss.detach().clone()
