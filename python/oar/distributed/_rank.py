@@ -250,7 +250,9 @@ def _run_script(report_fd, argv):
         # The user's traceback starts at their script, not at this wrapper and runpy.
         while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
             tb = tb.tb_next
-        sys.excepthook(type(e), e, tb or e.__traceback__)
+        if tb is not None:
+            e.__traceback__ = tb  # the default hook prints the exception's own traceback
+        sys.excepthook(type(e), e, e.__traceback__)
         tell(1)
         sys.exit(1)
     tell(0)
