@@ -220,7 +220,12 @@ Tensors reshard_grad(const GradCtx& ctx) {
   Placements back = x.impl()->dist->placements;
   for (Placement& p : back)
     if (p.is_partial()) p = Placement::replicate();
-  return {reshard(ctx.grad(0), x.impl()->dist->mesh, back)};
+  Tensor g = ctx.grad(0);
+  if (!g.is_dist()) {  // e.g. the ones a backward pass starts from: the same on every rank
+    MeshPtr out_mesh = mesh_at(ctx.attr().i(0));
+    g = wrap(g, out_mesh, Placements(size_t(out_mesh->ndim()), Placement::replicate()), g.shape());
+  }
+  return {reshard(g, x.impl()->dist->mesh, back)};
 }
 
 OpDef& kReshard = OpBuilder("dist_reshard").attrs({"mesh", "placements"}).meta(reshard_meta).grad(reshard_grad);

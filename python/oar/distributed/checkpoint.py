@@ -156,24 +156,31 @@ def _gather_json(obj, group):
 
 
 def _together(group, api, fn):
-    """Runs fn on every rank, then tells every rank whether all succeeded: a
-    rank that failed re-raises its own error, the others raise one naming it."""
+    """Runs fn on every rank and returns every rank's (JSON) result, in
+    group-rank order, once all succeeded: a rank that failed re-raises its own
+    error, the others raise one naming it. The exchange is also the barrier."""
     err, result = None, None
     try:
         result = fn()
     except Exception as e:  # reported to the peers, then re-raised below
         err = e
-    statuses = _gather_json(None if err is None else f"{type(err).__name__}: {err}", group)
+    mine = {"result": result} if err is None else {"error": f"{type(err).__name__}: {err}"}
+    try:
+        everyone = _gather_json(mine, group)
+    except (RuntimeError, TimeoutError) as e:  # a peer died or hung
+        if err is not None:
+            raise err from None
+        raise type(e)(f"[{api}] nothing was committed: {e}") from None
     if err is not None:
         raise err
-    for r, s in zip(group.ranks, statuses):
-        if s is not None:
-            raise RuntimeError(f"[{api}] rank {r} failed, so nothing was committed: {s}")
-    return result
+    for r, s in zip(group.ranks, everyone):
+        if "error" in s:
+            raise RuntimeError(f"[{api}] rank {r} failed, so nothing was committed: {s['error']}")
+    return [s["result"] for s in everyone]
 
 
 def _write_json(path, obj):
-    data = json.dumps(obj, indent=1).encode()
+    data = json.dumps(obj, separators=(",", ":")).encode()
     _ser._atomic_write(path, lambda f: f.write(data))
 
 
@@ -183,10 +190,21 @@ def _generations(path):
 
 # ---------------------------------------------------------------- saving
 
+def _reduce_partials(flat):
+    """flat with every Partial tensor resharded to Replicate on its mesh dims
+    (collectives: every rank runs them, in the same order)."""
+    out = []
+    for key, d, k, v in flat:
+        if isinstance(v, _C.Tensor) and _is_dist(v) and any(p.is_partial() for p in v.placements):
+            v = reshard(v, v.process_mesh, [Replicate() if p.is_partial() else p for p in v.placements])
+        out.append((key, d, k, v))
+    return out
+
+
 def _collect(flat, rank, coordinator):
-    """This rank's part of a save: tensor metadata, the pieces it writes (one
-    replica of each distinct piece), and (coordinator) the non-tensor values.
-    Partial tensors are reduced first, in the same order on every rank."""
+    """This rank's part of a save (no communication): tensor metadata, the
+    pieces it writes (one replica of each distinct piece), and (coordinator)
+    the non-tensor values."""
     tensors, pieces, values = {}, {}, {}
     for key, _, _, v in flat:
         if not isinstance(v, _C.Tensor):
@@ -201,9 +219,6 @@ def _collect(flat, rank, coordinator):
                 pieces[key] = (v, [0] * len(shape), shape)
             continue
         mesh, pl = v.process_mesh, v.placements
-        if any(p.is_partial() for p in pl):
-            pl = [Replicate() if p.is_partial() else p for p in pl]
-            v = reshard(v, mesh, pl)
         coord = _coord(mesh, rank)
         if coord is None:
             continue
@@ -252,8 +267,20 @@ def _merge(path, gen, ranks, coordinator):
             "tensors": tensors, "values": values}
 
 
+_MAX_GRID = 1 << 22  # cells of the overlap-count grid; beyond it, pairwise checks
+
+
+def _overlap(boxes, i, j):
+    (o0, s0, _), (o1, s1, _) = boxes[i], boxes[j]
+    return all(max(a, b) < min(a + m, b + n) for a, m, b, n in zip(o0, s0, o1, s1))
+
+
 def _tiling_problem(shape, pieces):
-    """Why the pieces do not tile a tensor of this shape exactly, or None."""
+    """Why the pieces do not tile a tensor of this shape exactly, or None.
+
+    The overlap test counts, on the grid cut by every piece boundary, how many
+    pieces cover each cell: linear in the pieces for the grid-like layouts of
+    real meshes (thousands of ranks), where comparing all pairs is not."""
     boxes = []
     for p in pieces:
         off, shp = p["offsets"], p["shape"]
@@ -261,11 +288,26 @@ def _tiling_problem(shape, pieces):
             return f"a piece in {p['file']} has offsets {off} and shape {shp} for a {len(shape)}-D tensor"
         if any(o < 0 or o + s > d for o, s, d in zip(off, shp, shape)):
             return f"the piece at offsets {off} of shape {shp} in {p['file']} lies outside the shape {shape}"
-        boxes.append((off, shp, p["file"]))
-    for i, (o0, s0, f0) in enumerate(boxes):
-        for o1, s1, f1 in boxes[i + 1:]:
-            if _numel(s0) and _numel(s1) and all(max(a, b) < min(a + m, b + n) for a, m, b, n in zip(o0, s0, o1, s1)):
-                return f"the pieces at offsets {o0} ({f0}) and {o1} ({f1}) overlap"
+        if _numel(shp):
+            boxes.append((off, shp, p["file"]))
+    cuts = [sorted({0, n, *(b[0][d] for b in boxes), *(b[0][d] + b[1][d] for b in boxes)})
+            for d, n in enumerate(shape)]
+    pair = None
+    if _numel([len(c) - 1 for c in cuts]) <= _MAX_GRID:
+        count = np.zeros([len(c) - 1 for c in cuts], dtype=np.int32)
+        index = [{v: i for i, v in enumerate(c)} for c in cuts]
+        for off, shp, _ in boxes:
+            count[tuple(slice(ix[o], ix[o + s]) for ix, o, s in zip(index, off, shp))] += 1
+        if boxes and count.max() > 1:
+            cell = np.unravel_index(int(np.argmax(count)), count.shape)
+            point = [c[i] for c, i in zip(cuts, cell)]
+            pair = [k for k, (o, s, _) in enumerate(boxes) if all(a <= x < a + m for a, m, x in zip(o, s, point))][:2]
+    else:
+        pair = next(([i, j] for i in range(len(boxes)) for j in range(i + 1, len(boxes)) if _overlap(boxes, i, j)),
+                    None)
+    if pair:
+        (o0, _, f0), (o1, _, f1) = boxes[pair[0]], boxes[pair[1]]
+        return f"the pieces at offsets {o0} ({f0}) and {o1} ({f1}) overlap"
     covered = sum(_numel(s) for _, s, _ in boxes)
     if covered != _numel(shape):
         return f"the pieces cover {covered} of its {_numel(shape)} elements"
@@ -301,8 +343,13 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0, un
         raise TypeError(f"[{_SAVE}] path must be a str or os.PathLike, got {type(path).__name__}")
     path = os.path.abspath(os.fspath(path))
     flat = _flatten(state_dict, _SAVE)
-    if unique_id is not None and (not isinstance(unique_id, int) or isinstance(unique_id, bool) or unique_id < 0):
-        raise TypeError(f"[{_SAVE}] unique_id must be None or a non-negative int, got {unique_id!r}")
+    for key, _, _, v in flat:  # refuse what cannot be stored before anything is written
+        if not isinstance(v, _C.Tensor):
+            _json_value(key, v, _SAVE)
+    if unique_id is not None and (not isinstance(unique_id, int) or isinstance(unique_id, bool)):
+        raise TypeError(f"[{_SAVE}] unique_id must be None or an int, got {unique_id!r}")
+    if unique_id is not None and unique_id < 0:
+        raise ValueError(f"[{_SAVE}] unique_id must be non-negative, got {unique_id}")
     group = _group(process_group, _SAVE)
     rank = C.get_rank()
     if coordinator_rank not in group.ranks:
@@ -320,14 +367,15 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0, un
                              f"({max(gens)}): a folder keeps only its latest checkpoint")
         return unique_id
 
-    gen = _together(group, _SAVE, lambda: choose_generation() if rank == coordinator_rank else None)
-    gen = _gather_json(gen, group)[group.get_group_rank(coordinator_rank)]
+    gens = _together(group, _SAVE, lambda: choose_generation() if rank == coordinator_rank else None)
+    gen = gens[group.get_group_rank(coordinator_rank)]
 
-    # Collectives (Partial -> Replicate) run outside _together's try so that a
-    # failure there cannot leave the ranks waiting in different collectives.
-    tensors, pieces, values = _collect(flat, rank, coordinator_rank)
+    # The collectives run outside _together, so that a failure there cannot
+    # leave the ranks waiting in different collectives.
+    flat = _reduce_partials(flat)
 
     def write_pieces():
+        tensors, pieces, values = _collect(flat, rank, coordinator_rank)
         folder = os.path.join(path, f"gen-{gen}")
         os.makedirs(folder, exist_ok=True)
         rel = f"gen-{gen}/{rank}.safetensors"
@@ -437,9 +485,15 @@ class _Files:
                 with open(fpath, "rb") as f:
                     header, start = _ser._read_header(fpath, f, size)
                 meta = _ser._check_entries(fpath, header, size - start)
-                cplx = set(json.loads(meta.get("oar.complex128", "[]")))
-            except ValueError as e:  # [oar.load] messages, re-labelled for this API
+            except ValueError as e:  # "[oar.load] <file>: <what>", re-labelled for this API
                 raise _bad(fpath, str(e).split(": ", 1)[-1]) from None
+            try:
+                cplx = json.loads(meta.get("oar.complex128", "[]"))
+            except json.JSONDecodeError:
+                cplx = None
+            if not isinstance(cplx, list) or not all(isinstance(k, str) for k in cplx):
+                raise _bad(fpath, "metadata oar.complex128 must be a JSON list of entry names")
+            cplx = set(cplx)
             self.headers[rel] = (fpath, header, start, cplx)
         return self.headers[rel]
 

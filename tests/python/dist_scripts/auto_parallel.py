@@ -137,4 +137,14 @@ for name, (mesh, px, p1, p2) in setups.items():
     close(losses, ref_losses, f"{name} losses")
     assert losses[-1] < losses[0]
 
+# Backward from a resharded scalar, and from a sum of Partial and Replicate scalars.
+w = dist.shard_tensor(oar.ones([4]), mesh1, [Shard(0)], stop_gradient=False)
+dist.reshard((w * 3.0).sum(), mesh1, [Replicate()]).backward()
+close(full(w.grad), np.full(4, 3.0), "gradient through reshard of a scalar")
+v = dist.shard_tensor(oar.ones([4]), mesh1, [Replicate()], stop_gradient=False)
+w.clear_grad()
+((w * w).sum() + (v * v).sum()).backward()
+close(full(w.grad), np.full(4, 2.0), "gradient of Partial + Replicate scalars (w)")
+close(full(v.grad), np.full(4, 2.0), "gradient of Partial + Replicate scalars (v)")
+
 print(f"rank {rank}: {checks} auto-parallel checks passed", flush=True)
