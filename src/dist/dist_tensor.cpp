@@ -205,7 +205,15 @@ void check_placements(const char* api, const ProcessMesh& mesh, const Placements
 // A distributed tensor of `global_shape` whose piece here is `local` (an
 // alias of it: the piece never carries autograd history or placements).
 Tensor wrap(const Tensor& local, MeshPtr mesh, const Placements& p, const Dims& global_shape) {
-  Tensor piece = make_view(local, local.shape(), local.strides(), local.offset());
+  // The wrapper's strides are the contiguous ones of the global shape, which
+  // ops such as reshape read to decide whether a view is possible: the piece
+  // must be contiguous too (a view op's strided result is copied).
+  Tensor src = local;
+  if (!src.is_contiguous()) {
+    NoGradGuard ng;
+    src = ops::contiguous(src);
+  }
+  Tensor piece = make_view(src, src.shape(), src.strides(), src.offset());
   auto impl = make_ref<TensorImpl>(piece.impl()->storage, global_shape, contiguous_strides(global_shape), 0,
                                    piece.dtype());
   impl->dist = std::make_shared<DistAttr>(std::move(mesh), p, global_shape);

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "base/error.h"
 
@@ -499,6 +500,163 @@ Notation gather_nd_notation(std::span<const DistSpec> in, const Attrs&) {
   return n;
 }
 
+// layer_norm_grad(x, weight, grad) -> (dx, dweight, dbias): the forward's
+// layout for x and grad; dweight and dbias sum over the leading dims, so a
+// split leading dim leaves them Partial(sum).
+Notation layer_norm_grad_notation(std::span<const DistSpec> in, const Attrs& a) {
+  need_inputs(in, 3, "nn.functional.layer_norm");
+  int r = int(in[0].shape.size());
+  int begin = int(std::clamp<int64_t>(a.i(0), 0, r));
+  Notation n;
+  std::string l = letters(0, r), norm = letters(begin, r);
+  std::string wl = in[1].defined ? norm.substr(norm.size() - std::min(norm.size(), in[1].shape.size())) : "";
+  n.in = {l, wl, in[2].defined ? l : ""};
+  n.replicated = norm;
+  Dims ws = in[1].defined ? in[1].shape : Dims{};
+  n.out = {l, wl, wl};
+  n.out_shapes = {in[0].shape, ws, ws};
+  return n;
+}
+
+// fused_attention(q [..., Lq, D], k [..., Lk, D], v [..., Lk, Dv], mask; scale,
+// causal) -> [..., Lq, Dv]: the leading (batch, head) dims split alike; the
+// sequence and feature dims are replicated (a split Lq would shift the
+// causal mask's diagonal on each piece). The mask broadcasts to the scores
+// [..., Lq, Lk] and follows their leading splits.
+Notation fused_attention_notation(std::span<const DistSpec> in, const Attrs&) {
+  need_inputs(in, 3, "nn.functional.scaled_dot_product_attention");
+  int r = int(in[0].shape.size());
+  OAR_CHECK(r >= 2 && in[1].shape.size() == size_t(r) && in[2].shape.size() == size_t(r), Value,
+            "[oar.nn.functional.scaled_dot_product_attention] SPMD rule: q, k and v must have the same rank (at "
+            "least 2)");
+  std::string lead = letters(0, r - 2);
+  char m = letter(r - 2), d = letter(r - 1), kn = letter(r), e = letter(r + 1);
+  Notation n;
+  n.in = {lead + m + d, lead + kn + d, lead + kn + e, ""};
+  if (in.size() > 3 && in[3].defined) {
+    const Dims& ms = in[3].shape;
+    std::string scores = lead + m + kn, ml;
+    Dims full(in[0].shape.begin(), in[0].shape.end() - 1);
+    full.push_back(in[1].shape[size_t(r - 2)]);
+    size_t lead_pad = scores.size() - std::min(scores.size(), ms.size());
+    for (size_t j = 0; j < ms.size() && lead_pad + j < scores.size(); ++j)
+      ml += ms[j] == 1 && full[lead_pad + j] != 1 ? kBcast : scores[lead_pad + j];
+    n.in[3] = ml;
+  }
+  n.in.resize(in.size());
+  n.replicated = std::string{m, d, kn, e};
+  n.out = {lead + m + e};
+  Dims os(in[0].shape.begin(), in[0].shape.end() - 1);
+  os.push_back(in[2].shape.back());
+  n.out_shapes = {os};
+  return n;
+}
+
+// The axes a strided_slice / slice_scatter attr list touches (normalised).
+std::string sliced_letters(const Dims& axes, int r) {
+  std::string s;
+  for (int64_t ax : axes) {
+    int64_t q = ax < 0 ? ax + r : ax;
+    if (q >= 0 && q < r) s += letter(int(q));
+  }
+  return s;
+}
+
+// Python slice length of [start, end) by step on a dim of n (Note [slice bounds]).
+int64_t slice_len(int64_t start, int64_t end, int64_t step, int64_t n) {
+  if (step == 0 || step == std::numeric_limits<int64_t>::min()) return 0;  // the op rejects it
+  auto bound = [&](int64_t v) {
+    if (v < 0) v += n;
+    return step > 0 ? std::clamp<int64_t>(v, 0, n) : std::clamp<int64_t>(v, -1, n - 1);
+  };
+  int64_t st = bound(start), en = bound(end);
+  return step > 0 ? (en > st ? 1 + (en - st - 1) / step : 0) : (st > en ? 1 + (st - en - 1) / -step : 0);
+}
+
+// strided_slice(x; axes, starts, ends, strides): the sliced axes are
+// replicated (the bounds are global), the others keep their split.
+Notation strided_slice_notation(std::span<const DistSpec> in, const Attrs& a) {
+  need_inputs(in, 1, "strided_slice");
+  int r = int(in[0].shape.size());
+  const Dims &axes = a.ints(0), &starts = a.ints(1), &ends = a.ints(2), &steps = a.ints(3);
+  Notation n;
+  std::string l = letters(0, r);
+  n.in = {l};
+  n.replicated = sliced_letters(axes, r);
+  Dims os = in[0].shape;
+  for (size_t i = 0; i < axes.size() && i < starts.size() && i < ends.size() && i < steps.size(); ++i) {
+    int64_t q = axes[i] < 0 ? axes[i] + r : axes[i];
+    if (q >= 0 && q < r) os[size_t(q)] = slice_len(starts[i], ends[i], steps[i], in[0].shape[size_t(q)]);
+  }
+  n.out = {l};
+  n.out_shapes = {os};
+  return n;
+}
+
+// slice_scatter(x, value; axes, starts, ends, strides) -> x with the slice
+// replaced by value (broadcast to the slice's shape, right-aligned): the
+// sliced axes are replicated, the others split alike in x and value.
+Notation slice_scatter_notation(std::span<const DistSpec> in, const Attrs& a) {
+  need_inputs(in, 2, "slice_scatter");
+  Notation n = strided_slice_notation(in.subspan(0, 1), a);
+  const Dims& slice = n.out_shapes[0];
+  const Dims& vs = in[1].shape;
+  std::string l = n.in[0], vl;
+  size_t lead = l.size() - std::min(l.size(), vs.size());
+  for (size_t j = 0; j < vs.size() && lead + j < l.size(); ++j)
+    vl += vs[j] == 1 && slice[lead + j] != 1 ? kBcast : l[lead + j];
+  n.in.push_back(vl);
+  n.out_shapes = {in[0].shape};
+  return n;
+}
+
+// squeeze(x; axis): the dropped size-1 dims are replicated (a split one would
+// leave empty pieces that do not drop), the others keep their split. With no
+// axes every size-1 dim drops, and a split dim whose piece has one element
+// would drop too, so everything is replicated then.
+Notation squeeze_notation(std::span<const DistSpec> in, const Attrs& a) {
+  need_inputs(in, 1, "squeeze");
+  int r = int(in[0].shape.size());
+  const Dims& axes = a.ints(0);
+  Notation n;
+  std::string l = letters(0, r), ol;
+  Dims os;
+  for (int d = 0; d < r; ++d) {
+    bool listed = std::any_of(axes.begin(), axes.end(), [&](int64_t ax) { return (ax < 0 ? ax + r : ax) == d; });
+    if (in[0].shape[size_t(d)] == 1 && (axes.empty() || listed)) {
+      n.replicated += l[size_t(d)];
+    } else {
+      ol += l[size_t(d)];
+      os.push_back(in[0].shape[size_t(d)]);
+    }
+  }
+  if (axes.empty()) n.replicated = l;
+  n.in = {l};
+  n.out = {ol};
+  n.out_shapes = {os};
+  return n;
+}
+
+// scatter_nd(x, index [..., k], updates; overwrite) -> x with updates written
+// (or added) at the index rows: the trailing (non-indexed) dims split alike
+// in x, updates and the output. The index batch stays replicated: a split
+// one would need x counted once across the pieces, which no placement of
+// the output says.
+Notation scatter_nd_notation(std::span<const DistSpec> in, const Attrs&) {
+  need_inputs(in, 3, "scatter_nd");
+  const Dims &xs = in[0].shape, &is = in[1].shape;
+  OAR_CHECK(is.size() >= 1 && size_t(is.back()) <= xs.size(), Value,
+            "[oar.scatter_nd] SPMD rule: index.shape[-1] must be at most x's rank");
+  int q = int(is.size()), k = int(is.back()), rx = int(xs.size());
+  Notation n;
+  std::string batch = letters(0, q - 1), rows = letters(q, q + k), rest = letters(q + k, q + rx);
+  n.in = {rows + rest, batch + letter(q - 1), batch + rest};
+  n.replicated = batch + letter(q - 1) + rows;
+  n.out = {rows + rest};
+  n.out_shapes = {xs};
+  return n;
+}
+
 // ---------------------------------------------------------------- reshape
 
 // Note [reshape sharding]: the two shapes are cut into groups of dims whose
@@ -662,6 +820,12 @@ struct AttachRules {
     attach_einsum<concat_notation>("concat");
     attach_einsum<split_notation>("split");
     attach_einsum<gather_nd_notation>("gather_nd");
+    attach_einsum<layer_norm_grad_notation>("layer_norm_grad");
+    attach_einsum<fused_attention_notation>("fused_attention");
+    attach_einsum<strided_slice_notation>("strided_slice");
+    attach_einsum<slice_scatter_notation>("slice_scatter");
+    attach_einsum<squeeze_notation>("squeeze");
+    attach_einsum<scatter_nd_notation>("scatter_nd");
     attach("reshape", reshape_fwd, reshape_rev);
     attach("unsqueeze", unsqueeze_fwd, unsqueeze_rev);
     // A random elementwise op: see the random-op paragraph of the Note.

@@ -4,6 +4,8 @@
 // results for the same inputs.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "ops/spmd.h"
 
 namespace oar {
@@ -659,12 +661,160 @@ TEST(SpmdConcatSplit, AxisReplicated) {
   EXPECT_TRUE(Is(r.outputs[1], {1, -1}));
 }
 
+// ---------------------------------------------------------------- layer_norm_grad, fused_attention
+
+TEST(SpmdLayerNormGrad, WeightGradsPartialOverSplitRows) {
+  ProcessMesh m = mesh22();
+  Attrs a{int64_t(2), 1e-5};
+  SpmdInfo r = fwd("layer_norm_grad", m, {S({4, 8, 16}, {0, 1, -1}), S({16}, {-1}), S({4, 8, 16}, {0, -1, -1})}, a);
+  EXPECT_TRUE(Is(r.inputs[0], {0, 1, -1}));
+  EXPECT_TRUE(Is(r.inputs[2], {0, 1, -1}));
+  ASSERT_EQ(r.outputs.size(), 3u);
+  EXPECT_TRUE(Is(r.outputs[0], {0, 1, -1}));
+  // dweight and dbias sum over both split leading dims
+  EXPECT_TRUE(Is(r.outputs[1], {-1}, P0 | P1));
+  EXPECT_TRUE(Is(r.outputs[2], {-1}, P0 | P1));
+  EXPECT_EQ(r.outputs[1].shape, (Dims{16}));
+  // a split normalized dim is gathered; nothing is partial then
+  r = fwd("layer_norm_grad", m, {S({4, 8, 16}, {-1, -1, 1}), S({16}, {1}), S({4, 8, 16}, {-1, -1, -1})}, a);
+  EXPECT_TRUE(Is(r.inputs[0], {-1, -1, -1}));
+  EXPECT_TRUE(Is(r.inputs[1], {-1}));
+  EXPECT_TRUE(Is(r.outputs[1], {-1}));
+}
+
+TEST(SpmdFusedAttention, LeadingDimsSplit) {
+  ProcessMesh m = mesh22();
+  DistSpec none;
+  none.defined = false;
+  Attrs a{0.25, true};
+  // [batch, heads, L, D]: batch and heads keep their splits; k and v follow q
+  SpmdInfo r = fwd("fused_attention", m, {S({2, 4, 8, 16}, {0, 1, -1, -1}), S({2, 4, 6, 16}, {-1, -1, -1, -1}),
+                                          S({2, 4, 6, 12}, {-1, -1, -1, -1}), none}, a);
+  EXPECT_TRUE(Is(r.inputs[0], {0, 1, -1, -1}));
+  EXPECT_TRUE(Is(r.inputs[1], {0, 1, -1, -1}));
+  EXPECT_TRUE(Is(r.inputs[2], {0, 1, -1, -1}));
+  EXPECT_FALSE(r.inputs[3].defined);
+  EXPECT_TRUE(Is(r.outputs[0], {0, 1, -1, -1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{2, 4, 8, 12}));
+  // sequence and feature splits are gathered
+  r = fwd("fused_attention", m, {S({2, 4, 8, 16}, {-1, -1, 0, 1}), S({2, 4, 6, 16}, {-1, -1, 1, -1}),
+                                 S({2, 4, 6, 12}, {-1, -1, -1, 0}), none}, a);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(Is(r.inputs[size_t(i)], {-1, -1, -1, -1}));
+  EXPECT_TRUE(Is(r.outputs[0], {-1, -1, -1, -1}));
+  // a broadcast mask follows the scores' leading splits, never a broadcast dim
+  r = fwd("fused_attention", m, {S({2, 4, 8, 16}, {0, 1, -1, -1}), S({2, 4, 6, 16}, {0, 1, -1, -1}),
+                                 S({2, 4, 6, 12}, {0, 1, -1, -1}), S({2, 1, 8, 6}, {-1, -1, -1, 1})}, a);
+  EXPECT_TRUE(Is(r.inputs[3], {0, -1, -1, -1}));
+  r = fwd("fused_attention", m, {S({2, 4, 8, 16}, {0, -1, -1, -1}), S({2, 4, 6, 16}, {-1, -1, -1, -1}),
+                                 S({2, 4, 6, 12}, {-1, -1, -1, -1}), S({8, 6}, {1, -1})}, a);
+  EXPECT_TRUE(Is(r.inputs[3], {-1, -1}));
+  EXPECT_TRUE(Is(r.outputs[0], {0, -1, -1, -1}));
+  // three inputs (no mask argument at all)
+  r = fwd("fused_attention", m, {S({2, 8, 16}, {1, -1, -1}), S({2, 6, 16}, {-1, -1, -1}), S({2, 6, 16}, {-1, -1, -1})},
+          a);
+  EXPECT_TRUE(Is(r.outputs[0], {1, -1, -1}));
+  // reverse: a wanted head split goes to q, k and v
+  r = rev("fused_attention", m, {S({2, 4, 8, 16}, {-1, -1, -1, -1}), S({2, 4, 6, 16}, {-1, -1, -1, -1}),
+                                 S({2, 4, 6, 12}, {-1, -1, -1, -1}), none}, {S({2, 4, 8, 12}, {-1, 1, 0, -1})}, a);
+  EXPECT_TRUE(Is(r.inputs[2], {-1, 1, -1, -1}));
+}
+
+// ---------------------------------------------------------------- strided_slice, slice_scatter, squeeze
+
+TEST(SpmdSlice, SlicedAxesReplicated) {
+  ProcessMesh m = mesh22();
+  constexpr int64_t kEnd = std::numeric_limits<int64_t>::max(), kBegin = std::numeric_limits<int64_t>::min();
+  // x[:, :-1]
+  Attrs a{Dims{1}, Dims{0}, Dims{-1}, Dims{1}};
+  SpmdInfo r = fwd("strided_slice", m, {S({4, 8, 6}, {0, 1, -1})}, a);
+  EXPECT_TRUE(Is(r.inputs[0], {0, -1, -1}));
+  EXPECT_TRUE(Is(r.outputs[0], {0, -1, -1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 7, 6}));
+  // x[..., 1::2] and x[..., ::-1] (omitted bounds)
+  r = fwd("strided_slice", m, {S({4, 8, 6}, {0, -1, 1})}, Attrs{Dims{2}, Dims{1}, Dims{kEnd}, Dims{2}});
+  EXPECT_TRUE(Is(r.inputs[0], {0, -1, -1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 8, 3}));
+  r = fwd("strided_slice", m, {S({4, 8, 6}, {-1, 0, 1})}, Attrs{Dims{-1}, Dims{kEnd}, Dims{kBegin}, Dims{-1}});
+  EXPECT_TRUE(Is(r.outputs[0], {-1, 0, -1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 8, 6}));
+  // out-of-range bounds clamp; an empty slice
+  r = fwd("strided_slice", m, {S({4, 8}, {0, -1})}, Attrs{Dims{1}, Dims{5}, Dims{100}, Dims{1}});
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 3}));
+  r = fwd("strided_slice", m, {S({4, 8}, {0, -1})}, Attrs{Dims{1}, Dims{6}, Dims{2}, Dims{1}});
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 0}));
+  // reverse: the sliced axis cannot take the wanted split
+  r = rev("strided_slice", m, {S({4, 8, 6}, {-1, -1, -1})}, {S({4, 7, 6}, {0, 1, -1})}, a);
+  EXPECT_TRUE(Is(r.inputs[0], {0, -1, -1}));
+  EXPECT_TRUE(Is(r.outputs[0], {0, -1, -1}));
+}
+
+TEST(SpmdSlice, SliceScatterValueFollowsX) {
+  ProcessMesh m = mesh22();
+  Attrs a{Dims{1}, Dims{2}, Dims{3}, Dims{1}};  // x[:, 2:3] = value
+  SpmdInfo r = fwd("slice_scatter", m, {S({4, 8, 6}, {0, -1, 1}), S({4, 1, 6}, {-1, -1, -1})}, a);
+  EXPECT_TRUE(Is(r.inputs[0], {0, -1, 1}));
+  EXPECT_TRUE(Is(r.inputs[1], {0, -1, 1}));
+  EXPECT_TRUE(Is(r.outputs[0], {0, -1, 1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 8, 6}));
+  // a broadcast value ([6], or a 0-D scalar) and a split sliced axis
+  r = fwd("slice_scatter", m, {S({4, 8, 6}, {-1, 0, 1}), S({6}, {-1})}, a);
+  EXPECT_TRUE(Is(r.inputs[0], {-1, -1, 1}));
+  EXPECT_TRUE(Is(r.inputs[1], {1}));
+  r = fwd("slice_scatter", m, {S({4, 8, 6}, {0, -1, -1}), S({}, {})}, Attrs{Dims{1}, Dims{0}, Dims{8}, Dims{2}});
+  EXPECT_TRUE(Is(r.outputs[0], {0, -1, -1}));
+  // a value dim of size 1 against a larger slice is broadcast, never split
+  r = fwd("slice_scatter", m, {S({4, 8, 6}, {-1, -1, -1}), S({1, 4, 6}, {0, -1, 1})}, Attrs{Dims{1}, Dims{0}, Dims{4},
+                                                                                          Dims{1}});
+  EXPECT_TRUE(Is(r.inputs[1], {-1, -1, 1}));
+  EXPECT_TRUE(Is(r.outputs[0], {-1, -1, 1}));
+}
+
+TEST(SpmdSqueeze, DroppedDimsReplicated) {
+  ProcessMesh m = mesh22();
+  SpmdInfo r = fwd("squeeze", m, {S({4, 1, 6}, {0, -1, 1})}, Attrs{Dims{1}});
+  EXPECT_TRUE(Is(r.outputs[0], {0, 1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 6}));
+  r = fwd("squeeze", m, {S({4, 1, 6}, {-1, 0, 1})}, Attrs{Dims{-2}});
+  EXPECT_TRUE(Is(r.inputs[0], {-1, -1, 1}));
+  EXPECT_TRUE(Is(r.outputs[0], {-1, 1}));
+  // a listed dim that is not size 1 stays
+  r = fwd("squeeze", m, {S({4, 1, 6}, {0, -1, 1})}, Attrs{Dims{0, 1}});
+  EXPECT_TRUE(Is(r.outputs[0], {0, 1}));
+  // no axes: every dim is gathered (a piece of one element would drop too)
+  r = fwd("squeeze", m, {S({4, 1, 2}, {0, -1, 1})}, Attrs{Dims{}});
+  EXPECT_TRUE(Is(r.inputs[0], {-1, -1, -1}));
+  EXPECT_TRUE(Is(r.outputs[0], {-1, -1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 2}));
+  r = rev("squeeze", m, {S({4, 1, 6}, {-1, -1, -1})}, {S({4, 6}, {1, 0})}, Attrs{Dims{1}});
+  EXPECT_TRUE(Is(r.inputs[0], {1, -1, 0}));
+}
+
+TEST(SpmdScatterNd, TrailingDimsSplit) {
+  ProcessMesh m = mesh22();
+  // the embedding gradient: scatter_nd(zeros [10, 8], ids [4, 5, 1], grad [4, 5, 8])
+  SpmdInfo r = fwd("scatter_nd", m, {S({10, 8}, {-1, 1}), S({4, 5, 1}, {0, -1, -1}), S({4, 5, 8}, {0, -1, 1})},
+                   Attrs{false});
+  EXPECT_TRUE(Is(r.inputs[0], {-1, 1}));
+  EXPECT_TRUE(Is(r.inputs[1], {-1, -1, -1}));
+  EXPECT_TRUE(Is(r.inputs[2], {-1, -1, 1}));
+  EXPECT_TRUE(Is(r.outputs[0], {-1, 1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{10, 8}));
+  // indexed rows are gathered; the updates' split follows x's columns
+  r = fwd("scatter_nd", m, {S({10, 8}, {0, -1}), S({4, 5, 1}, {-1, -1, -1}), S({4, 5, 8}, {-1, -1, 0})}, Attrs{true});
+  EXPECT_TRUE(Is(r.inputs[0], {-1, 0}));
+  EXPECT_TRUE(Is(r.inputs[2], {-1, -1, 0}));
+  EXPECT_TRUE(Is(r.outputs[0], {-1, 0}));
+  expect_error([&] { fwd("scatter_nd", m, {S({10}, {-1}), S({4, 2}, {-1, -1}), S({4}, {-1})}, Attrs{false}); },
+               ErrorKind::Value, "[oar.scatter_nd] SPMD rule");
+}
+
 // ---------------------------------------------------------------- registry
 
 TEST(SpmdRegistry, RulesAreOnRealOps) {
   for (const char* name : {"matmul", "linear", "sum", "mean", "prod", "amax", "amin", "softmax", "log_softmax",
                            "softmax_grad", "layer_norm", "softmax_cross_entropy", "transpose", "concat", "split",
-                           "gather_nd", "reshape", "unsqueeze", "bernoulli"}) {
+                           "gather_nd", "reshape", "unsqueeze", "bernoulli", "layer_norm_grad", "fused_attention",
+                           "strided_slice", "slice_scatter", "squeeze", "scatter_nd"}) {
     const OpDef* d = find_op(name);
     ASSERT_NE(d, nullptr) << name;
     EXPECT_NE(d->infer_meta, nullptr) << name << " is not a defined op";

@@ -44,10 +44,9 @@ class _ShardingStage:
             raise TypeError(f"{api} mesh_dim must be a mesh dim name or index, got {mesh_dim!r}")
         if mesh is not None and not isinstance(mesh, ProcessMesh):
             raise TypeError(f"{api} mesh must be a ProcessMesh or None, got {type(mesh).__name__}")
-        if mesh is not None:
-            k = mesh._dim(mesh_dim)
-            if not 0 <= k < mesh.ndim:
-                raise ValueError(f"{api} mesh_dim {mesh_dim!r} is out of range for a {mesh.ndim}-D mesh")
+        if mesh is not None and not (mesh_dim in mesh.dim_names if isinstance(mesh_dim, str)
+                                     else 0 <= mesh_dim < mesh.ndim):
+            raise ValueError(f"{api} mesh_dim {mesh_dim!r} is not a dim of the mesh (dims {mesh.dim_names})")
         self._mesh_dim = mesh_dim
         self._mesh = mesh
 
@@ -143,9 +142,8 @@ class _ShardOptimizer:
             raise TypeError(f"[oar.distributed.shard_optimizer] expected an oar.optimizer.Optimizer, "
                             f"got {type(optimizer).__name__}")
         if shard_fn is not None and not isinstance(shard_fn, _ShardingStage):
-            if not callable(shard_fn):
-                raise TypeError("[oar.distributed.shard_optimizer] shard_fn must be None, a ShardingStage1/2/3 "
-                                f"or a callable, got {type(shard_fn).__name__}")
+            raise TypeError("[oar.distributed.shard_optimizer] shard_fn must be None or a ShardingStage1/2/3, "
+                            f"got {type(shard_fn).__name__}")
         self._inner = optimizer
         self._shard_fn = shard_fn
         self._slices = {}  # id(param) -> (mesh, slice placements), stages 1 and 2
@@ -156,6 +154,10 @@ class _ShardOptimizer:
                 t = shard_fn._target(p)
                 if t is not None:
                     self._slices[id(p)] = t
+                    acc = optimizer._accumulators.get(id(p))
+                    if acc:  # state made by earlier steps: keep this rank's slice of it
+                        with no_grad():
+                            optimizer._accumulators[id(p)] = {k: reshard(v, *t) for k, v in acc.items()}
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
@@ -177,8 +179,10 @@ class _ShardOptimizer:
             group = opt._group_of.pop(id(p))
             group["params"] = [new if q is p else q for q in group["params"]]
             opt._group_of[id(new)] = group
-            if id(p) in opt._accumulators:  # state made before sharding: keep this rank's slice
-                opt._accumulators[id(new)] = {k: reshard(v, mesh, pl) for k, v in opt._accumulators.pop(id(p)).items()}
+            if id(p) in opt._accumulators:  # state made by earlier steps: keep this rank's slice of it
+                with no_grad():
+                    opt._accumulators[id(new)] = {k: reshard(v, mesh, pl)
+                                                  for k, v in opt._accumulators.pop(id(p)).items()}
                 opt._scalars[id(new)] = opt._scalars.pop(id(p))
             _replace_parameter(p, new)
 
@@ -315,8 +319,8 @@ class ShardDataloader:
         for m, d in zip(ms, dims):
             if d is not None and (isinstance(d, bool) or not isinstance(d, (int, str))):
                 raise TypeError(f"{api} a shard dim must be None, a mesh dim name or index, got {d!r}")
-            if d is not None and not 0 <= m._dim(d) < m.ndim:
-                raise ValueError(f"{api} shard dim {d!r} is out of range for a {m.ndim}-D mesh")
+            if d is not None and not (d in m.dim_names if isinstance(d, str) else 0 <= d < m.ndim):
+                raise ValueError(f"{api} shard dim {d!r} is not a dim of the mesh (dims {m.dim_names})")
         self._loader = dataloader
         self._meshes = ms
         self._dims = dims

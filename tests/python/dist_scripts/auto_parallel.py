@@ -137,6 +137,11 @@ for name, (mesh, px, p1, p2) in setups.items():
     close(losses, ref_losses, f"{name} losses")
     assert losses[-1] < losses[0]
 
+# A view's piece is strided; ops after it (reshape) still see a consistent tensor.
+b3 = rng.standard_normal((2 * n, 8, 4)).astype("float32")
+t3 = dist.shard_tensor(oar.to_tensor(b3), mesh1, [Shard(0)])
+close(full(t3[:, :-1].reshape([-1, 4])), b3[:, :-1].reshape(-1, 4), "reshape of a sliced distributed tensor")
+
 # Backward from a resharded scalar, and from a sum of Partial and Replicate scalars.
 w = dist.shard_tensor(oar.ones([4]), mesh1, [Shard(0)], stop_gradient=False)
 dist.reshard((w * 3.0).sum(), mesh1, [Replicate()]).backward()
