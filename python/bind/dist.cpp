@@ -110,6 +110,18 @@ void bind_dist(nb::module_& m) {
     return dist::reshard(Tensor(&t), mesh_of(ms, ids, names), placements_of(p));
   });
   m.def("_dist_local", [](TensorImpl& t) { return dist::local_value(Tensor(&t)); });
+  // Rebinds `dst` to `src`'s data and placements, keeping dst's identity and
+  // autograd leaf state: a parameter re-placed by sharding stays the object
+  // that layers and optimizers hold.
+  m.def("_dist_set_", [](TensorImpl& dst, TensorImpl& src) {
+    OAR_CHECK(dst.shape == src.shape && dst.dtype == src.dtype, Value,
+              "[oar.distributed] re-placing a tensor needs the same global shape and dtype");
+    dst.storage = src.storage;
+    dst.strides = src.strides;
+    dst.offset = src.offset;
+    dst.dist = src.dist;
+    dst.refresh();
+  });
   m.def("_dist_to_local", [](TensorImpl& t) { return dist::to_local(Tensor(&t)); });
   m.def("_dist_attr", [](TensorImpl& t) -> nb::object {
     if (!t.dist) return nb::none();

@@ -16,7 +16,6 @@ All of it is expressed with placements: the slice a rank owns is the
 parameter's placements with the sharding dim's ``Replicate`` turned into
 ``Shard(d)``, and resharding between the two is the communication.
 """
-import gc
 
 from .. import _C
 from ..autograd import no_grad
@@ -116,21 +115,6 @@ class ShardingStage3(_ShardingStage):
     stage = 3
 
 
-def _replace_parameter(old, new):
-    """Puts `new` where the layers hold `old`. A distributed tensor's placements
-    cannot change in place, so stage 3 swaps the parameter object in every
-    layer that owns it."""
-    from ..nn import Layer
-
-    for obj in gc.get_objects():
-        if isinstance(obj, Layer):
-            params = obj.__dict__.get("_parameters")
-            if params:
-                for k, v in list(params.items()):
-                    if v is old:
-                        params[k] = new
-
-
 class _ShardOptimizer:
     """An optimizer over distributed parameters; see the module docstring for
     what each sharding stage keeps where. Without a shard_fn every gradient is
@@ -165,7 +149,7 @@ class _ShardOptimizer:
     # ---- stage 3: parameters stored sharded
     def _shard_parameters(self):
         opt = self._inner
-        for i, p in enumerate(list(opt._parameter_list)):
+        for p in list(opt._parameter_list):
             t = self._shard_fn._target(p)
             if t is None:
                 continue
@@ -174,17 +158,12 @@ class _ShardOptimizer:
                 piece = reshard(p, mesh, pl)._local_value().clone()
             # the global shape is given, so uneven pieces are fine
             new = _C._dist_from_local(piece, *mesh._c(), [q._c() for q in pl], list(p.shape))
-            _keep_param(p, new)
-            opt._parameter_list[i] = new
-            group = opt._group_of.pop(id(p))
-            group["params"] = [new if q is p else q for q in group["params"]]
-            opt._group_of[id(new)] = group
             if id(p) in opt._accumulators:  # state made by earlier steps: keep this rank's slice of it
                 with no_grad():
-                    opt._accumulators[id(new)] = {k: reshard(v, mesh, pl)
-                                                  for k, v in opt._accumulators.pop(id(p)).items()}
-                opt._scalars[id(new)] = opt._scalars.pop(id(p))
-            _replace_parameter(p, new)
+                    opt._accumulators[id(p)] = {k: reshard(v, mesh, pl) for k, v in opt._accumulators[id(p)].items()}
+            # The parameter object stays (layers and the optimizer hold it); its
+            # data becomes this rank's piece under the new placements.
+            _C._dist_set_(p, new)
 
     # ---- the step
     def _sync_grads(self):
