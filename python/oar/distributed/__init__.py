@@ -9,7 +9,9 @@ from .auto_parallel import __all__ as _auto_all
 from . import fleet  # noqa: F401
 from .checkpoint import *  # noqa: F401,F403
 from .checkpoint import __all__ as _ckpt_all
+from .pipeline import *  # noqa: F401,F403
+from .pipeline import __all__ as _pipeline_all
 from .sharding import *  # noqa: F401,F403
 from .sharding import __all__ as _sharding_all
 
-__all__ = list(_collective_all) + ["DataParallel", "sync_params_buffers"] + list(_auto_all) + list(_sharding_all) + list(_ckpt_all)
+__all__ = list(_collective_all) + ["DataParallel", "sync_params_buffers"] + list(_auto_all) + list(_sharding_all) + list(_ckpt_all) + list(_pipeline_all)

@@ -19,16 +19,19 @@ precede its own), so no stage can wait for a message its peer will only send
 after a message from it, and there is no deadlock. The send handles are
 waited for at the end of the step, which also reports a peer's failure.
 """
+import re
+
 import numpy as np
 
 from .. import _C
 from ..autograd import backward as _backward
 from ..autograd import no_grad
 from ..creation import empty, to_tensor, zeros
-from ..nn import Layer
+from ..nn import ClipGradByGlobalNorm, Layer, LayerDict
+from ..nn.clip import _needs_clip
 from . import collective as _coll
 
-__all__ = ["LayerDesc", "PipelineLayer", "PipelineParallel"]
+__all__ = ["LayerDesc", "SharedLayerDesc", "PipelineLayer", "PipelineParallel"]
 
 _LAYER_API = "oar.distributed.PipelineLayer"
 _PP_API = "oar.distributed.PipelineParallel"
@@ -70,6 +73,43 @@ class LayerDesc:
         return f"LayerDesc({self.layer_func.__name__})"
 
 
+class SharedLayerDesc(LayerDesc):
+    """A layer used at several places of the model (e.g. an embedding tied to
+    the output projection): every ``SharedLayerDesc`` with the same ``key``
+    is one layer. Where it is used, ``forward_func(layer, x)`` runs it
+    (``layer(x)`` when None). Stages that use it each hold a copy, and after
+    the backward pass the gradients of its ``shared_weight_attr``
+    parameter(s) are summed over those stages, so the copies stay equal.
+
+    >>> import oar
+    >>> from oar.distributed.pipeline import SharedLayerDesc
+    >>> SharedLayerDesc("emb", oar.nn.Embedding, None, "weight", 10, 4).build_layer().weight.shape
+    [10, 4]
+    """
+
+    def __init__(self, key, layer_func, forward_func=None, shared_weight_attr="weight", *inputs, **kwargs):
+        super().__init__(layer_func, *inputs, **kwargs)
+        if not isinstance(key, str):
+            raise TypeError(f"[oar.distributed.SharedLayerDesc] key must be a str, got {type(key).__name__}")
+        if forward_func is not None and not callable(forward_func):
+            raise TypeError(f"[oar.distributed.SharedLayerDesc] forward_func must be callable or None, "
+                            f"got {type(forward_func).__name__}")
+        self.layer_name = key
+        self.forward_func = forward_func
+        attrs = [shared_weight_attr] if isinstance(shared_weight_attr, str) else list(shared_weight_attr)
+        self.shared_weight_attr = attrs
+
+
+class _SharedCall:
+    def __init__(self, layer, forward_func):
+        self.layer, self.forward_func = layer, forward_func
+
+    def __call__(self, *args):
+        if self.forward_func is None:
+            return self.layer(*args)
+        return self.forward_func(self.layer, *args)
+
+
 def _segment(items, num_stages, seg_method):
     """Stage boundaries: stage s runs items[b[s]:b[s + 1]]."""
     n = len(items)
@@ -89,15 +129,21 @@ def _segment(items, num_stages, seg_method):
             b.append(b[-1] + size + (1 if s >= num_stages - extra else 0))
         return b
     if isinstance(seg_method, str) and seg_method.startswith("layer:"):
-        name = seg_method[len("layer:"):].lower()
+        # As in Paddle, the name is a regular expression searched in the
+        # class names, ignoring case.
+        pattern = seg_method[len("layer:"):]
+        try:
+            regex = re.compile(pattern, re.IGNORECASE)
+        except re.error as e:
+            raise ValueError(f"[{_LAYER_API}] seg_method {seg_method!r}: bad pattern ({e})") from None
 
         def cls_name(item):
             cls = item.layer_func if isinstance(item, LayerDesc) else type(item)
-            return cls.__name__.lower()
+            return cls.__name__
 
-        marked = [i for i, item in enumerate(items) if cls_name(item) == name]
+        marked = [i for i, item in enumerate(items) if regex.search(cls_name(item))]
         if not marked or len(marked) % num_stages:
-            raise ValueError(f"[{_LAYER_API}] seg_method {seg_method!r}: the number of {name} layers "
+            raise ValueError(f"[{_LAYER_API}] seg_method {seg_method!r}: the number of matching layers "
                              f"({len(marked)}) must be a positive multiple of num_stages ({num_stages})")
         per = len(marked) // num_stages
         # Each stage ends right after its last marked layer; layers before the
@@ -170,16 +216,65 @@ class PipelineLayer(Layer):
         self._start = self.segment_parts[self._stage_id]
         self._end = self.segment_parts[self._stage_id + 1]
         self.run_function = []
+        self.shared_layers = LayerDict()
+        # key -> [(attr, shape, dtype)], owning stages: for the gradient sum.
+        self._shared = {}
+        shared_built = {}
         for i, item in enumerate(layers):
+            mine = self._start <= i < self._end
+            if isinstance(item, SharedLayerDesc):
+                key = item.layer_name
+                if key not in shared_built:
+                    layer = shared_built[key] = item.build_layer()
+                    metas = []
+                    for attr in item.shared_weight_attr:
+                        w = getattr(layer, attr, None)
+                        if not isinstance(w, _C.Tensor):
+                            raise ValueError(f"[{_LAYER_API}] shared layer {key!r} has no parameter {attr!r}")
+                        metas.append((attr, list(w.shape), w.dtype))
+                    self._shared[key] = (metas, set())
+                self._shared[key][1].add(self.get_stage_from_index(i))
+                if mine:
+                    if key not in self.shared_layers:
+                        self.shared_layers[key] = shared_built[key]
+                    self.run_function.append(_SharedCall(shared_built[key], item.forward_func))
+                continue
             # Built on every rank so the random initialisation of the layers
             # this stage keeps is the one a single process would draw.
             built = item.build_layer() if isinstance(item, LayerDesc) else item
-            if self._start <= i < self._end:
+            if mine:
                 if isinstance(built, Layer):
                     self.add_sublayer(str(i), built)
                 self.run_function.append(built)
 
+    def allreduce_shared_weight_gradients(self):
+        """Sums the gradients of each shared weight over the stages using it.
+
+        Every rank of the pipeline takes part (with zeros where it does not
+        hold the layer), in the order the keys first appear, so the calls
+        match on every rank."""
+        for key, (metas, owners) in self._shared.items():
+            if len(owners) < 2:
+                continue
+            layer = self.shared_layers[key] if self._stage_id in owners else None
+            for attr, shape, dtype in metas:
+                w = getattr(layer, attr) if layer is not None else None
+                g = w.grad if w is not None and w.grad is not None else zeros(shape, dtype=dtype)
+                _coll.all_reduce(g, group=self._group)
+                if w is not None and w.grad is None:
+                    w.grad = g
+
+    def _duplicate_params(self):
+        """ids of shared weights this stage holds but an earlier stage also
+        holds: a global gradient norm counts each shared weight once."""
+        out = set()
+        for key, (metas, owners) in self._shared.items():
+            if self._stage_id in owners and min(owners) != self._stage_id:
+                out.update(id(getattr(self.shared_layers[key], a)) for a, _, _ in metas)
+        return out
+
     def get_num_stages(self):
+        """The number of stages (the size of the pipeline group)."""
         return self._num_stages
 
     def get_stage_from_index(self, layer_idx):
@@ -192,6 +287,7 @@ class PipelineLayer(Layer):
 
     @property
     def stage_id(self):
+        """This rank's stage: its rank in the pipeline group."""
         return self._stage_id
 
     def forward(self, input):  # noqa: A002 - Paddle's name
@@ -275,8 +371,10 @@ class PipelineParallel(Layer):
         self.is_pipeline_last_stage = self.stage_id == self.num_stages - 1
         self._prev = self._group.ranks[self.stage_id - 1] if not self.is_pipeline_first_stage else None
         self._next = self._group.ranks[self.stage_id + 1] if not self.is_pipeline_last_stage else None
-        # (kind, micro-batch) events of the last train_batch/eval_batch, in order.
+        # ("F" or "B", micro-batch) events of the last train_batch or
+        # eval_batch on this stage, in the order they ran.
         self.schedule = []
+        self._pending, self._total_loss = [], None
 
     def forward(self, *inputs, **kwargs):
         """Runs this rank's stage only (the whole model when there is one stage)."""
@@ -367,16 +465,18 @@ class PipelineParallel(Layer):
 
     # -- public -----------------------------------------------------------
 
-    def _batch_size(self, data, api_what):
+    def _batch_size(self, data, api_what, need_labels):
         if not isinstance(data, (list, tuple)) or len(data) != 2:
             raise TypeError(f"[{_PP_API}] {api_what} expects data as [inputs, labels], got {type(data).__name__}")
         inputs, labels = data
-        mine = inputs if self.is_pipeline_first_stage else labels if self.is_pipeline_last_stage else None
-        ts = _as_list(mine)
+        if self.is_pipeline_first_stage and inputs is None:
+            raise ValueError(f"[{_PP_API}] the first stage needs the inputs of data")
+        if self.is_pipeline_last_stage and labels is None and need_labels:
+            raise ValueError(f"[{_PP_API}] the last stage needs the labels of data")
+        # Whatever a rank is given is checked, so a rank with the whole batch
+        # fails here rather than waiting for a peer that failed.
+        ts = _as_list(inputs) + _as_list(labels)
         if not ts:
-            if self.is_pipeline_first_stage or (self.is_pipeline_last_stage and api_what == "train_batch"):
-                raise ValueError(f"[{_PP_API}] stage {self.stage_id} needs the "
-                                 f"{'inputs' if self.is_pipeline_first_stage else 'labels'} of data")
             return None
         for t in ts:
             if not isinstance(t, _C.Tensor) or t.ndim == 0:
@@ -414,31 +514,63 @@ class PipelineParallel(Layer):
         for t in pending:
             t.wait()
 
+    def _optimizer_step(self, optimizer):
+        clip = getattr(optimizer, "_grad_clip", None)
+        if not isinstance(clip, ClipGradByGlobalNorm) or self.num_stages == 1:
+            optimizer.step()
+            return
+        # The norm of the whole model's gradients: each stage's sum of
+        # squares, summed over the pipeline; the optimizer then applies the
+        # common scale (its own clip would only see this stage's norm).
+        skip = self._layers._duplicate_params()
+        total = zeros([1], dtype="float64")
+        with no_grad():
+            for p, g in optimizer._collect():
+                if _needs_clip(p, g) and id(p) not in skip:
+                    g32 = g.astype("float64" if str(g.dtype).endswith("float64") else "float32")
+                    total = total + (g32 * g32).sum().astype("float64")
+        _coll.all_reduce(total, group=self._group)
+        norm = float(np.sqrt(total.numpy()[0]))
+        scale = clip.clip_norm / max(norm, clip.clip_norm)
+        if clip.auto_skip_clip and scale >= 1.0:
+            optimizer.step()
+            return
+
+        def apply(pairs):
+            return [(p, g * to_tensor(scale, dtype=g.dtype)) if _needs_clip(p, g) else (p, g) for p, g in pairs]
+
+        optimizer._grad_clip = apply
+        try:
+            optimizer.step()
+        finally:
+            optimizer._grad_clip = clip
+
     def train_batch(self, data, optimizer, lr_scheduler=None, scaler=None):
         """One training step on ``data = [inputs, labels]``; returns the mean loss."""
         if scaler is not None:
             raise NotImplementedError(f"[{_PP_API}] a GradScaler is not supported by train_batch yet")
         if self._layers._loss_fn is None:
             raise ValueError(f"[{_PP_API}] train_batch needs the PipelineLayer's loss_fn")
-        mb = self._batch_size(data, "train_batch")
+        mb = self._batch_size(data, "train_batch", True)
         inputs, labels = data
         self._layers.train()
         self.schedule, self._pending, self._total_loss = [], [], None
         m_total = self.accumulate_steps
         warmup = min(self.num_stages - self.stage_id - 1, m_total)
         saved = {}
-        try:
-            for m in range(warmup):
-                saved[m] = self._forward_step(m, inputs, labels, mb, True)
-            for i in range(m_total - warmup):
-                f = warmup + i
-                saved[f] = self._forward_step(f, inputs, labels, mb, True)
-                self._backward_step(i, *saved.pop(i))
-            for b in range(m_total - warmup, m_total):
-                self._backward_step(b, *saved.pop(b))
-        finally:
-            self._finish_sends()
-        optimizer.step()
+        for m in range(warmup):
+            saved[m] = self._forward_step(m, inputs, labels, mb, True)
+        for i in range(m_total - warmup):
+            f = warmup + i
+            saved[f] = self._forward_step(f, inputs, labels, mb, True)
+            self._backward_step(i, *saved.pop(i))
+        for b in range(m_total - warmup, m_total):
+            self._backward_step(b, *saved.pop(b))
+        # (After an error the sends are not waited for: a peer stuck on an
+        # earlier message would hide the error until the group's timeout.)
+        self._finish_sends()
+        self._layers.allreduce_shared_weight_gradients()
+        self._optimizer_step(optimizer)
         optimizer.clear_grad()
         if lr_scheduler is not None:
             lr_scheduler.step()
@@ -451,22 +583,27 @@ class PipelineParallel(Layer):
         otherwise the last stage returns its outputs concatenated along
         axis 0 (a list of the micro-batch outputs when they are tuples) and
         the other stages None.
+
+        >>> import oar
+        >>> from oar.distributed.pipeline import LayerDesc, PipelineLayer, PipelineParallel
+        >>> pl = PipelineLayer([LayerDesc(oar.nn.Linear, 4, 2)], num_stages=1, loss_fn=oar.nn.MSELoss())
+        >>> pp = PipelineParallel(pl, num_micro_batches=2)
+        >>> pp.eval_batch([oar.ones([6, 4]), None]).shape
+        [6, 2]
         """
         if compute_loss and self._layers._loss_fn is None:
             raise ValueError(f"[{_PP_API}] eval_batch(compute_loss=True) needs the PipelineLayer's loss_fn")
-        mb = self._batch_size(data, "eval_batch" if not compute_loss else "train_batch")
+        mb = self._batch_size(data, "eval_batch", compute_loss)
         inputs, labels = data
         self._layers.eval()
         self.schedule, self._pending, self._total_loss = [], [], None
         outs = []
-        try:
-            with no_grad():
-                for m in range(self.accumulate_steps):
-                    _, out = self._forward_step(m, inputs, labels, mb, compute_loss)
-                    if self.is_pipeline_last_stage and not compute_loss:
-                        outs.append(out)
-        finally:
-            self._finish_sends()
+        with no_grad():
+            for m in range(self.accumulate_steps):
+                _, out = self._forward_step(m, inputs, labels, mb, compute_loss)
+                if self.is_pipeline_last_stage and not compute_loss:
+                    outs.append(out)
+        self._finish_sends()
         if compute_loss:
             return self._broadcast_loss()
         if not self.is_pipeline_last_stage:
