@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <climits>
 #include <deque>
 #include <exception>
@@ -132,12 +133,18 @@ struct Task {
   uint64_t seq = 0;
   // Starts the nonblocking operation; returns an MPI error code.
   std::function<int(std::vector<MPI_Request>&)> start;
+  // Optional: starts the next batch of a split operation once the current
+  // one has completed; leaves the requests empty when nothing is left.
+  // While a task has batches to start, later tasks wait (every rank must
+  // start collectives in the same order).
+  std::function<int(std::vector<MPI_Request>&)> next;
   std::function<void()> finish;  // after success, on the communication thread
   std::vector<Tensor> keep;      // alive until the operation is done
   WorkPtr work;
   Clock::time_point deadline;
   std::vector<MPI_Request> reqs;
   Clock::time_point lost_since{};  // when a peer of the group was first seen gone
+  int lost_rank = -1;              // that peer (the one reported: later losses may follow from it)
   // Outcome, reported to the Work only after the task is retired (so a caller
   // that wakes up never finds tensors still held by the thread).
   bool failed = false;
@@ -232,6 +239,7 @@ class Comm {
   std::condition_variable cv_;
   std::deque<Task> queue_;
   std::vector<Task> inflight_;
+  std::deque<Task> waiting_;  // submitted, not started yet (see Task::next)
   std::mutex retired_mu_;
   std::vector<Task> retired_;
   Liveness live_;
@@ -259,10 +267,26 @@ class MpiGroup : public ProcessGroup, public std::enable_shared_from_this<MpiGro
     int n = count_of(api, t.numel());
     MPI_Datatype ty = mpi_type(t.dtype());
     int gsize = size();
-    return submit("all_reduce", {t}, [=, this](std::vector<MPI_Request>& r) {
-      r.resize(1);
-      return MPI_Iallreduce(MPI_IN_PLACE, t.raw_data(), n, ty, mop, comm_, r.data());
-    }, op == ReduceOp::Avg ? std::function<void()>([t, gsize] { scale_inplace(t, gsize); }) : nullptr);
+    // Large messages go as 1 MiB pieces, 4 at a time: OpenMPI's nonblocking
+    // all-reduce allocates (and faults in) a scratch buffer as large as the
+    // message on every call, which dominates above ~32 MiB.
+    int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 20) / int64_t(t.itemsize()));
+    auto issued = std::make_shared<int64_t>(0);
+    auto batch = [=, this](std::vector<MPI_Request>& r) {
+      char* base = static_cast<char*>(t.raw_data());
+      for (int k = 0; k < 4 && (*issued < n || (n == 0 && r.empty() && *issued == 0)); ++k) {
+        int len = int(std::min<int64_t>(chunk, n - *issued));
+        r.emplace_back();
+        int rc = MPI_Iallreduce(MPI_IN_PLACE, base + *issued * int64_t(t.itemsize()), len, ty, mop, comm_,
+                                &r.back());
+        if (rc != MPI_SUCCESS) return rc;
+        *issued += std::max(len, 1);
+      }
+      return int(MPI_SUCCESS);
+    };
+    return submit("all_reduce", {t}, batch,
+                  op == ReduceOp::Avg ? std::function<void()>([t, gsize] { scale_inplace(t, gsize); }) : nullptr,
+                  n > 4 * chunk ? std::function<int(std::vector<MPI_Request>&)>(batch) : nullptr);
   }
 
   WorkPtr all_gather(const Tensor& out, const Tensor& in) override {
@@ -445,7 +469,8 @@ class MpiGroup : public ProcessGroup, public std::enable_shared_from_this<MpiGro
   }
 
   WorkPtr submit(const char* name, std::vector<Tensor> keep, std::function<int(std::vector<MPI_Request>&)> start,
-                 std::function<void()> finish = nullptr) {
+                 std::function<void()> finish = nullptr,
+                 std::function<int(std::vector<MPI_Request>&)> next = nullptr) {
     OAR_CHECK(rank_ >= 0, Value, "[oar.distributed.", name, "] this process (rank ", Comm::get().world().rank,
               ") is not a member of the group ", ranks_str(ranks_));
     OAR_CHECK(!broken.load(), Runtime, "[oar.distributed.", name, "] the group ", ranks_str(ranks_),
@@ -456,6 +481,7 @@ class MpiGroup : public ProcessGroup, public std::enable_shared_from_this<MpiGro
     t.seq = ++seq_;
     t.start = std::move(start);
     t.finish = std::move(finish);
+    t.next = std::move(next);
     t.keep = std::move(keep);
     t.work = std::make_shared<Work>();
     t.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
@@ -478,6 +504,10 @@ WorldInfo Comm::init() {
     MPI_Initialized(&inited);
     if (!inited) {
       int provided = 0;
+      // The ring algorithm for nonblocking all-reduce: OpenMPI's default
+      // (recursive doubling) is slower for the large messages gradients are.
+      // A user's own setting wins.
+      setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", 0);
       MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     }
     MPI_Type_contiguous(2, MPI_BYTE, &g_f16);
@@ -543,11 +573,22 @@ bool Comm::poll(Task& t) {
     t.error = msg;
     return true;
   };
-  std::string where = std::string(" collective #") + std::to_string(t.seq) + " (" + t.name + ") on the group " +
-                      ranks_str(g.ranks());
+  auto where = [&] {  // built only on a failure path
+    return std::string(" collective #") + std::to_string(t.seq) + " (" + t.name + ") on the group " +
+           ranks_str(g.ranks());
+  };
   if (rc != MPI_SUCCESS)
-    return fail(ErrorKind::Runtime, std::string("[oar.distributed.") + t.name + "] MPI failed in" + where + ": " +
+    return fail(ErrorKind::Runtime, std::string("[oar.distributed.") + t.name + "] MPI failed in" + where() + ": " +
                                         mpi_error(rc));
+  if (done && t.next) {
+    t.reqs.clear();
+    int nrc = t.next(t.reqs);
+    if (nrc != MPI_SUCCESS)
+      return fail(ErrorKind::Runtime, std::string("[oar.distributed.") + t.name + "] MPI failed in" + where() +
+                                          ": " + mpi_error(nrc));
+    if (!t.reqs.empty()) return false;
+    t.next = nullptr;
+  }
   if (done) {
     if (t.finish) t.finish();
     return true;
@@ -555,22 +596,28 @@ bool Comm::poll(Task& t) {
   Clock::time_point now = Clock::now();
   // A peer that is gone may have delivered its part before leaving: allow a
   // moment (longer for a clean finish) before calling the collective lost.
-  for (int r : g.ranks()) {
-    PeerState s = live_.state(r);
-    if (s == PeerState::Alive) continue;
-    if (t.lost_since == Clock::time_point{}) t.lost_since = now;
+  if (t.lost_rank < 0) {
+    for (int r : g.ranks())
+      if (live_.state(r) != PeerState::Alive) {
+        t.lost_rank = r;
+        t.lost_since = now;
+        break;
+      }
+  }
+  if (t.lost_rank >= 0) {
+    PeerState s = live_.state(t.lost_rank);
     auto grace = std::chrono::milliseconds(s == PeerState::Died ? 1000 : 5000);
-    if (now - t.lost_since < grace) break;
-    return fail(ErrorKind::Runtime,
-                std::string("[oar.distributed.") + t.name + "] rank " + std::to_string(r) +
-                    (s == PeerState::Died ? " died (its process ended)" : " had already shut down") +
-                    " while rank " + std::to_string(info_.rank) + " waited in" + where);
+    if (now - t.lost_since >= grace)
+      return fail(ErrorKind::Runtime,
+                  std::string("[oar.distributed.") + t.name + "] rank " + std::to_string(t.lost_rank) +
+                      (s == PeerState::Died ? " died (its process ended)" : " had already shut down") +
+                      " while rank " + std::to_string(info_.rank) + " waited in" + where());
   }
   if (now > t.deadline) {
     char secs[32];
     std::snprintf(secs, sizeof secs, "%g", g.timeout_seconds());
     return fail(ErrorKind::Timeout, std::string("[oar.distributed.") + t.name + "] timed out after " + secs +
-                                        " s on rank " + std::to_string(info_.rank) + " waiting for" + where +
+                                        " s on rank " + std::to_string(info_.rank) + " waiting for" + where() +
                                         ": a peer did not reach this collective or is stuck");
   }
   return false;
@@ -583,10 +630,19 @@ void Comm::loop() {
     std::deque<Task> fresh;
     {
       std::unique_lock<std::mutex> lk(mu_);
-      if (inflight_.empty()) cv_.wait(lk, [&] { return !queue_.empty(); });
+      if (inflight_.empty() && waiting_.empty()) cv_.wait(lk, [&] { return !queue_.empty(); });
       fresh.swap(queue_);
     }
-    for (Task& t : fresh) {
+    bool any_fresh = !fresh.empty();
+    for (Task& t : fresh) waiting_.push_back(std::move(t));
+    auto blocked = [&] {
+      for (const Task& t : inflight_)
+        if (t.next) return true;
+      return false;
+    };
+    while (!waiting_.empty() && !blocked()) {
+      Task t = std::move(waiting_.front());
+      waiting_.pop_front();
       if (!t.group) {  // a call (see Comm::call): runs to completion here
         std::vector<MPI_Request> none;
         t.start(none);
@@ -620,7 +676,7 @@ void Comm::loop() {
         ++i;
       }
     }
-    if (inflight_.size() < before || !fresh.empty()) {
+    if (inflight_.size() < before || any_fresh) {
       idle = 0;
       last_progress = Clock::now();
     } else if (++idle > 64) {

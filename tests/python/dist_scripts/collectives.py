@@ -66,6 +66,18 @@ view = base.t()
 dist.all_reduce(view)
 check(base.numpy(), sum(data(r, (4, 3)) for r in range(n)), "all_reduce of a transposed view")
 
+# A large all_reduce (started in 1 MiB pieces, a few at a time) with a small one
+# issued behind it before it finished: both right, in order on every rank.
+bigv = (np.arange(3 << 20) % 1000).astype("float32")
+big = oar.to_tensor(bigv + rank)
+small = oar.to_tensor(data(rank))
+t_big = dist.all_reduce(big, op=dist.ReduceOp.AVG, sync_op=False)
+t_small = dist.all_reduce(small, sync_op=False)
+t_small.wait()
+t_big.wait()
+check(big.numpy(), bigv + (n - 1) / 2.0, "large AVG all_reduce in pieces")
+check(small.numpy(), sum(data(r) for r in range(n)), "small all_reduce queued behind a large one")
+
 # all_gather into a list and into one tensor; all_gather_object.
 out = []
 dist.all_gather(out, oar.to_tensor(data(rank, (2, 3))))
