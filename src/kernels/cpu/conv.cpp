@@ -10,7 +10,6 @@
 // float32 ResNet18 training step was already as fast as the bfloat16 one.
 // Revisit with a newer oneDNN. (bfloat16 matmul keeps its native kernels.)
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -329,19 +328,9 @@ void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const 
     using namespace dnnl;
     auto any = [&](const memory::desc& md) { return memory::desc(md.dims(), du::data_type(dt), memory::format_tag::any); };
     memory::dims st = mdims(a.ints(0)), pl = mdims(a.ints(1)), pr = mdims(a.ints(2)), dl = mdims(dil_m1);
-    // Note [winograd convolution]: float32 3x3 convolutions with stride 1
-    // run as Winograd F(2x2, 3x3) where oneDNN has it (AVX-512): on ResNet18
-    // at batch 1 that is ~20% less time than its direct kernels (brgconv),
-    // for an error of a few ulp more. Elsewhere, or with
-    // OAR_CONV_ALGO=direct, the direct algorithm.
-    bool wino = dt == DType::Float32 && G == 1 && ws.size() == 4 && ws[2] == 3 && ws[3] == 3 &&
-                a.ints(0) == Dims{1, 1} && a.ints(3) == Dims{1, 1};
-    const char* env = std::getenv("OAR_CONV_ALGO");
-    if (env && std::string(env) == "direct") wino = false;
-    algorithm alg0 = wino ? algorithm::convolution_winograd : algorithm::convolution_direct;
-    auto d = b.defined() ? convolution_forward::desc(prop_kind::forward_inference, alg0,
+    auto d = b.defined() ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
                                                      any(xmd), any(wmd), bmd, any(ymd), st, dl, pl, pr)
-                         : convolution_forward::desc(prop_kind::forward_inference, alg0,
+                         : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
                                                      any(xmd), any(wmd), any(ymd), st, dl, pl, pr);
     post_ops po;
     if (r.defined()) po.append_sum(1.0f);
@@ -352,16 +341,7 @@ void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const 
     }
     primitive_attr attr;
     attr.set_post_ops(po);
-    convolution_forward::primitive_desc pd;
-    try {
-      pd = convolution_forward::primitive_desc(d, attr, du::engine());
-    } catch (const dnnl::error&) {  // no Winograd kernel for this CPU or shape
-      auto d2 = b.defined() ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
-                                                        any(xmd), any(wmd), bmd, any(ymd), st, dl, pl, pr)
-                            : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
-                                                        any(xmd), any(wmd), any(ymd), st, dl, pl, pr);
-      pd = convolution_forward::primitive_desc(d2, attr, du::engine());
-    }
+    auto pd = convolution_forward::primitive_desc(d, attr, du::engine());
     return {convolution_forward(pd), {pd.src_desc(), pd.weights_desc(), pd.dst_desc()}};
   });
   const std::vector<memory::desc>& m = prim.mds;
