@@ -22,7 +22,6 @@ still identical (data parallelism that lets replicas drift is broken).
 """
 import argparse
 import json
-import math
 import os
 import shlex
 import socket
@@ -37,6 +36,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import common  # noqa: E402
+import paddle_models  # noqa: E402
+import torch_models  # noqa: E402
 
 MARK = "DP_RESULT "
 # MLP: 784 -> 2048 -> 1024 -> 10 (3.7 M parameters), batch 32 per rank.
@@ -61,7 +62,7 @@ def data(model, rank):
 # ---------------------------------------------------------------- oar
 
 def oar_model(fw, model):
-    nn, F = fw.nn, fw.nn.functional
+    nn = fw.nn
     if model == "mlp":
         s = MLP["sizes"]
         return nn.Sequential(nn.Linear(s[0], s[1]), nn.ReLU(), nn.Linear(s[1], s[2]), nn.ReLU(),
@@ -72,40 +73,7 @@ def oar_model(fw, model):
             nn.Conv2D(32, 64, 3, padding=1), nn.BatchNorm2D(64), nn.ReLU(),
             nn.MaxPool2D(2), nn.Flatten(), nn.Linear(64 * 16, 128), nn.ReLU(), nn.Linear(128, 10))
 
-    class Block(nn.Layer):
-        def __init__(self, w, h):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(w), nn.LayerNorm(w)
-            self.qkv, self.proj = nn.Linear(w, 3 * w), nn.Linear(w, w)
-            self.fc1, self.fc2 = nn.Linear(w, 4 * w), nn.Linear(4 * w, w)
-            self.h = h
-
-        def forward(self, x, mask):
-            b, s, w = x.shape
-            q, k, v = fw.split(self.qkv(self.ln1(x)), 3, axis=-1)
-            q, k, v = [t.reshape([b, s, self.h, w // self.h]).transpose([0, 2, 1, 3]) for t in (q, k, v)]
-            att = F.softmax(fw.matmul(q, k, transpose_y=True) * (1.0 / math.sqrt(w // self.h)) + mask, axis=-1)
-            y = fw.matmul(att, v).transpose([0, 2, 1, 3]).reshape([b, s, w])
-            x = x + self.proj(y)
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-
-    class Gpt(nn.Layer):
-        def __init__(self, c):
-            super().__init__()
-            self.tok, self.pos = nn.Embedding(c["vocab"], c["width"]), nn.Embedding(c["seq"], c["width"])
-            self.blocks = nn.LayerList([Block(c["width"], c["heads"]) for _ in range(c["layers"])])
-            self.ln = nn.LayerNorm(c["width"])
-            self.head = nn.Linear(c["width"], c["vocab"])
-            self.mask = fw.to_tensor(np.triu(np.full((c["seq"], c["seq"]), -1e9, np.float32), 1))
-            self.pos_ids = fw.arange(c["seq"])
-
-        def forward(self, ids):
-            x = self.tok(ids) + self.pos(self.pos_ids)
-            for blk in self.blocks:
-                x = blk(x, self.mask)
-            return self.head(self.ln(x))
-
-    return Gpt(GPT)
+    return paddle_models.gpt(fw, GPT)
 
 
 class OarRunner:
@@ -170,7 +138,7 @@ class OarRunner:
 # ---------------------------------------------------------------- torch
 
 def torch_model(torch, model):
-    nn, F = torch.nn, torch.nn.functional
+    nn = torch.nn
     if model == "mlp":
         s = MLP["sizes"]
         return nn.Sequential(nn.Linear(s[0], s[1]), nn.ReLU(), nn.Linear(s[1], s[2]), nn.ReLU(),
@@ -181,40 +149,7 @@ def torch_model(torch, model):
             nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
             nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64 * 16, 128), nn.ReLU(), nn.Linear(128, 10))
 
-    class Block(nn.Module):
-        def __init__(self, w, h):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(w), nn.LayerNorm(w)
-            self.qkv, self.proj = nn.Linear(w, 3 * w), nn.Linear(w, w)
-            self.fc1, self.fc2 = nn.Linear(w, 4 * w), nn.Linear(4 * w, w)
-            self.h = h
-
-        def forward(self, x, mask):
-            b, s, w = x.shape
-            q, k, v = self.qkv(self.ln1(x)).split(w, dim=-1)
-            q, k, v = [t.reshape(b, s, self.h, w // self.h).transpose(1, 2) for t in (q, k, v)]
-            att = F.softmax(q @ k.transpose(-1, -2) * (1.0 / math.sqrt(w // self.h)) + mask, dim=-1)
-            y = (att @ v).transpose(1, 2).reshape(b, s, w)
-            x = x + self.proj(y)
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-
-    class Gpt(nn.Module):
-        def __init__(self, c):
-            super().__init__()
-            self.tok, self.pos = nn.Embedding(c["vocab"], c["width"]), nn.Embedding(c["seq"], c["width"])
-            self.blocks = nn.ModuleList([Block(c["width"], c["heads"]) for _ in range(c["layers"])])
-            self.ln = nn.LayerNorm(c["width"])
-            self.head = nn.Linear(c["width"], c["vocab"])
-            self.register_buffer("mask", torch.triu(torch.full((c["seq"], c["seq"]), -1e9), 1))
-            self.register_buffer("pos_ids", torch.arange(c["seq"]))
-
-        def forward(self, ids):
-            x = self.tok(ids) + self.pos(self.pos_ids)
-            for blk in self.blocks:
-                x = blk(x, self.mask)
-            return self.head(self.ln(x))
-
-    return Gpt(GPT)
+    return torch_models.build(torch).Gpt(GPT)
 
 
 class TorchRunner:

@@ -109,9 +109,44 @@ def build(torch):
                 x = layer(x)
             return x
 
+    class GptBlock(nn.Module):
+        def __init__(self, w, h):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(w), nn.LayerNorm(w)
+            self.qkv, self.proj = nn.Linear(w, 3 * w), nn.Linear(w, w)
+            self.fc1, self.fc2 = nn.Linear(w, 4 * w), nn.Linear(4 * w, w)
+            self.h = h
+
+        def forward(self, x, mask):
+            b, s, w = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(w, dim=-1)
+            q, k, v = [t.reshape(b, s, self.h, w // self.h).transpose(1, 2) for t in (q, k, v)]
+            att = F.softmax(q @ k.transpose(-1, -2) * (1.0 / math.sqrt(w // self.h)) + mask, dim=-1)
+            y = (att @ v).transpose(1, 2).reshape(b, s, w)
+            x = x + self.proj(y)
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    class Gpt(nn.Module):
+        """The twin of paddle_models.gpt: a dict of vocab, width, layers, heads, seq."""
+
+        def __init__(self, c):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(c["vocab"], c["width"]), nn.Embedding(c["seq"], c["width"])
+            self.blocks = nn.ModuleList([GptBlock(c["width"], c["heads"]) for _ in range(c["layers"])])
+            self.ln = nn.LayerNorm(c["width"])
+            self.head = nn.Linear(c["width"], c["vocab"])
+            self.register_buffer("mask", torch.triu(torch.full((c["seq"], c["seq"]), -1e9), 1))
+            self.register_buffer("pos_ids", torch.arange(c["seq"]))
+
+        def forward(self, ids):
+            x = self.tok(ids) + self.pos(self.pos_ids)
+            for blk in self.blocks:
+                x = blk(x, self.mask)
+            return self.head(self.ln(x))
+
     class Models:
         pass
 
     m = Models()
-    m.ResNet18, m.MobileNetV2, m.Encoder = ResNet18, MobileNetV2, Encoder
+    m.ResNet18, m.MobileNetV2, m.Encoder, m.Gpt = ResNet18, MobileNetV2, Encoder, Gpt
     return m

@@ -6,7 +6,6 @@ backward, Adam update, clearing the gradients. oar and paddle share the
 model code (the same Paddle API); torch gets the same architectures written
 with torch.nn.
 """
-import math
 import sys
 from pathlib import Path
 
@@ -14,15 +13,27 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
+import paddle_models  # noqa: E402
 import torch_models  # noqa: E402
 
 GPT = dict(vocab=1024, width=256, layers=4, heads=4, seq=128, batch=16)
 
 
+def batches():
+    """One batch per model, the same for every framework."""
+    rng = np.random.default_rng(0)
+    return {
+        "cnn": (rng.standard_normal((64, 1, 8, 8)).astype(np.float32), rng.integers(0, 10, (64,))),
+        "resnet18": (rng.standard_normal((32, 3, 32, 32)).astype(np.float32), rng.integers(0, 10, (32,))),
+        "gpt": (rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"])),
+                rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"]))),
+    }
+
+
 # ---------------------------------------------------------------- oar / paddle models
 
 def paddle_like_models(fw):
-    nn, F = fw.nn, fw.nn.functional
+    nn = fw.nn
 
     def cnn():
         return nn.Sequential(
@@ -34,53 +45,13 @@ def paddle_like_models(fw):
     def resnet18():
         return fw.vision.models.resnet18(num_classes=10)
 
-    class Block(nn.Layer):
-        def __init__(self, w, h):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(w), nn.LayerNorm(w)
-            self.qkv, self.proj = nn.Linear(w, 3 * w), nn.Linear(w, w)
-            self.fc1, self.fc2 = nn.Linear(w, 4 * w), nn.Linear(4 * w, w)
-            self.h = h
-
-        def forward(self, x, mask):
-            b, s, w = x.shape
-            q, k, v = fw.split(self.qkv(self.ln1(x)), 3, axis=-1)
-            q, k, v = [t.reshape([b, s, self.h, w // self.h]).transpose([0, 2, 1, 3]) for t in (q, k, v)]
-            att = F.softmax(fw.matmul(q, k, transpose_y=True) * (1.0 / math.sqrt(w // self.h)) + mask, axis=-1)
-            y = fw.matmul(att, v).transpose([0, 2, 1, 3]).reshape([b, s, w])
-            x = x + self.proj(y)
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-
-    class Gpt(nn.Layer):
-        def __init__(self, c):
-            super().__init__()
-            self.tok, self.pos = nn.Embedding(c["vocab"], c["width"]), nn.Embedding(c["seq"], c["width"])
-            self.blocks = nn.LayerList([Block(c["width"], c["heads"]) for _ in range(c["layers"])])
-            self.ln = nn.LayerNorm(c["width"])
-            self.head = nn.Linear(c["width"], c["vocab"])
-            m = np.triu(np.full((c["seq"], c["seq"]), -1e9, np.float32), 1)
-            self.mask = fw.to_tensor(m)
-            self.pos_ids = fw.arange(c["seq"])
-
-        def forward(self, ids):
-            x = self.tok(ids) + self.pos(self.pos_ids)
-            for blk in self.blocks:
-                x = blk(x, self.mask)
-            return self.head(self.ln(x))
-
-    return cnn, resnet18, lambda: Gpt(GPT)
+    return cnn, resnet18, lambda: paddle_models.gpt(fw, GPT)
 
 
 def paddle_like_cases(fw, name):
-    rng = np.random.default_rng(0)
     cnn, resnet18, gpt = paddle_like_models(fw)
     F = fw.nn.functional
-    data = {
-        "cnn": (rng.standard_normal((64, 1, 8, 8)).astype(np.float32), rng.integers(0, 10, (64,))),
-        "resnet18": (rng.standard_normal((32, 3, 32, 32)).astype(np.float32), rng.integers(0, 10, (32,))),
-        "gpt": (rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"])),
-                rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"]))),
-    }
+    data = batches()
     builders = {"cnn": cnn, "resnet18": resnet18, "gpt": gpt}
     for dtype in ("float32", "bfloat16"):
         for model_name, build in builders.items():
@@ -106,7 +77,7 @@ def paddle_like_cases(fw, name):
 
 def torch_cases(torch):
     nn, F = torch.nn, torch.nn.functional
-    rng = np.random.default_rng(0)
+    data = batches()
 
     def cnn():
         return nn.Sequential(
@@ -115,47 +86,8 @@ def torch_cases(torch):
             nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64 * 16, 128), nn.ReLU(), nn.Dropout(0.2),
             nn.Linear(128, 10))
 
-    class Block(nn.Module):
-        def __init__(self, w, h):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(w), nn.LayerNorm(w)
-            self.qkv, self.proj = nn.Linear(w, 3 * w), nn.Linear(w, w)
-            self.fc1, self.fc2 = nn.Linear(w, 4 * w), nn.Linear(4 * w, w)
-            self.h = h
-
-        def forward(self, x, mask):
-            b, s, w = x.shape
-            q, k, v = self.qkv(self.ln1(x)).split(w, dim=-1)
-            q, k, v = [t.reshape(b, s, self.h, w // self.h).transpose(1, 2) for t in (q, k, v)]
-            att = F.softmax(q @ k.transpose(-1, -2) * (1.0 / math.sqrt(w // self.h)) + mask, dim=-1)
-            y = (att @ v).transpose(1, 2).reshape(b, s, w)
-            x = x + self.proj(y)
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-
-    class Gpt(nn.Module):
-        def __init__(self, c):
-            super().__init__()
-            self.tok, self.pos = nn.Embedding(c["vocab"], c["width"]), nn.Embedding(c["seq"], c["width"])
-            self.blocks = nn.ModuleList([Block(c["width"], c["heads"]) for _ in range(c["layers"])])
-            self.ln = nn.LayerNorm(c["width"])
-            self.head = nn.Linear(c["width"], c["vocab"])
-            self.register_buffer("mask", torch.triu(torch.full((c["seq"], c["seq"]), -1e9), 1))
-            self.register_buffer("pos_ids", torch.arange(c["seq"]))
-
-        def forward(self, ids):
-            x = self.tok(ids) + self.pos(self.pos_ids)
-            for blk in self.blocks:
-                x = blk(x, self.mask)
-            return self.head(self.ln(x))
-
-    data = {
-        "cnn": (rng.standard_normal((64, 1, 8, 8)).astype(np.float32), rng.integers(0, 10, (64,))),
-        "resnet18": (rng.standard_normal((32, 3, 32, 32)).astype(np.float32), rng.integers(0, 10, (32,))),
-        "gpt": (rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"])),
-                rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"]))),
-    }
     twins = torch_models.build(torch)
-    builders = {"cnn": cnn, "resnet18": lambda: twins.ResNet18(num_classes=10), "gpt": lambda: Gpt(GPT)}
+    builders = {"cnn": cnn, "resnet18": lambda: twins.ResNet18(num_classes=10), "gpt": lambda: twins.Gpt(GPT)}
     for dtype in ("float32", "bfloat16"):
         for model_name, build in builders.items():
             torch.manual_seed(0)
