@@ -26,9 +26,7 @@ ranks; ``--oar-chunk 1M`` makes oar's side split each larger message into
 """
 import argparse
 import json
-import os
 import shlex
-import socket
 import statistics
 import subprocess
 import sys
@@ -215,31 +213,13 @@ def worker(args):
 
 # ---------------------------------------------------------------- driver
 
-def rank_env():
-    env = dict(os.environ)
-    for var in common.THREAD_VARS:
-        env[var] = "1"
-    env["PYTHONPATH"] = str(common.ROOT / "python") + (
-        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["GLOO_SOCKET_IFNAME"] = "lo"  # the ranks share this machine
-    return env
-
-
 def launcher_works(python):
     try:
         r = subprocess.run([str(python), "-m", "oar.distributed.launch", "--help"], capture_output=True,
-                           timeout=60, env=rank_env(), cwd=common.ROOT)
+                           timeout=60, env=common.rank_env(), cwd=common.ROOT)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return r.returncode == 0
-
-
-def mpirun_cmd(n):
-    cmd = ["mpirun", "-np", str(n), "--oversubscribe", "--bind-to", "none",
-           "--mca", "orte_abort_on_non_zero_status", "0"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    return cmd
 
 
 def worker_args(args):
@@ -269,10 +249,10 @@ def run_oar(n, args):
             cmd += ["--mpi_args", args.mpi_args]
         cmd += [script, "--worker", "oar"] + worker_args(args)
     else:
-        cmd = mpirun_cmd(n) + shlex.split(args.mpi_args) + [str(python), script, "--worker", "oar"]
+        cmd = common.mpirun_cmd(n) + shlex.split(args.mpi_args) + [str(python), script, "--worker", "oar"]
         cmd += worker_args(args)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=rank_env(),
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=common.rank_env(),
                            cwd=common.ROOT)
     except subprocess.TimeoutExpired:
         return {"skipped": f"timed out after {args.timeout}s"}
@@ -282,23 +262,17 @@ def run_oar(n, args):
     return res
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run_gloo(n, args):
     python = common.PYTHONS["torch"]
     if not python.exists():
         return {"skipped": f"{python} not found (run benchmarks/setup_peers.sh)"}
-    port = free_port()
+    port = common.free_port()
     procs = []
     for r in range(n):
         cmd = [str(python), str(Path(__file__).resolve()), "--worker", "gloo", "--rank", str(r), "--world", str(n),
                "--port", str(port)] + worker_args(args)
         procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                      env=rank_env(), cwd=common.ROOT))
+                                      env=common.rank_env(), cwd=common.ROOT))
     outs = []
     deadline = time.monotonic() + args.timeout
     try:

@@ -317,3 +317,33 @@ def save_json(path, benchmark, info, runs, extra=None):
     doc = {"benchmark": benchmark, "machine": info, "runs": runs, **(extra or {})}
     Path(path).write_text(json.dumps(doc, indent=2) + "\n")
     print(f"\nwrote {path}")
+
+
+# ---------------------------------------------------------------- distributed benchmarks
+
+def rank_env():
+    """Environment of one rank of a distributed benchmark: one thread per rank,
+    oar importable, gloo on loopback (the ranks share this machine)."""
+    env = dict(os.environ)
+    for var in THREAD_VARS:
+        env[var] = "1"
+    env["PYTHONPATH"] = str(ROOT / "python") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["GLOO_SOCKET_IFNAME"] = "lo"
+    return env
+
+
+def mpirun_cmd(n):
+    """mpirun for n oar ranks on this machine; a failing rank does not take the others down at once."""
+    cmd = ["mpirun", "-np", str(n), "--oversubscribe", "--bind-to", "none",
+           "--mca", "orte_abort_on_non_zero_status", "0"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

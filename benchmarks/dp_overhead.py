@@ -22,9 +22,7 @@ still identical (data parallelism that lets replicas drift is broken).
 """
 import argparse
 import json
-import os
 import shlex
-import socket
 import statistics
 import subprocess
 import sys
@@ -249,16 +247,6 @@ def worker(args):
 
 # ---------------------------------------------------------------- driver
 
-def rank_env():
-    env = dict(os.environ)
-    for var in common.THREAD_VARS:
-        env[var] = "1"
-    env["PYTHONPATH"] = str(common.ROOT / "python") + (
-        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["GLOO_SOCKET_IFNAME"] = "lo"
-    return env
-
-
 def parse_output(text):
     for line in reversed(text.splitlines()):
         if MARK in line:
@@ -292,7 +280,7 @@ def worker_cmd(python, framework, args):
 
 
 def start(cmd):
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=rank_env(),
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=common.rank_env(),
                             cwd=common.ROOT)
 
 
@@ -300,11 +288,7 @@ def run_oar(ranks, args, sync=True):
     python = common.PYTHONS["oar"]
     cmd = worker_cmd(python, "oar", args) + ["--world", str(ranks)] + ([] if sync else ["--no-sync"])
     if ranks > 1:
-        mpirun = ["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to", "none",
-                  "--mca", "orte_abort_on_non_zero_status", "0"]
-        if os.geteuid() == 0:
-            mpirun.append("--allow-run-as-root")
-        cmd = mpirun + shlex.split(args.mpi_args) + cmd
+        cmd = common.mpirun_cmd(ranks) + shlex.split(args.mpi_args) + cmd
     return collect([start(cmd)], args.timeout)
 
 
@@ -312,9 +296,7 @@ def run_torch(ranks, args, sync=True):
     python = common.PYTHONS["torch"]
     if not python.exists():
         return {"skipped": f"{python} not found (run benchmarks/setup_peers.sh)"}
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = common.free_port()
     extra = [] if sync else ["--no-sync"]
     procs = [start(worker_cmd(python, "torch", args) + ["--rank", str(r), "--world", str(ranks), "--port", str(port)]
                    + extra) for r in range(ranks)]
