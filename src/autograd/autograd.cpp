@@ -11,7 +11,6 @@
 namespace oar {
 
 namespace {
-thread_local bool t_grad_enabled = true;
 std::atomic<uint64_t> g_seq{0};
 
 // A node for one op call: it runs the op's gradient rule.
@@ -90,15 +89,6 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
 }
 }  // namespace
 
-bool grad_enabled() { return t_grad_enabled; }
-void set_grad_enabled(bool on) { t_grad_enabled = on; }
-
-Tensor GradCtx::grad(size_t i) const {
-  if (grads[i].defined()) return grads[i];
-  const TensorMeta& m = out_metas[i];
-  return ops::zeros(m.shape, m.dtype);
-}
-
 void SavedTensor::save(const Tensor& t, bool as_output, int out_nr) {
   if (!t.defined()) return;
   is_output = as_output;
@@ -124,24 +114,11 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& self, const char* op, in
   return t;
 }
 
-Tensor detach(const Tensor& t) {
-  if (!t.defined()) return t;
-  Tensor d = make_view(t, t.shape(), t.strides(), t.offset());
-  d.impl()->dist = t.impl()->dist;  // still the same (distributed) value
-  return d;
-}
-
 Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return {};
   AutogradMeta& m = *t.impl()->autograd;
   if (m.grad_fn) return Edge{m.grad_fn, m.output_nr};
   return Edge{grad_accumulator(t), 0};
-}
-
-bool any_requires_grad(std::span<const Tensor> ts) {
-  for (const Tensor& t : ts)
-    if (t.defined() && t.requires_grad()) return true;
-  return false;
 }
 
 void record_op(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, Tensors& outputs) {
@@ -173,12 +150,6 @@ void record_op(const OpDef& op, std::span<const Tensor> inputs, const Attrs& att
   }
 }
 
-void check_inplace(const Tensor& self, const char* op) {
-  if (grad_enabled() && self.requires_grad() && !self.impl()->autograd->grad_fn)
-    fail(ErrorKind::Value, "[oar.", op, "] a leaf Tensor that requires grad (stop_gradient=False) "
-         "cannot be modified in place; use the out-of-place op or wrap it in oar.no_grad()");
-}
-
 void record_inplace(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, Tensor& self,
                     std::span<const Tensor> saved_inputs) {
   // `inputs` carry the edges (input 0 is self before the write); `saved_inputs`
@@ -205,6 +176,14 @@ void record_inplace(const OpDef& op, std::span<const Tensor> inputs, const Attrs
     node->saved_out[0].save(self, true, 0);
   }
 }
+
+// Dispatch reaches recording through its stage-5 hooks (the core links
+// without this library).
+const bool kInstalled = [] {
+  dispatch_hooks().record = record_op;
+  dispatch_hooks().record_inplace = record_inplace;
+  return true;
+}();
 
 // ---------------------------------------------------------------------------
 // Engine

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 

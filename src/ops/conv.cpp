@@ -8,7 +8,7 @@
 #include "ops/conv.h"
 #include "ops/autocast.h"
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 
 namespace oar {

@@ -1,4 +1,4 @@
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 

@@ -1,7 +1,7 @@
 #include "ops/dispatch.h"
 #include "ops/profiler.h"
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/ops.h"
 
 namespace oar {
@@ -85,7 +85,7 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
   if (st.autocast && dispatch_hooks().autocast && dispatch_hooks().autocast(op, inputs, cast_inputs))
     inputs = std::span<const Tensor>(cast_inputs.data(), cast_inputs.size());
   // 4. eager
-  bool track = op.grad && grad_enabled() && any_requires_grad(inputs);
+  bool track = op.grad && dispatch_hooks().record && grad_enabled() && any_requires_grad(inputs);
   if (track) {
     // Kernels and infer_meta never see autograd state.
     NoGradGuard ng;
@@ -94,8 +94,14 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
     outs = run_eager(op, inputs, attrs);
   }
   // 5. autograd
-  if (track) record_op(op, inputs, attrs, outs);
+  if (track) dispatch_hooks().record(op, inputs, attrs, outs);
   return outs;
+}
+
+Tensor GradCtx::grad(size_t i) const {
+  if (grads[i].defined()) return grads[i];
+  const TensorMeta& m = out_metas[i];
+  return ops::zeros(m.shape, m.dtype);
 }
 
 Tensor dispatch1(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
@@ -130,7 +136,7 @@ Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> 
   OAR_CHECK(metas.size() == 1 && metas[0].shape == self.shape(), Value, "[oar.", op.name,
             "_] the result shape ", ops::shape_str(metas[0].shape),
             " must equal the shape of the tensor modified in place ", ops::shape_str(self.shape()));
-  bool track = op.grad && grad_enabled() && any_requires_grad(inputs);
+  bool track = op.grad && dispatch_hooks().record_inplace && grad_enabled() && any_requires_grad(inputs);
   // The gradient rule may need the inputs as they were before the write.
   Tensors saved;
   if (track && op.save_inputs) {
@@ -153,7 +159,7 @@ Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> 
     if (t0) profiler::record(op, inputs, profiler::now_ns() - t0, self.numel() * int64_t(self.itemsize()));
   }
   self.storage().bump_version();
-  if (track) record_inplace(op, inputs, attrs, self, std::span<const Tensor>(saved.data(), saved.size()));
+  if (track) dispatch_hooks().record_inplace(op, inputs, attrs, self, std::span<const Tensor>(saved.data(), saved.size()));
   return self;
 }
 

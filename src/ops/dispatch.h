@@ -30,6 +30,13 @@ struct DispatchHooks {
   void (*distributed_inplace)(const OpDef&, Tensor& self, std::span<const Tensor>, const Attrs&) = nullptr;
   // May replace the inputs with cast copies.
   bool (*autocast)(const OpDef&, std::span<const Tensor>, Tensors& cast_inputs) = nullptr;
+  // Stage 5, installed by the autograd engine (autograd/autograd.cpp) when
+  // its library is loaded; without it (the inference runtime) nothing is
+  // recorded. `record` gives the outputs their gradient node; for in-place
+  // ops, `saved` holds what the rule reads, taken before the write.
+  void (*record)(const OpDef&, std::span<const Tensor>, const Attrs&, Tensors& out) = nullptr;
+  void (*record_inplace)(const OpDef&, std::span<const Tensor>, const Attrs&, Tensor& self,
+                         std::span<const Tensor> saved) = nullptr;
 };
 DispatchHooks& dispatch_hooks();
 // Thread-local switches the hooks read, so the fast path tests one word.

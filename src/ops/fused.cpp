@@ -12,7 +12,7 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/conv.h"
 #include "ops/dispatch.h"
 

@@ -1,6 +1,6 @@
 // matmul (kernels/cpu/matmul.cpp). Inputs reaching the op are at least 2-D;
 // the front end lifts 1-D operands and squeezes the result.
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 

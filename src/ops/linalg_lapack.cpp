@@ -10,7 +10,7 @@
 #include <climits>
 #include <cmath>
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 #include "ops/manip.h"
 #include "ops/reduce_ext.h"

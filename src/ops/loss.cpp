@@ -5,7 +5,7 @@
 // (softmax, put_along_axis, ...) when it is, so higher orders work.
 #include "ops/loss.h"
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/activation.h"
 #include "ops/dispatch.h"
 #include "ops/index.h"

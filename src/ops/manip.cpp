@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 
 namespace oar {

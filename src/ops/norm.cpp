@@ -10,7 +10,7 @@
 // statistics outputs needing gradients of their own.
 #include "ops/norm.h"
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 
 namespace oar {

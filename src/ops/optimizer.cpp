@@ -13,7 +13,7 @@
 
 #include <cmath>
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 
 namespace oar {

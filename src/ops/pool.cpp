@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 
 namespace oar {

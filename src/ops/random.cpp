@@ -6,7 +6,7 @@
 #include <cmath>
 #include <mutex>
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 

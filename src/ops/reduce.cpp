@@ -1,5 +1,5 @@
 // Reductions: sum, mean, prod, amax, amin (kernels/cpu/reduce.cpp).
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 #include "ops/linalg_lapack.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "autograd/autograd.h"
+#include "ops/grad.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 

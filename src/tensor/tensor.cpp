@@ -1,6 +1,6 @@
 #include "tensor/tensor.h"
 
-#include "autograd/autograd.h"
+#include "tensor/autograd_meta.h"
 #include "base/error.h"
 
 namespace oar {

@@ -12,7 +12,7 @@
 
 namespace oar {
 
-struct AutogradMeta;  // autograd/autograd.h
+struct AutogradMeta;  // tensor/autograd_meta.h
 struct DistAttr;      // placements on a process mesh (dist/)
 
 class Storage final : public RefCounted {
@@ -104,7 +104,7 @@ class Tensor {
   }
   template <typename T> T* data() const { return static_cast<T*>(raw_data()); }
 
-  // Autograd state (see autograd/autograd.h).
+  // Autograd state (see tensor/autograd_meta.h).
   bool requires_grad() const;  // !stop_gradient
   AutogradMeta& autograd_meta() const;  // creates it if missing
 

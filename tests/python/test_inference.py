@@ -511,6 +511,35 @@ def test_public_header_alone_builds_the_example(resnet, tmp_path):
     assert r.returncode == 0 and r.stdout.startswith("out0: shape [1, 10]"), r.stderr
 
 
+def _shared_libraries(path):
+    """The shared libraries the dynamic loader resolves for `path`, and the
+    symbols it cannot resolve (ldd -r)."""
+    r = subprocess.run(["ldd", "-r", path], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    text = r.stdout + r.stderr
+    libs = {line.split()[0] for line in text.splitlines() if "=>" in line}
+    undefined = [line for line in text.splitlines() if "undefined symbol" in line]
+    return libs, undefined
+
+
+def test_runtime_links_without_autograd_or_python():
+    # The deployed runtime (the C++ example, oar-bench) loads the core and the
+    # runtime only: no autograd engine, no Python, and nothing left unresolved.
+    for name in ("oar_infer_example", "oar-bench", "liboar_inference.so", "liboar.so"):
+        libs, undefined = _shared_libraries(_binary(name))
+        assert not undefined, (name, undefined[:5])
+        assert not [lib for lib in libs if "autograd" in lib or "python" in lib], (name, sorted(libs))
+    libs, _ = _shared_libraries(_binary("oar_infer_example"))
+    assert {"liboar.so", "liboar_inference.so"} <= libs
+    # The engine's entry points are defined in liboar_autograd, not in the core.
+    r = subprocess.run(["nm", "-DC", "--defined-only", _binary("liboar.so")], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and "oar::dispatch(" in r.stdout
+    assert "oar::run_backward(" not in r.stdout and "oar::record_op(" not in r.stdout
+    libs, undefined = _shared_libraries(_binary("liboar_autograd.so"))
+    assert not undefined and "liboar.so" in libs
+
+
 def test_a_program_saved_in_training_mode_is_refused(tmp_path):
     # Training-mode batch norm updates its running statistics: the predictor's weights are read-only.
     net = oar.nn.Sequential(oar.nn.Conv2D(1, 2, 3), oar.nn.BatchNorm2D(2))

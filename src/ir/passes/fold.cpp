@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "autograd/autograd.h"
+#include "tensor/autograd_meta.h"
 #include "ir/passes/passes.h"
 #include "ops/dispatch.h"
 

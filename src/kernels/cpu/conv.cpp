@@ -14,7 +14,7 @@
 #include <limits>
 #include <optional>
 
-#include "autograd/autograd.h"
+#include "tensor/autograd_meta.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/onednn.h"

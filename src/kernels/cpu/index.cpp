@@ -11,7 +11,7 @@
 #include <numeric>
 #include <vector>
 
-#include "autograd/autograd.h"
+#include "tensor/autograd_meta.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
 #include "ops/dispatch.h"

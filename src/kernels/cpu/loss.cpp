@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "autograd/autograd.h"
+#include "tensor/autograd_meta.h"
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/rows.h"

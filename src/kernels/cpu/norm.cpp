@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "autograd/autograd.h"
+#include "tensor/autograd_meta.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
 #include "ops/ops.h"
