@@ -151,3 +151,18 @@ def test_float32_exp_underflow_and_overflow_boundaries(isa):
     # softmax over rows with masked (-1e9) entries gives exact zeros there
     s = oar.nn.functional.softmax(oar.to_tensor(np.array([[0.0, -1e9, 1.0, -1e9]], np.float32)), axis=-1).numpy()
     np.testing.assert_allclose(s, [[1 / (1 + np.e), 0.0, np.e / (1 + np.e), 0.0]], rtol=1e-6)
+
+
+def test_streaming_store_path_against_reference():
+    # Outputs of 8 MB and more are written with streaming stores (another
+    # loop); OAR_STREAM_BYTES=1 sends every size of the reference test there.
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OAR_STREAM_BYTES="1")
+    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-p", "no:cacheprovider", "-p", "no:xdist",
+                        "-k", "test_against_reference or test_special_values"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert " passed" in r.stdout
