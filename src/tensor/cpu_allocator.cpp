@@ -6,6 +6,15 @@
 // rounding. Freed blocks go to a free list per class and are reused by the next
 // request of that class, which keeps tiny tensors off malloc in the eager path
 // and avoids page faults for big ones. empty_cache() returns them all.
+//
+// Note [huge pages]
+// Blocks of 4 MiB and more ask the kernel for transparent huge pages on the
+// 2 MiB-aligned range inside them (madvise; a no-op where THP is off or set
+// to "always"). Matrix products and streaming kernels over such tensors then
+// miss the TLB 512 times less often.
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -19,6 +28,19 @@ namespace oar {
 namespace {
 
 constexpr size_t kAlign = 64;
+constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kHugeFrom = size_t(4) << 20;
+
+void advise_huge_pages(void* p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  uintptr_t b = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~uintptr_t(kHugePage - 1);
+  uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) & ~uintptr_t(kHugePage - 1);
+  if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);  // advice only: failure is harmless
+#else
+  (void)p;
+  (void)n;
+#endif
+}
 
 size_t size_class(size_t n, int* cls) {
   if (n <= kAlign) { *cls = 0; return kAlign; }
@@ -63,6 +85,7 @@ class CpuDevice final : public DeviceInterface {
       stats_.reserved -= sz;
       fail(ErrorKind::Runtime, "[oar] out of memory: could not allocate ", nbytes, " bytes on the CPU");
     }
+    if (sz >= kHugeFrom) advise_huge_pages(p, sz);
     return p;
   }
 
