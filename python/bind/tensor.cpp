@@ -84,6 +84,8 @@ Tensor wrap_ndarray(const nb::ndarray<nb::ro>& a, const char* api) {
 nb::ndarray<nb::numpy> as_ndarray(const Tensor& t) {
   // A distributed tensor's array is this rank's piece (as in Paddle).
   if (t.is_dist()) return as_ndarray(t.impl()->dist->local);
+  // NumPy reads host memory: a tensor on another device is copied here first.
+  if (t.device().type != DeviceType::CPU) return as_ndarray(ops::to_device(t, Device{}));
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
   nb::object owner = nb::cast(t);
@@ -144,6 +146,7 @@ void bind_tensor(nb::module_& m) {
         // NumPy has no bfloat16: hand out a plain DLPack capsule for it. Otherwise let a
         // zero-copy NumPy view answer, so that the protocol's keywords (max_version,
         // dl_device, copy) are handled the way consumers expect.
+        if (t.device().type != DeviceType::CPU) t = ops::to_device(t, Device{});
         if (t.dtype() == DType::BFloat16)
           return nb::cast(nb::ndarray<>(t.raw_data(), t.dim(),
               std::vector<size_t>(t.shape().begin(), t.shape().end()).data(), nb::cast(t),

@@ -60,6 +60,13 @@ from ._random import *  # noqa: E402,F401,F403
 from ._linalg_ext import *  # noqa: E402,F401,F403
 from .framework_param import ParamAttr, create_parameter  # noqa: E402
 from . import autograd, device, framework, nn, utils  # noqa: E402
+from .device import CPUPlace, CUDAPlace, get_device, set_device  # noqa: E402,F401
+
+
+def is_compiled_with_cuda():
+    """Whether this build of oar has CUDA support (devices, NCCL collectives)."""
+    return device.cuda.is_compiled()
+
 from . import amp, optimizer, regularizer  # noqa: E402
 from . import callbacks, hapi, metric  # noqa: E402
 from .hapi import Model, summary  # noqa: E402

@@ -12,7 +12,54 @@ Tensor = _C.Tensor
 
 
 def _place(self):
-    return "Place(cpu)"
+    from .device import Place
+    kind, index = _C._device_index(self)
+    return Place("cpu") if kind == 0 else Place("gpu", index)
+
+
+def _move(self, kind, index):
+    if tuple(_C._device_index(self)) == (kind, index):
+        return self
+    out = _C._to_device(self, kind, index)
+    out.stop_gradient = self.stop_gradient
+    return out
+
+
+def _cpu(self):
+    """This tensor on the CPU (itself when it is there already)."""
+    return _move(self, 0, 0)
+
+
+def _cuda(self, device_id=None, blocking=True):
+    """This tensor on a GPU (the current one by default), as Paddle's Tensor.cuda."""
+    from .device import cuda
+    return _move(self, 1, cuda._index(device_id, "oar.Tensor.cuda"))
+
+
+def _to(self, *args, **kwargs):
+    """Tensor.to(device=None, dtype=None, blocking=None): moves and/or casts; a
+    Tensor argument gives both its device and its dtype."""
+    from .device import Place, _parse
+    api = "oar.Tensor.to"
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    kwargs.pop("blocking", None)
+    if kwargs:
+        raise TypeError(f"[{api}] unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, _C.Tensor):
+            device, dtype = _place(a), a.dtype
+        elif isinstance(a, (Place, int)) or (isinstance(a, str) and a.split(":")[0].lower() in ("cpu", "gpu", "cuda")):
+            device = a
+        elif isinstance(a, bool) or a is None:
+            continue  # blocking
+        else:
+            dtype = a
+    out = self
+    if dtype is not None:
+        out = out.astype(dtype)
+    if device is not None:
+        out = _move(out, *_parse(device, api))
+    return out
 
 
 def _repr(self):
@@ -324,5 +371,7 @@ Tensor.amin = lambda self, axis=None, keepdim=False, name=None: _C.amin(self, ax
 Tensor.where = lambda self, x, y, name=None: _C.where(self, x, y)
 Tensor.clip = lambda self, min=None, max=None, name=None: _C.clip(self, min, max)
 Tensor.is_tensor = lambda self: True
-Tensor.cpu = lambda self: self
+Tensor.cpu = _cpu
+Tensor.cuda = _cuda
+Tensor.to = _to
 Tensor.value = lambda self: self

@@ -69,6 +69,11 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
         t = _C.clone(_C.from_numpy(arr))
     if dt is not None and t.dtype != dt:
         t = _C.cast(t, dt)
+    if place is not None:
+        from .device import _parse
+        kind, index = _parse(place, "oar.to_tensor")
+        if tuple(_C._device_index(t)) != (kind, index):
+            t = _C._to_device(t, kind, index)
     t.stop_gradient = stop_gradient
     return t
 

@@ -754,6 +754,15 @@ void shutdown_world() { Comm::get().finalize(); }
 
 void release_finished() { Comm::get().release_retired(); }
 
+const char* peer_lost(int global_rank) {
+  if (!Comm::get().initialized()) return nullptr;
+  switch (Comm::get().liveness().state(global_rank)) {
+    case PeerState::Died: return "died";
+    case PeerState::Finished: return "shut down";
+    default: return nullptr;
+  }
+}
+
 bool built_with_mpi() { return true; }
 
 }  // namespace oar::dist

@@ -33,6 +33,7 @@ ProcessGroupPtr new_group(const std::vector<int>& ranks, double timeout_s) {
 }
 void shutdown_world() {}
 void release_finished() {}
+const char* peer_lost(int) { return nullptr; }
 bool built_with_mpi() { return false; }
 
 }  // namespace oar::dist

@@ -125,6 +125,22 @@ void check_reduce(const char* api, ReduceOp op, DType t) {
             "] ReduceOp.AVG needs a floating-point or complex tensor, got ", dtype_name(t));
 }
 
+namespace {
+DeviceGroupFactory g_device_group_factories[kNumDeviceTypes] = {};
+}  // namespace
+
+void register_device_group_factory(DeviceType type, DeviceGroupFactory factory) {
+  g_device_group_factories[int(type)] = factory;
+}
+
+ProcessGroupPtr make_device_group(const ProcessGroupPtr& cpu_group, Device device) {
+  DeviceGroupFactory f = g_device_group_factories[int(device.type)];
+  OAR_CHECK(f, NotImplemented, "[oar.distributed] collectives on ", device.str(), " tensors need ",
+            device.type == DeviceType::CUDA ? "the NCCL backend, which this build does not have" :
+            "a collective backend for that device, which this build does not have");
+  return f(cpu_group, device);
+}
+
 ProcessGroupPtr make_self_group(double timeout_s) { return std::make_shared<SelfGroup>(timeout_s); }
 
 bool launched_by_mpi() {

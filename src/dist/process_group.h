@@ -107,6 +107,16 @@ void shutdown_world();
 void release_finished();
 bool built_with_mpi();
 
+// Groups for tensors on another device type (NCCL for CUDA), over the ranks of
+// a CPU group that bootstraps them. A device library registers its factory
+// when it is loaded; make_device_group raises when none is registered.
+using DeviceGroupFactory = ProcessGroupPtr (*)(const ProcessGroupPtr& cpu_group, Device device);
+void register_device_group_factory(DeviceType type, DeviceGroupFactory factory);
+ProcessGroupPtr make_device_group(const ProcessGroupPtr& cpu_group, Device device);
+// What happened to a global rank the liveness monitor lost: "died", "shut down"
+// or nullptr while it is alive (or without a monitor).
+const char* peer_lost(int global_rank);
+
 // Shared by the backends: the group of a one-process job (collectives are
 // local copies) and whether an MPI launcher started this process.
 ProcessGroupPtr make_self_group(double timeout_s);

@@ -31,10 +31,18 @@ KernelFn find_kernel(const OpDef& op, Device dev, DType dt) {
   return k;
 }
 
-Device pick_device(std::span<const Tensor> inputs) {
-  for (const Tensor& t : inputs)
-    if (t.defined()) return t.device();
-  return Device{};
+// The device of the first defined input; every other input must be there too
+// (a kernel reads all its operands' memory directly).
+Device pick_device(const OpDef& op, std::span<const Tensor> inputs) {
+  size_t i = 0;
+  while (i < inputs.size() && !inputs[i].defined()) ++i;
+  if (i == inputs.size()) return Device{};
+  const Device d = inputs[i].device();
+  for (size_t j = i + 1; j < inputs.size(); ++j)
+    if (inputs[j].defined() && inputs[j].device() != d)
+      fail(ErrorKind::Value, "[oar.", op.name, "] expected all tensors on one device, got ", d.str(), " (input ", i,
+           ") and ", inputs[j].device().str(), " (input ", j, "); move them with .to(), .cuda() or .cpu()");
+  return d;
 }
 
 }  // namespace
@@ -50,7 +58,7 @@ Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& 
     }
     return outs;
   }
-  Device dev = pick_device(inputs);
+  Device dev = pick_device(op, inputs);
   DType key = !inputs.empty() && inputs[0].defined() ? inputs[0].dtype() : metas[0].dtype;
   KernelFn k = find_kernel(op, dev, key);
   outs.resize(metas.size());
@@ -132,6 +140,10 @@ Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> 
             NotImplemented, "[oar.", op.name, "_] in-place modification of a view (slice, reshape, transpose, ...) "
             "while gradients are recorded is not supported; use the out-of-place op, or write through "
             "indexing assignment (x[...] = v) on the base tensor");
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.device() != self.device())
+      fail(ErrorKind::Value, "[oar.", op.name, "_] the tensor modified in place is on ", self.device().str(),
+           ", an input is on ", t.device().str(), "; move it with .to(), .cuda() or .cpu()");
   Metas metas = op.infer_meta(inputs, attrs);
   OAR_CHECK(metas.size() == 1 && metas[0].shape == self.shape(), Value, "[oar.", op.name,
             "_] the result shape ", ops::shape_str(metas[0].shape),

@@ -45,6 +45,9 @@ Tensor clone(const Tensor& x);
 Tensor contiguous(const Tensor& x);  // x itself when already contiguous
 // Writes src (broadcast, cast) into dst in place.
 Tensor& copy_(Tensor& dst, const Tensor& src);
+// A copy of x on `device` (x itself when it is there already), made with the
+// devices' own copy functions; the result is contiguous and has no history.
+Tensor to_device(const Tensor& x, Device device);
 
 // ---- elementwise (elementwise.cpp)
 Tensor add(const Tensor& x, const Tensor& y);

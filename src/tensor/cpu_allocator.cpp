@@ -42,16 +42,7 @@ void advise_huge_pages(void* p, size_t n) {
 #endif
 }
 
-size_t size_class(size_t n, int* cls) {
-  if (n <= kAlign) { *cls = 0; return kAlign; }
-  int p = 63 - __builtin_clzll(n - 1) + 1;  // 2^p >= n
-  if (p <= 12) { *cls = p - 6; return size_t(1) << p; }
-  size_t base = size_t(1) << (p - 1);       // base < n <= 2*base
-  size_t q = base / 4;
-  size_t k = (n - base + q - 1) / q;        // 1..4
-  *cls = 7 + (p - 13) * 4 + int(k - 1);
-  return base + k * q;
-}
+size_t size_class(size_t n, int* cls) { return allocator_size_class(n, kAlign, 4096, cls); }
 
 class CpuDevice final : public DeviceInterface {
  public:
@@ -142,6 +133,24 @@ DeviceInterface& device_interface(DeviceType t) {
   if (!d) fail(ErrorKind::Runtime, "[oar] device type ", int(t), " is not available in this build");
   return *d;
 }
+size_t allocator_size_class(size_t n, size_t min_bytes, size_t pow2_until, int* cls) {
+  const int pmin = __builtin_ctzll(min_bytes), pmax = __builtin_ctzll(pow2_until);
+  if (n <= min_bytes) {
+    *cls = 0;
+    return min_bytes;
+  }
+  const int p = 64 - __builtin_clzll(n - 1);  // 2^p >= n
+  if (p <= pmax) {
+    *cls = p - pmin;
+    return size_t(1) << p;
+  }
+  const size_t base = size_t(1) << (p - 1);  // base < n <= 2*base
+  const size_t q = base / 4;
+  const size_t k = (n - base + q - 1) / q;   // 1..4
+  *cls = (pmax - pmin) + 1 + (p - pmax - 1) * 4 + int(k - 1);
+  return base + k * q;
+}
+
 bool has_device(DeviceType t) { return g_devices[int(t)] != nullptr; }
 void register_device(DeviceType t, DeviceInterface* iface) { g_devices[int(t)] = iface; }
 

@@ -42,6 +42,12 @@ class DeviceInterface {
   virtual int device_count() const { return 1; }
 };
 
+// Rounds n up to a size class of a caching allocator: `min_bytes`, then the
+// powers of two up to `pow2_until`, then four classes per power of two (x1,
+// x1.25, x1.5, x1.75), so at most 25% is lost. *cls numbers the classes from
+// 0. min_bytes and pow2_until are powers of two, min_bytes <= pow2_until.
+size_t allocator_size_class(size_t n, size_t min_bytes, size_t pow2_until, int* cls);
+
 // The interface for a device type; throws RuntimeError if none is registered.
 DeviceInterface& device_interface(DeviceType t);
 bool has_device(DeviceType t);

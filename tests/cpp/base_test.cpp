@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "base/dtype.h"
 #include "base/half.h"
@@ -74,6 +75,29 @@ TEST(Allocator, SizeClassesAreAlignedAndTight) {
     if (n > 4096) {
       EXPECT_LE(c, n + n / 4 + 64);
     }
+  }
+}
+
+// Both configurations in use (CPU: 64 B, powers of two to 4 KiB; CUDA: from
+// 512 B): a class number names exactly one block size, and sizes grow with it.
+TEST(Allocator, SizeClassNumbersAreOneToOneWithSizes) {
+  for (auto [lo, until] : {std::pair<size_t, size_t>{64, 4096}, {512, 512}}) {
+    std::map<int, size_t> size_of;
+    size_t prev = 0;
+    int prev_cls = -1;
+    for (size_t n = 1; n < (size_t(1) << 22); n += 1 + n / 7) {
+      int cls = -1;
+      size_t sz = allocator_size_class(n, lo, until, &cls);
+      EXPECT_GE(sz, n);
+      EXPECT_GE(sz, lo);
+      EXPECT_LE(sz, std::max(lo, n <= until ? 2 * n : n + n / 4 + 1));
+      auto [it, fresh] = size_of.emplace(cls, sz);
+      EXPECT_EQ(it->second, sz) << "class " << cls << " for " << n;
+      EXPECT_TRUE(sz > prev ? cls > prev_cls : cls == prev_cls) << n;
+      prev = sz;
+      prev_cls = cls;
+    }
+    EXPECT_EQ(size_of.begin()->first, 0);
   }
 }
 

@@ -42,6 +42,7 @@ class Group:
 
     def __init__(self, pg, ranks, gid, name=None):
         self.process_group = pg
+        self._device_groups = {}
         self.ranks = list(ranks)
         self.id = gid
         self.name = name or ("_default_pg" if gid == 0 else f"_pg_{gid}")
@@ -63,6 +64,17 @@ class Group:
     def get_group_rank(self, rank):
         """The group rank of global rank ``rank`` (-1 when not a member)."""
         return self.ranks.index(rank) if rank in self.ranks else -1
+
+    def _backend(self, tensor):
+        """The process group for ``tensor``'s device: MPI for CPU tensors, the
+        group's NCCL twin (made on first use) for GPU tensors."""
+        kind, index = _C._device_index(tensor)
+        if kind == 0:
+            return self.process_group
+        pg = self._device_groups.get((kind, index))
+        if pg is None:
+            pg = self._device_groups[(kind, index)] = _C._dist_device_group(self.process_group, kind, index)
+        return pg
 
     def __repr__(self):
         return f"Group(id={self.id}, rank={self.rank}, nranks={self.nranks}, ranks={self.ranks})"
@@ -249,11 +261,24 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
     _check_tensor(tensor, api)
     g = _group(group, api)
     buf, back = _buffer(tensor)
-    return _finish(g.process_group.all_reduce(buf, op), sync_op, back)
+    return _finish(g._backend(buf).all_reduce(buf, op), sync_op, back)
 
 
 def _flat_blocks(n, like):
-    return empty([n * like.size], dtype=like.dtype)
+    """A flat buffer of n blocks of ``like``, on its device."""
+    out = empty([n * like.size], dtype=like.dtype)
+    return out if like.place.is_cpu_place() else out.to(like.place)
+
+
+def _flat_concat(tensors):
+    """The tensors flattened and concatenated, on the first one's device (GPU
+    tensors through the host: this build has no GPU concat kernel)."""
+    from .._manip import concat
+
+    place = tensors[0].place
+    if place.is_cpu_place():
+        return concat([t.reshape([-1]) for t in tensors])
+    return concat([t.cpu().reshape([-1]) for t in tensors]).to(place)
 
 
 def all_gather(tensor_list, tensor, group=None, sync_op=True):
@@ -279,7 +304,7 @@ def all_gather(tensor_list, tensor, group=None, sync_op=True):
         if tensor_list.size != out.size:
             raise ValueError(f"[{api}] the output tensor must hold {g.nranks} x {src.size} elements, "
                              f"got shape {list(tensor_list.shape)}")
-    return _finish(g.process_group.all_gather(out, src), sync_op, after)
+    return _finish(g._backend(src).all_gather(out, src), sync_op, after)
 
 
 def _to_bytes_tensor(obj):
@@ -322,7 +347,7 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, sync_op=True):
     _check_tensor(tensor, api)
     g = _group(group, api)
     buf, back = _buffer(tensor)
-    return _finish(g.process_group.reduce(buf, _group_rank(g, dst, api, "dst"), op), sync_op, back)
+    return _finish(g._backend(buf).reduce(buf, _group_rank(g, dst, api, "dst"), op), sync_op, back)
 
 
 def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=True):
@@ -336,14 +361,12 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
             raise ValueError(f"[{api}] expected {g.nranks} tensors in tensor_list, got {len(tensor_list)}")
         for t in tensor_list:
             _check_tensor(t, api, "tensor_list item")
-        from .._manip import concat
-
-        src = concat([t.reshape([-1]) for t in tensor_list])
+        src = _flat_concat(tensor_list)
     else:
         _check_tensor(tensor_list, api, "tensor_list")
         src = tensor_list.contiguous().reshape([-1])
     buf, back = _buffer(tensor)
-    return _finish(g.process_group.reduce_scatter(buf, src, op), sync_op, back)
+    return _finish(g._backend(buf).reduce_scatter(buf, src, op), sync_op, back)
 
 
 def broadcast(tensor, src=0, group=None, sync_op=True):
@@ -352,7 +375,7 @@ def broadcast(tensor, src=0, group=None, sync_op=True):
     _check_tensor(tensor, api)
     g = _group(group, api)
     buf, back = _buffer(tensor)
-    return _finish(g.process_group.broadcast(buf, _group_rank(g, src, api, "src")), sync_op, back)
+    return _finish(g._backend(buf).broadcast(buf, _group_rank(g, src, api, "src")), sync_op, back)
 
 
 def broadcast_object_list(object_list, src=0, group=None):
@@ -378,11 +401,9 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
     if g.rank == root:
         if tensor_list is None or len(tensor_list) != g.nranks:
             raise ValueError(f"[{api}] rank {src} must pass {g.nranks} tensors in tensor_list")
-        from .._manip import concat
-
-        inp = concat([t.reshape([-1]) for t in tensor_list])
+        inp = _flat_concat(tensor_list)
     buf, back = _buffer(tensor)
-    return _finish(g.process_group.scatter(buf, inp, root), sync_op, back)
+    return _finish(g._backend(buf).scatter(buf, inp, root), sync_op, back)
 
 
 def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=0, group=None):
@@ -411,7 +432,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
             gather_list.clear()
             gather_list.extend(blocks[i] for i in range(g.nranks))
 
-    return _finish(g.process_group.gather(out, src, root), sync_op, after)
+    return _finish(g._backend(src).gather(out, src, root), sync_op, after)
 
 
 def alltoall(out_tensor_list, in_tensor_list, group=None, sync_op=True):
@@ -421,11 +442,9 @@ def alltoall(out_tensor_list, in_tensor_list, group=None, sync_op=True):
     g = _group(group, api)
     if not isinstance(in_tensor_list, (list, tuple)) or len(in_tensor_list) != g.nranks:
         raise ValueError(f"[{api}] in_tensor_list must be a list of {g.nranks} tensors")
-    from .._manip import concat
-
     first = in_tensor_list[0]
-    src = concat([t.reshape([-1]) for t in in_tensor_list])
-    out = empty([src.size], dtype=src.dtype)
+    src = _flat_concat(in_tensor_list)
+    out = _flat_blocks(1, src)
     shape = list(first.shape)
 
     def after():
@@ -433,7 +452,7 @@ def alltoall(out_tensor_list, in_tensor_list, group=None, sync_op=True):
         out_tensor_list.clear()
         out_tensor_list.extend(blocks[i] for i in range(g.nranks))
 
-    return _finish(g.process_group.alltoall(out, src, [], []), sync_op, after)
+    return _finish(g._backend(src).alltoall(out, src, [], []), sync_op, after)
 
 
 def alltoall_single(out_tensor, in_tensor, out_split_sizes=None, in_split_sizes=None, group=None, sync_op=True):
@@ -448,7 +467,7 @@ def alltoall_single(out_tensor, in_tensor, out_split_sizes=None, in_split_sizes=
     ic = [int(s) * row_in for s in in_split_sizes] if in_split_sizes else []
     oc = [int(s) * row_out for s in out_split_sizes] if out_split_sizes else []
     buf, back = _buffer(out_tensor)
-    return _finish(g.process_group.alltoall(buf, src, oc, ic), sync_op, back)
+    return _finish(g._backend(src).alltoall(buf, src, oc, ic), sync_op, back)
 
 
 def send(tensor, dst=0, group=None, sync_op=True):
@@ -457,7 +476,7 @@ def send(tensor, dst=0, group=None, sync_op=True):
     _check_tensor(tensor, api)
     g = _group(group, api)
     buf = tensor.contiguous()
-    return _finish(g.process_group.send(buf, _group_rank(g, dst, api, "dst")), sync_op)
+    return _finish(g._backend(buf).send(buf, _group_rank(g, dst, api, "dst")), sync_op)
 
 
 def recv(tensor, src=0, group=None, sync_op=True):
@@ -466,7 +485,7 @@ def recv(tensor, src=0, group=None, sync_op=True):
     _check_tensor(tensor, api)
     g = _group(group, api)
     buf, back = _buffer(tensor)
-    return _finish(g.process_group.recv(buf, _group_rank(g, src, api, "src")), sync_op, back)
+    return _finish(g._backend(buf).recv(buf, _group_rank(g, src, api, "src")), sync_op, back)
 
 
 def isend(tensor, dst, group=None):

@@ -1,0 +1,63 @@
+// Devices other than the CPU (src/tensor/device.h): loading a device library,
+// device queries, moving tensors between devices, device process groups.
+#include <dlfcn.h>
+
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+
+#include "common.h"
+#include "dist/process_group.h"
+#include "ops/ops.h"
+
+namespace oar::bind {
+namespace {
+
+Device device_of(int type, int index) {
+  OAR_CHECK(type >= 0 && type < kNumDeviceTypes, Value, "[oar.device] unknown device type ", type);
+  return Device{DeviceType(type), int16_t(index)};
+}
+
+void bind_device(nb::module_& m) {
+  // Loads a device library (liboar_cuda.so); its initialisers register the
+  // device, its kernels and its process groups. Loading twice is harmless.
+  m.def("_load_library", [](const std::string& path) {
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+      const char* e = dlerror();
+      fail(ErrorKind::Runtime, "[oar.device] could not load ", path, ": ", e ? e : "unknown error");
+    }
+  });
+  m.def("_has_device", [](int type) { return has_device(device_of(type, 0).type); });
+  m.def("_device_count", [](int type) {
+    Device d = device_of(type, 0);
+    return has_device(d.type) ? device_interface(d.type).device_count() : 0;
+  });
+  m.def("_device_synchronize", [](int type, int index) {
+    Device d = device_of(type, index);
+    device_interface(d.type).synchronize(d.index);
+  }, nb::call_guard<nb::gil_scoped_release>());
+  m.def("_device_memory", [](int type, int index) {
+    Device d = device_of(type, index);
+    MemoryStats s = device_interface(d.type).memory_stats(d.index);
+    return nb::make_tuple(s.allocated, s.max_allocated, s.reserved);
+  });
+  m.def("_device_empty_cache", [](int type, int index) {
+    Device d = device_of(type, index);
+    device_interface(d.type).empty_cache(d.index);
+  });
+  m.def("_to_device", [](TensorImpl& t, int type, int index) {
+    return ops::to_device(Tensor(&t), device_of(type, index));
+  });
+  m.def("_device_index", [](TensorImpl& t) {
+    Device d = t.storage->device();
+    return nb::make_tuple(int(d.type), int(d.index));
+  });
+  m.def("_dist_device_group", [](const dist::ProcessGroupPtr& cpu, int type, int index) {
+    return dist::make_device_group(cpu, device_of(type, index));
+  });
+}
+
+Binder b(bind_device);
+
+}  // namespace
+}  // namespace oar::bind
