@@ -25,6 +25,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <sstream>
@@ -105,14 +106,20 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
       std::memcpy(&id, buf.raw_data(), sizeof id);
     }
     DeviceGuard guard(device_);
-    cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), api, "cudaStreamCreate");
-    cuda_check(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), api, "cudaEventCreate");
-    cuda_check(cudaMalloc(&scratch_, 16), api, "cudaMalloc");
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
-    const Clock::time_point deadline = deadline_from_now();
-    ncclResult_t r = ncclCommInitRankConfig(&comm_, size(), id, rank_, &config);
-    settle(r, "creating the NCCL communicator", deadline);
+    try {
+      cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), api, "cudaStreamCreate");
+      cuda_check(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), api, "cudaEventCreate");
+      cuda_check(cudaMalloc(&scratch_, 16), api, "cudaMalloc");
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.blocking = 0;
+      const Clock::time_point deadline = deadline_from_now();
+      ncclResult_t r = ncclCommInitRankConfig(&comm_, size(), id, rank_, &config);
+      std::lock_guard<std::mutex> ck(comm_mu_);
+      settle(r, "creating the NCCL communicator", deadline);
+    } catch (...) {
+      release_cuda();  // the destructor does not run for a failed constructor
+      throw;
+    }
     watcher_ = std::thread([this] { watch(); });
   }
 
@@ -124,16 +131,13 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
     cv_.notify_all();
     if (watcher_.joinable()) watcher_.join();
     if (rank_ < 0) return;
-    // Pending work cannot finish once the group is gone: abort rather than
-    // wait on peers that may never come.
-    if (comm_) (pending_.empty() && !broken_) ? ncclCommDestroy(comm_) : ncclCommAbort(comm_);
+    DeviceGuard guard(device_);
+    close_comm();
     for (Pending& p : pending_) {
       cudaEventDestroy(p.done);
       p.work->fail(ErrorKind::Runtime, "[" + p.name + "] the group " + ranks_str() + " was destroyed first");
     }
-    if (scratch_) cudaFree(scratch_);
-    if (ready_) cudaEventDestroy(ready_);
-    if (stream_) cudaStreamDestroy(stream_);
+    release_cuda();
   }
 
   WorkPtr all_reduce(const Tensor& t, ReduceOp op) override {
@@ -321,27 +325,74 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
     OAR_CHECK(r == ncclSuccess, Runtime, "[", api, "] ", what, " failed: ", ncclGetErrorString(r));
   }
 
-  // Waits out ncclInProgress (nonblocking communicator) until `deadline`.
-  // Callers hold comm_mu_ (or own the group alone, in the constructor).
+  // Waits out ncclInProgress (nonblocking communicator) until `deadline`,
+  // a lost rank or an error; then aborts the communicator and raises.
+  // Callers hold comm_mu_.
   void settle(ncclResult_t r, const char* what, Clock::time_point deadline) {
-    while (r == ncclInProgress) {
+    ErrorKind kind = ErrorKind::Runtime;
+    std::string why;
+    while (r == ncclInProgress && why.empty()) {
       if (Clock::now() > deadline) {
-        ncclCommAbort(comm_);
-        comm_ = nullptr;
-        broken_ = true;
-        fail(ErrorKind::Timeout, "[oar.distributed] ", what, " for the group ", ranks_str(), " did not finish within ",
-             timeout_s_, " s (NCCL); a rank may be missing");
+        kind = ErrorKind::Timeout;
+        why = "it did not finish within " + std::to_string(timeout_s_) + " s (a rank may be missing)";
+      } else if (std::string lost = lost_member(); !lost.empty()) {
+        why = lost;
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        if (ncclCommGetAsyncError(comm_, &r) != ncclSuccess) r = ncclInternalError;
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-      ncclCommGetAsyncError(comm_, &r);
     }
-    if (r != ncclSuccess) {
-      if (comm_) ncclCommAbort(comm_);
-      comm_ = nullptr;
-      broken_ = true;
-      fail(ErrorKind::Runtime, "[oar.distributed] ", what, " for the group ", ranks_str(), " failed: ",
-           ncclGetErrorString(r));
+    if (why.empty() && r == ncclSuccess) return;
+    if (why.empty()) why = std::string("NCCL error: ") + ncclGetErrorString(r);
+    const std::string msg = std::string(what) + ": " + why;
+    mark_broken(msg);
+    if (comm_) ncclCommAbort(comm_);
+    comm_ = nullptr;
+    fail(kind, "[oar.distributed] ", what, " on the ranks ", ranks_str(), " (NCCL, gpu:", device_, ") failed: ", why,
+         "; the group is aborted");
+  }
+
+  // Once set, nothing completes: the watcher fails every pending collective,
+  // whose events may fire only because the abort ended their kernels.
+  void mark_broken(const std::string& why) {
+    {
+      std::lock_guard<std::mutex> wk(why_mu_);
+      if (broken_why_.empty()) broken_why_ = why;
     }
+    broken_ = true;
+    cv_.notify_all();
+  }
+  std::string broken_why() {
+    std::lock_guard<std::mutex> wk(why_mu_);
+    return broken_why_;
+  }
+
+  // Destroys the communicator: finalize (collective with the group's other
+  // ranks) within the deadline, else abort.
+  void close_comm() {
+    std::lock_guard<std::mutex> ck(comm_mu_);
+    if (!comm_) return;
+    bool clean = !broken_ && pending_.empty();
+    if (clean) {
+      const Clock::time_point deadline = deadline_from_now();
+      ncclResult_t r = ncclCommFinalize(comm_);
+      while (r == ncclInProgress && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        if (ncclCommGetAsyncError(comm_, &r) != ncclSuccess) r = ncclInternalError;
+      }
+      clean = r == ncclSuccess;
+    }
+    clean ? ncclCommDestroy(comm_) : ncclCommAbort(comm_);
+    comm_ = nullptr;
+  }
+
+  void release_cuda() {
+    if (scratch_) cudaFree(scratch_);
+    if (ready_) cudaEventDestroy(ready_);
+    if (stream_) cudaStreamDestroy(stream_);
+    scratch_ = nullptr;
+    ready_ = nullptr;
+    stream_ = nullptr;
   }
 
   WorkPtr run(const char* api, Tensors keep, const std::function<ncclResult_t(cudaStream_t)>& enqueue) {
@@ -354,7 +405,7 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
                   t.device().str());
     release_retired();
     OAR_CHECK(!broken_.load(), Runtime, "[", api, "] the group ", ranks_str(), " was aborted by an earlier failure "
-              "(", broken_why_, "); create a new group");
+              "(", broken_why(), "); create a new group");
     DeviceGuard guard(device_);
     // Start after what the default stream already holds (Note [CUDA streams]).
     cuda_check(cudaEventRecord(ready_, cudaStreamLegacy), api, "cudaEventRecord");
@@ -363,25 +414,43 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
     const uint64_t seq = ++seq_;
     Pending p;
     p.work = std::make_shared<Work>();
-    {
-      std::lock_guard<std::mutex> ck(comm_mu_);
-      OAR_CHECK(comm_, Runtime, "[", api, "] the group ", ranks_str(), " was aborted by an earlier failure");
-      std::string what = std::string("enqueuing ") + api + " #" + std::to_string(seq);
-      settle(enqueue(stream_), what.c_str(), deadline);
-    }
-    cuda_check(cudaEventCreateWithFlags(&p.done, cudaEventDisableTiming), api, "cudaEventCreate");
-    cuda_check(cudaEventRecord(p.done, stream_), api, "cudaEventRecord");
-    cuda_check(cudaStreamWaitEvent(cudaStreamLegacy, p.done, 0), api, "cudaStreamWaitEvent");
     p.keep = std::move(keep);
     p.deadline = deadline;
     p.name = api;
     p.seq = seq;
+    // The event exists before anything is enqueued, so that an enqueued
+    // collective always has its Pending entry (which keeps its tensors).
+    cuda_check(cudaEventCreateWithFlags(&p.done, cudaEventDisableTiming), api, "cudaEventCreate");
     WorkPtr w = p.work;
+    // Lock order: mu_ may be held while taking comm_mu_ (the watcher), never
+    // the reverse. An entry pushed after an abort is failed by the watcher.
+    std::exception_ptr failed;
+    cudaError_t e = cudaSuccess;
+    {
+      std::lock_guard<std::mutex> ck(comm_mu_);
+      if (!comm_) {
+        cudaEventDestroy(p.done);
+        fail(ErrorKind::Runtime, "[", api, "] the group ", ranks_str(), " was aborted by an earlier failure (",
+             broken_why(), "); create a new group");
+      }
+      std::string what = std::string("enqueuing ") + api + " #" + std::to_string(seq);
+      try {
+        settle(enqueue(stream_), what.c_str(), deadline);
+      } catch (...) {
+        // Kernels may have been issued before the failure: the entry keeps
+        // the tensors until the watcher fails it (the group is broken).
+        failed = std::current_exception();
+      }
+      e = cudaEventRecord(p.done, stream_);
+      if (e == cudaSuccess && !failed) e = cudaStreamWaitEvent(cudaStreamLegacy, p.done, 0);
+    }
+    if (e != cudaSuccess && !failed) mark_broken(std::string("CUDA error: ") + cudaGetErrorString(e));
     {
       std::lock_guard<std::mutex> lk(mu_);
       pending_.push_back(std::move(p));
     }
     cv_.notify_all();
+    if (failed) std::rethrow_exception(failed);
     return w;
   }
 
@@ -392,6 +461,12 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
     while (!stop_) {
       if (pending_.empty()) {
         cv_.wait(lk, [&] { return stop_ || !pending_.empty(); });
+        continue;
+      }
+      if (broken_) {
+        const std::string why = broken_why();
+        abort_comm();
+        while (!pending_.empty()) finish(lk, ErrorKind::Runtime, why);
         continue;
       }
       Pending& p = pending_.front();
@@ -407,7 +482,7 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
         why = std::string("CUDA error: ") + cudaGetErrorString(q);
       } else if (comm_error(&async)) {
         why = std::string("NCCL error: ") + ncclGetErrorString(async);
-      } else if (const char* lost = lost_member()) {
+      } else if (std::string lost = lost_member(); !lost.empty()) {
         why = lost;
       } else if (Clock::now() > p.deadline) {
         kind = ErrorKind::Timeout;
@@ -419,13 +494,8 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
       }
       // The communicator cannot recover: abort it, which also ends every
       // collective queued after this one.
-      broken_why_ = p.name + " #" + std::to_string(p.seq) + ": " + why;
-      broken_ = true;
-      {
-        std::lock_guard<std::mutex> ck(comm_mu_);
-        if (comm_) ncclCommAbort(comm_);
-        comm_ = nullptr;
-      }
+      mark_broken(p.name + " #" + std::to_string(p.seq) + ": " + why);
+      abort_comm();
       while (!pending_.empty()) finish(lk, kind, why);
     }
   }
@@ -450,19 +520,23 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
   }
 
   // An error NCCL reports asynchronously (a peer's failure, a network error).
+  // A caller enqueueing holds the communicator; the next poll asks again.
   bool comm_error(ncclResult_t* r) {
-    std::lock_guard<std::mutex> ck(comm_mu_);
-    if (!comm_) return false;
+    std::unique_lock<std::mutex> ck(comm_mu_, std::try_to_lock);
+    if (!ck.owns_lock() || !comm_) return false;
     return ncclCommGetAsyncError(comm_, r) == ncclSuccess && *r != ncclSuccess && *r != ncclInProgress;
   }
 
-  const char* lost_member() {
+  void abort_comm() {
+    std::lock_guard<std::mutex> ck(comm_mu_);
+    if (comm_) ncclCommAbort(comm_);
+    comm_ = nullptr;
+  }
+
+  std::string lost_member() const {
     for (int r : ranks_)
-      if (const char* s = peer_lost(r)) {
-        lost_msg_ = "rank " + std::to_string(r) + " " + s;
-        return lost_msg_.c_str();
-      }
-    return nullptr;
+      if (const char* s = peer_lost(r)) return "rank " + std::to_string(r) + " " + s;
+    return {};
   }
 
   void release_retired() {
@@ -481,8 +555,8 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
   void* scratch_ = nullptr;
   uint64_t seq_ = 0;
   std::atomic<bool> broken_{false};
-  std::string broken_why_;
-  std::string lost_msg_;
+  std::mutex why_mu_;
+  std::string broken_why_;  // guarded by why_mu_
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -117,7 +117,8 @@ class CudaDevice final : public DeviceInterface {
   void empty_cache(int index) override {
     PerDevice& d = dev(index);
     DeviceGuard guard(index);
-    cudaDeviceSynchronize();  // nothing queued may still use a block
+    // Nothing queued may still use a block.
+    cuda_check(cudaDeviceSynchronize(), "oar.device.cuda.empty_cache", "cudaDeviceSynchronize");
     std::lock_guard<std::mutex> g(d.mu);
     for (Bin& bin : d.bins) {
       for (void* p : bin.blocks) cudaFree(p);
@@ -137,14 +138,19 @@ class CudaDevice final : public DeviceInterface {
     MemoryStats stats;
   };
 
+  // Checked before any statistic changes, so a bad index leaves them intact.
   PerDevice& dev(int index) {
-    OAR_CHECK(index >= 0 && index < kMaxDevices, Value, "[oar] gpu:", index, " is not a valid device index");
-    std::call_once(init_, [this] { devices_ = std::vector<PerDevice>(kMaxDevices); });
+    std::call_once(init_, [this] {
+      count_ = device_count();
+      devices_ = std::vector<PerDevice>(size_t(count_));
+    });
+    OAR_CHECK(index >= 0 && index < count_, Value, "[oar] gpu:", index, " does not exist: ", count_,
+              " CUDA device(s) are visible");
     return devices_[size_t(index)];
   }
 
-  static constexpr int kMaxDevices = 64;
   std::once_flag init_;
+  int count_ = 0;
   std::vector<PerDevice> devices_;
 };
 

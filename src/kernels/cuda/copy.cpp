@@ -19,7 +19,7 @@ void copy_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
   OAR_CHECK(x.is_contiguous() && y.is_contiguous(), NotImplemented, "[oar.cast] copies between non-contiguous "
             "tensors on ", y.device().str(), " are not supported in this build (no CUDA kernel)");
   const size_t n = size_t(y.numel()) * y.itemsize();
-  if (n == 0) return;
+  if (n == 0 || x.raw_data() == y.raw_data()) return;
   DeviceGuard guard(y.device().index);
   cuda_check(cudaMemcpyAsync(y.raw_data(), x.raw_data(), n, cudaMemcpyDeviceToDevice, cudaStreamLegacy),
              "oar.cast", "cudaMemcpyAsync");
