@@ -5,6 +5,9 @@ Each script runs as a driver that starts one worker subprocess per
 .venv-peers/bin/python. A worker imports only its own framework, pins the
 thread count, times its cases and prints one JSON object on its last line.
 The driver collects the objects, prints a table and optionally saves JSON.
+With interleave=True (kernels.py) every worker stays up and serves one case
+at a time (--serve): the frameworks take turns case by case, so a shared
+machine's slow drifts hit all of them alike.
 """
 import argparse
 import gc
@@ -37,9 +40,8 @@ THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 # ---------------------------------------------------------------- timing
 
-def bench(fn, repeats=7, min_time=0.2):
-    """Median seconds per call of fn() over `repeats` runs of a calibrated
-    number of calls, each run lasting about `min_time` seconds."""
+def calibrate(fn, min_time):
+    """The number of calls of fn() that takes about `min_time` seconds (after a warm-up call)."""
     fn()  # warm-up
     number = 1
     while True:
@@ -47,8 +49,16 @@ def bench(fn, repeats=7, min_time=0.2):
         if t >= min_time / 4 or number >= 1 << 24:
             break
         number *= 10
-    number = max(1, int(number * min_time / max(t, 1e-9)))
-    return statistics.median(_run(fn, number) / number for _ in range(repeats))
+    return max(1, int(number * min_time / max(t, 1e-9)))
+
+
+def bench(fn, repeats=7, min_time=0.2, stat=statistics.median):
+    """Seconds per call of fn() over `repeats` runs of a calibrated number of
+    calls, each run lasting about `min_time` seconds: the median run by
+    default, or `stat` of the runs (min for throughput, where a shared
+    machine's interference only ever adds time)."""
+    number = calibrate(fn, min_time)
+    return stat([_run(fn, number) / number for _ in range(repeats)])
 
 
 def _run(fn, number):
@@ -63,6 +73,14 @@ def _run(fn, number):
 
 
 # ---------------------------------------------------------------- frameworks
+
+def pin_to_first_cpus(threads):
+    """Run this process on the machine's first `threads` CPUs, so that every
+    framework's worker uses the same ones (on a virtual machine the CPUs can
+    differ in speed by several percent, with other guests' load)."""
+    if hasattr(os, "sched_setaffinity") and threads < (os.cpu_count() or 1):
+        os.sched_setaffinity(0, set(range(threads)))
+
 
 def import_framework(name, threads):
     """Import `name` with its intra-op thread count set to `threads`."""
@@ -104,8 +122,24 @@ def thread_env(threads):
 
 # ---------------------------------------------------------------- worker side
 
-def worker_main(cases):
-    """Entry point of a worker. `cases(fw, name, quick)` yields
+def _timed(fn, amount, unit, repeats, min_time, stat):
+    return _value(bench(fn, repeats, min_time, stat), amount, unit)
+
+
+def _value(s, amount, unit):
+    if unit == "us":
+        value = s * 1e6
+    elif unit == "ms":
+        value = s * 1e3
+    elif unit == "steps/s":
+        value = amount / s
+    else:
+        value = amount / s / 1e9
+    return {"seconds": s, "value": value, "unit": unit}
+
+
+def worker_main(cases, stat=statistics.median):
+    """Entry point of a worker (`stat` as in bench). `cases(fw, name, quick)` yields
     (case, fn, amount, unit): unit "us" / "ms" reports micro/milliseconds per call,
     "steps/s" amount / seconds, any other unit amount / seconds / 1e9
     (GFLOP/s, GB/s).
@@ -114,8 +148,10 @@ def worker_main(cases):
     p.add_argument("--worker", required=True)
     p.add_argument("--threads", type=int, required=True)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--serve", action="store_true", help="read case numbers on stdin, answer one JSON line each")
     args, _ = p.parse_known_args()
     out = {"framework": args.worker, "threads": args.threads}
+    pin_to_first_cpus(args.threads)
     try:
         fw = import_framework(args.worker, args.threads)
     except Exception as e:  # framework missing or broken: report and skip
@@ -130,29 +166,37 @@ def worker_main(cases):
         out["threads_reported"] = fw.get_num_threads()
     repeats, min_time = (3, 0.05) if args.quick else (7, 0.2)
     results, errors = {}, {}
+    items = []
     gen = cases(fw, args.worker, args.quick)
     while True:
         try:
-            case, fn, amount, unit = next(gen)
+            items.append(next(gen))
         except StopIteration:
             break
         except Exception as e:  # setup of the remaining cases failed
             errors["setup"] = f"{type(e).__name__}: {e}"
             break
+    if args.serve:
+        # One timed run per request (calibrated on the first), so the driver
+        # can alternate the frameworks run by run.
+        print(json.dumps({**out, "cases": [it[0] for it in items], "repeats": repeats, "errors": errors}), flush=True)
+        numbers = {}
+        for line in sys.stdin:
+            i = int(line)
+            case, fn, amount, unit = items[i]
+            try:
+                if i not in numbers:
+                    numbers[i] = calibrate(fn, min_time)
+                sec = _run(fn, numbers[i]) / numbers[i]
+                print(json.dumps({"case": case, **_value(sec, amount, unit)}), flush=True)
+            except Exception as e:
+                print(json.dumps({"case": case, "error": f"{type(e).__name__}: {e}"}), flush=True)
+        return
+    for case, fn, amount, unit in items:
         try:
-            s = bench(fn, repeats, min_time)
+            results[case] = _timed(fn, amount, unit, repeats, min_time, stat)
         except Exception as e:
             errors[case] = f"{type(e).__name__}: {e}"
-            continue
-        if unit == "us":
-            value = s * 1e6
-        elif unit == "ms":
-            value = s * 1e3
-        elif unit == "steps/s":
-            value = amount / s
-        else:
-            value = amount / s / 1e9
-        results[case] = {"seconds": s, "value": value, "unit": unit}
     out["results"] = results
     if errors:
         out["errors"] = errors
@@ -209,10 +253,75 @@ def run_worker(script, name, threads, quick=False, timeout=1800):
     return {**base, "skipped": f"exit code {proc.returncode}: {err}"}
 
 
-def run_all(script, args):
+def _keep_fastest(best, key, r):
+    if key not in best or "results" not in best[key]:
+        best[key] = r
+        return
+    kept = best[key]["results"]
+    for case, res in r.get("results", {}).items():
+        if case not in kept or res["seconds"] < kept[case]["seconds"]:
+            kept[case] = res
+
+
+def _run_interleaved(script, args):
+    """One serving worker per (framework, threads); every timed run of a case
+    alternates between the frameworks (rounds x cases x repeats), and each
+    keeps its fastest run."""
+    workers, best, repeats = {}, {}, 7
+    try:
+        for threads in args.threads:
+            for name in args.frameworks:
+                base = {"framework": name, "threads": threads}
+                if not PYTHONS[name].exists():
+                    print(f"skipping {name} ({threads} thread(s)): {PYTHONS[name]} not found")
+                    continue
+                cmd = [str(PYTHONS[name]), str(script), "--worker", name, "--threads", str(threads), "--serve"]
+                if args.quick:
+                    cmd.append("--quick")
+                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True, env=thread_env(threads), cwd=ROOT)
+                try:
+                    head = json.loads(proc.stdout.readline())
+                except json.JSONDecodeError:
+                    head = {"skipped": "the worker did not start"}
+                if "skipped" in head or "cases" not in head:
+                    print(f"skipping {name} ({threads} thread(s)): {head.get('skipped')}")
+                    proc.kill()
+                    continue
+                for case, err in head.get("errors", {}).items():
+                    print(f"{name} ({threads} thread(s)) failed {case}: {err}")
+                workers[(name, threads)] = (proc, head["cases"])
+                repeats = head.get("repeats", 7)
+                best[(name, threads)] = {**base, "version": head.get("version"), "results": {}}
+        for _ in range(args.rounds):
+            for threads in args.threads:
+                order = next((c for (n, t), (_, c) in workers.items() if t == threads), [])
+                for case in order:
+                    for name in args.frameworks * repeats:
+                        if (name, threads) not in workers or case not in workers[(name, threads)][1]:
+                            continue
+                        proc, names = workers[(name, threads)]
+                        proc.stdin.write(f"{names.index(case)}\n")
+                        proc.stdin.flush()
+                        line = proc.stdout.readline()
+                        res = json.loads(line) if line else {"case": case, "error": "the worker exited"}
+                        if "error" in res:
+                            print(f"{name} ({threads} thread(s)) failed {case}: {res['error']}")
+                            continue
+                        res.pop("case")
+                        _keep_fastest(best, (name, threads), {"results": {case: res}})
+    finally:
+        for proc, _ in workers.values():
+            proc.kill()
+    return list(best.values())
+
+
+def run_all(script, args, interleave=False):
     """Run every (framework, threads) worker, `args.rounds` times with the
-    frameworks taking turns, and keep per case the fastest round of each;
-    reports skips as they happen."""
+    frameworks taking turns (case by case with `interleave`), and keep per
+    case the fastest round of each; reports skips as they happen."""
+    if interleave:
+        return _run_interleaved(script, args)
     best = {}
     for _ in range(getattr(args, "rounds", 1)):
         for threads in args.threads:
@@ -222,14 +331,7 @@ def run_all(script, args):
                     print(f"skipping {name} ({threads} thread(s)): {r['skipped']}")
                 for case, err in r.get("errors", {}).items():
                     print(f"{name} ({threads} thread(s)) failed {case}: {err}")
-                key = (name, threads)
-                if key not in best or "results" not in best[key]:
-                    best[key] = r
-                    continue
-                kept = best[key]["results"]
-                for case, res in r.get("results", {}).items():
-                    if case not in kept or res["seconds"] < kept[case]["seconds"]:
-                        kept[case] = res
+                _keep_fastest(best, (name, threads), r)
     return list(best.values())
 
 
