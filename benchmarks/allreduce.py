@@ -228,18 +228,6 @@ def worker_args(args):
     return extra + (["--quick"] if args.quick else [])
 
 
-def parse_output(text):
-    for line in reversed(text.splitlines()):
-        if MARK in line:
-            return json.loads(line.split(MARK, 1)[1])
-    return None
-
-
-def failure(proc_out, proc_err, rc):
-    lines = [ln for ln in (proc_err + proc_out).strip().splitlines() if ln.strip()]
-    return f"exit code {rc}: " + (" | ".join(lines[-3:]) if lines else "no output")
-
-
 def run_oar(n, args):
     python = common.PYTHONS["oar"]
     script = str(Path(__file__).resolve())
@@ -251,15 +239,7 @@ def run_oar(n, args):
     else:
         cmd = common.mpirun_cmd(n) + shlex.split(args.mpi_args) + [str(python), script, "--worker", "oar"]
         cmd += worker_args(args)
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=common.rank_env(),
-                           cwd=common.ROOT)
-    except subprocess.TimeoutExpired:
-        return {"skipped": f"timed out after {args.timeout}s"}
-    res = parse_output(p.stdout)
-    if res is None or p.returncode != 0 and "error" not in res:
-        return {"skipped": failure(p.stdout, p.stderr, p.returncode)}
-    return res
+    return common.collect_ranks([common.start_rank(cmd)], args.timeout, MARK, strict=True)
 
 
 def run_gloo(n, args):
@@ -271,35 +251,8 @@ def run_gloo(n, args):
     for r in range(n):
         cmd = [str(python), str(Path(__file__).resolve()), "--worker", "gloo", "--rank", str(r), "--world", str(n),
                "--port", str(port)] + worker_args(args)
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                      env=common.rank_env(), cwd=common.ROOT))
-    outs = []
-    deadline = time.monotonic() + args.timeout
-    try:
-        for p in procs:
-            outs.append(p.communicate(timeout=max(1, deadline - time.monotonic())))
-    except subprocess.TimeoutExpired:
-        for p in procs:
-            p.kill()
-            p.wait()
-        return {"skipped": f"timed out after {args.timeout}s"}
-    res = parse_output(outs[0][0])
-    bad = [(p.returncode, o) for p, o in zip(procs, outs) if p.returncode]
-    if res is None or bad and "error" not in res:
-        rc, (o, e) = bad[0] if bad else (procs[0].returncode, outs[0])
-        return {"skipped": failure(o, e, rc)}
-    return res
-
-
-def keep_best(best, res):
-    if "results" not in res:
-        return best or res
-    if best is None or "results" not in best:
-        return res
-    for k, v in res["results"].items():
-        if k not in best["results"] or v["seconds"] < best["results"][k]["seconds"]:
-            best["results"][k] = v
-    return best
+        procs.append(common.start_rank(cmd))
+    return common.collect_ranks(procs, args.timeout, MARK, strict=True)
 
 
 def busbw(nbytes, n, seconds):
@@ -359,7 +312,7 @@ def driver(args):
                 res = run(n, args)
                 for msg in filter(None, (res.get("skipped"), res.get("error"))):
                     print(f"{name} on {n} ranks: {msg}")
-                best[name] = keep_best(best[name], res)
+                best[name] = common.keep_fastest(best[name], res)
         oar, gloo = best["oar"] or {}, best["gloo"] or {}
         versions = ", ".join(f"{r['framework']} {r['version']}" for r in (oar, gloo) if "version" in r)
         if versions:

@@ -253,14 +253,17 @@ def run_worker(script, name, threads, quick=False, timeout=1800):
     return {**base, "skipped": f"exit code {proc.returncode}: {err}"}
 
 
-def _keep_fastest(best, key, r):
-    if key not in best or "results" not in best[key]:
-        best[key] = r
-        return
-    kept = best[key]["results"]
-    for case, res in r.get("results", {}).items():
-        if case not in kept or res["seconds"] < kept[case]["seconds"]:
-            kept[case] = res
+def keep_fastest(best, res):
+    """Merges run `res` into `best` (None at first), keeping each case's
+    fastest result; a run without results (skipped) leaves `best` as it is."""
+    if "results" not in res:
+        return best or res
+    if best is None or "results" not in best:
+        return res
+    for case, r in res["results"].items():
+        if case not in best["results"] or r["seconds"] < best["results"][case]["seconds"]:
+            best["results"][case] = r
+    return best
 
 
 def _run_interleaved(script, args):
@@ -309,7 +312,7 @@ def _run_interleaved(script, args):
                             print(f"{name} ({threads} thread(s)) failed {case}: {res['error']}")
                             continue
                         res.pop("case")
-                        _keep_fastest(best, (name, threads), {"results": {case: res}})
+                        best[(name, threads)] = keep_fastest(best[(name, threads)], {"results": {case: res}})
     finally:
         for proc, _ in workers.values():
             proc.kill()
@@ -331,7 +334,7 @@ def run_all(script, args, interleave=False):
                     print(f"skipping {name} ({threads} thread(s)): {r['skipped']}")
                 for case, err in r.get("errors", {}).items():
                     print(f"{name} ({threads} thread(s)) failed {case}: {err}")
-                _keep_fastest(best, (name, threads), r)
+                best[(name, threads)] = keep_fastest(best.get((name, threads)), r)
     return list(best.values())
 
 
@@ -441,6 +444,38 @@ def mpirun_cmd(n):
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     return cmd
+
+
+def start_rank(cmd):
+    """Starts one process of a distributed benchmark (rank_env, output captured)."""
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=rank_env(), cwd=ROOT)
+
+
+def collect_ranks(procs, timeout, mark, strict=False):
+    """Waits for the processes (all killed at the deadline) and returns the
+    JSON that the first one printed after `mark`, or {"skipped": why}. With
+    `strict`, a process that failed without the result saying so also skips."""
+    outs = []
+    deadline = time.monotonic() + timeout
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=max(1, deadline - time.monotonic())))
+    except subprocess.TimeoutExpired:
+        for p in procs:
+            p.kill()
+            p.wait()
+        return {"skipped": f"timed out after {timeout}s"}
+    res = None
+    for line in reversed(outs[0][0].splitlines()):
+        if mark in line:
+            res = json.loads(line.split(mark, 1)[1])
+            break
+    bad = [(p.returncode, o) for p, o in zip(procs, outs) if p.returncode]
+    if res is None or strict and bad and "error" not in res:
+        rc, (o, e) = bad[0] if bad else (procs[0].returncode, outs[0])
+        lines = [ln for ln in (e + o).strip().splitlines() if ln.strip()]
+        return {"skipped": f"exit code {rc}: " + (" | ".join(lines[-3:]) if lines else "no output")}
+    return res
 
 
 def free_port():

@@ -24,7 +24,6 @@ import argparse
 import json
 import shlex
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -247,41 +246,9 @@ def worker(args):
 
 # ---------------------------------------------------------------- driver
 
-def parse_output(text):
-    for line in reversed(text.splitlines()):
-        if MARK in line:
-            return json.loads(line.split(MARK, 1)[1])
-    return None
-
-
-def collect(procs, timeout):
-    outs = []
-    deadline = time.monotonic() + timeout
-    try:
-        for p in procs:
-            outs.append(p.communicate(timeout=max(1, deadline - time.monotonic())))
-    except subprocess.TimeoutExpired:
-        for p in procs:
-            p.kill()
-            p.wait()
-        return {"skipped": f"timed out after {timeout}s"}
-    res = parse_output(outs[0][0])
-    if res is None:
-        bad = [(p.returncode, o) for p, o in zip(procs, outs) if p.returncode] or [(procs[0].returncode, outs[0])]
-        rc, (o, e) = bad[0]
-        lines = [ln for ln in (e + o).strip().splitlines() if ln.strip()]
-        return {"skipped": f"exit code {rc}: " + (" | ".join(lines[-3:]) if lines else "no output")}
-    return res
-
-
 def worker_cmd(python, framework, args):
     cmd = [str(python), str(Path(__file__).resolve()), "--worker", framework, "--models", *args.models]
     return cmd + (["--quick"] if args.quick else [])
-
-
-def start(cmd):
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=common.rank_env(),
-                            cwd=common.ROOT)
 
 
 def run_oar(ranks, args, sync=True):
@@ -289,7 +256,7 @@ def run_oar(ranks, args, sync=True):
     cmd = worker_cmd(python, "oar", args) + ["--world", str(ranks)] + ([] if sync else ["--no-sync"])
     if ranks > 1:
         cmd = common.mpirun_cmd(ranks) + shlex.split(args.mpi_args) + cmd
-    return collect([start(cmd)], args.timeout)
+    return common.collect_ranks([common.start_rank(cmd)], args.timeout, MARK)
 
 
 def run_torch(ranks, args, sync=True):
@@ -298,18 +265,9 @@ def run_torch(ranks, args, sync=True):
         return {"skipped": f"{python} not found (run benchmarks/setup_peers.sh)"}
     port = common.free_port()
     extra = [] if sync else ["--no-sync"]
-    procs = [start(worker_cmd(python, "torch", args) + ["--rank", str(r), "--world", str(ranks), "--port", str(port)]
+    procs = [common.start_rank(worker_cmd(python, "torch", args) + ["--rank", str(r), "--world", str(ranks), "--port", str(port)]
                    + extra) for r in range(ranks)]
-    return collect(procs, args.timeout)
-
-
-def keep_best(best, res):
-    if best is None or "results" not in best:
-        return res
-    for k, v in res.get("results", {}).items():
-        if k not in best["results"] or v["seconds"] < best["results"][k]["seconds"]:
-            best["results"][k] = v
-    return best
+    return common.collect_ranks(procs, args.timeout, MARK)
 
 
 def driver(args):
@@ -327,7 +285,7 @@ def driver(args):
                     print(f"{fw} on {setup} rank(s): {res['skipped']}")
                 for model, err in res.get("errors", {}).items():
                     print(f"{fw} on {setup} rank(s) failed {model}: {err}")
-                best[(fw, setup)] = keep_best(best.get((fw, setup)), res)
+                best[(fw, setup)] = common.keep_fastest(best.get((fw, setup)), res)
     head = ["model", "params", "framework", "1 rank ms", "2 ranks no comm ms", "2 ranks DP ms", "overhead",
             "sharing", "sync"]
     rows = []

@@ -1,5 +1,6 @@
 """Runs a script on N real ranks (OpenMPI's mpirun), for the distributed tests."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,3 +27,12 @@ def run_ranks(n, script, *args, timeout=120, env=None):
     e.update(env or {})
     cmd = mpirun_cmd(n) + [sys.executable, os.path.join(SCRIPTS, script), *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e)
+
+
+def ranks_ok(p, n, pattern):
+    """Asserts that the job succeeded and printed `pattern` n times; returns the matches."""
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out[-4000:]
+    found = re.findall(pattern, p.stdout)
+    assert len(found) == n, out[-4000:]
+    return found

@@ -7,22 +7,14 @@ import sys
 import pytest
 
 import oar
-from dist_util import ROOT, SCRIPTS, run_ranks
+from dist_util import ROOT, SCRIPTS, ranks_ok, run_ranks
 
 pytestmark = pytest.mark.skipif(not oar.distributed.is_available(), reason="oar was built without MPI")
 
 
-def _ok(p, n, pattern):
-    out = p.stdout + p.stderr
-    assert p.returncode == 0, out[-4000:]
-    found = re.findall(pattern, p.stdout)
-    assert len(found) == n, out[-4000:]
-    return found
-
-
 @pytest.mark.parametrize("n", [2, 4])
 def test_collectives(n):
-    found = _ok(run_ranks(n, "collectives.py"), n, r"rank (\d+): (\d+) checks passed")
+    found = ranks_ok(run_ranks(n, "collectives.py"), n, r"rank (\d+): (\d+) checks passed")
     assert sorted(int(r) for r, _ in found) == list(range(n))
     assert all(int(c) > 50 for _, c in found)
 
@@ -51,28 +43,28 @@ def test_dead_peer_is_reported_not_hung():
 
 @pytest.mark.parametrize("n", [2, 4])
 def test_data_parallel_matches_one_process(n):
-    _ok(run_ranks(n, "dp_parity.py", "plain"), 2 * n, r"parity ok")
+    ranks_ok(run_ranks(n, "dp_parity.py", "plain"), 2 * n, r"parity ok")
 
 
 @pytest.mark.parametrize("mode", ["no_sync", "unused"])
 def test_data_parallel_no_sync_and_unused_parameters(mode):
-    _ok(run_ranks(2, "dp_parity.py", mode), 2, r"parity ok")
+    ranks_ok(run_ranks(2, "dp_parity.py", mode), 2, r"parity ok")
 
 
 def test_single_process_job():
     # Under mpirun with one rank, and without any launcher (no MPI at all).
-    _ok(run_ranks(1, "collectives.py"), 1, r"rank 0: \d+ checks passed")
+    ranks_ok(run_ranks(1, "collectives.py"), 1, r"rank 0: \d+ checks passed")
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
     p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "collectives.py")], capture_output=True, text=True,
                        timeout=120, env=env)
-    _ok(p, 1, r"rank 0: \d+ checks passed")
+    ranks_ok(p, 1, r"rank 0: \d+ checks passed")
 
 
 @pytest.mark.parametrize("n", [2, 4])
 def test_semi_auto_parallel(n):
     # Every reshard conversion (1-d mesh; 2x2 mesh on 4 ranks), ops on
     # distributed tensors, and an MLP under dp, mp and dp x mp against one process.
-    found = _ok(run_ranks(n, "auto_parallel.py"), n, r"rank (\d+): (\d+) auto-parallel checks passed")
+    found = ranks_ok(run_ranks(n, "auto_parallel.py"), n, r"rank (\d+): (\d+) auto-parallel checks passed")
     assert all(int(c) > (40 if n == 2 else 300) for _, c in found)
 
 
@@ -80,4 +72,4 @@ def test_semi_auto_parallel(n):
 def test_manual_tensor_parallel_layers(n):
     # VocabParallelEmbedding, Column/RowParallelLinear and ParallelCrossEntropy:
     # loss and every weight gradient equal a plain model over 4 SGD steps.
-    _ok(run_ranks(n, "mp_layers.py"), n, r"rank \d+: 28 mp-layer checks passed")
+    ranks_ok(run_ranks(n, "mp_layers.py"), n, r"rank \d+: 28 mp-layer checks passed")

@@ -1,13 +1,12 @@
 """Sharded optimizers (stages 1/2/3) and shard_dataloader: parity of an MLP
 and the small GPT with one process on real ranks, and argument checks."""
-import re
 
 import numpy as np
 import pytest
 
 import oar
 import oar.distributed as dist
-from dist_util import run_ranks
+from dist_util import ranks_ok, run_ranks
 from oar.distributed.sharding import (ShardingStage1, ShardingStage2, ShardingStage3, shard_dataloader,
                                       shard_optimizer)
 
@@ -19,14 +18,6 @@ EXTRA = ["dp_clip", "stage1_clip", "stage2_clip", "stage3_clip", "stage1_mp_clip
          "stage3_resume"]
 
 
-def _ok(p, n, pattern):
-    out = p.stdout + p.stderr
-    assert p.returncode == 0, out[-4000:]
-    found = re.findall(pattern, p.stdout)
-    assert len(found) == n, out[-4000:]
-    return found
-
-
 @pytest.mark.parametrize("model", ["mlp", "gpt"])
 def test_parity_4_ranks(model):
     # dp, mp (column then row splits), dp x mp on 2x2, stages 1/2/3 on dp and
@@ -36,7 +27,7 @@ def test_parity_4_ranks(model):
     # with the optimizer sharded after two unsharded steps).
     setups = ALL + (EXTRA if model == "mlp" else [])
     p = run_ranks(4, "shard_parity.py", model, *setups)
-    found = _ok(p, 4 * len(setups), rf"rank (\d+): ok {model} (\w+);")
+    found = ranks_ok(p, 4 * len(setups), rf"rank (\d+): ok {model} (\w+);")
     assert sorted(found) == sorted((str(r), s) for r in range(4) for s in setups)
     # every op of these models has an SPMD rule (none falls back to replicating)
     assert "has no SPMD rule" not in p.stderr, p.stderr[-3000:]
@@ -44,12 +35,12 @@ def test_parity_4_ranks(model):
 
 def test_parity_2_ranks():
     setups = ["dp", "mp", "stage1", "stage2", "stage3"]
-    _ok(run_ranks(2, "shard_parity.py", "mlp", *setups), 2 * len(setups), r"rank \d+: ok mlp \w+;")
+    ranks_ok(run_ranks(2, "shard_parity.py", "mlp", *setups), 2 * len(setups), r"rank \d+: ok mlp \w+;")
 
 
 @pytest.mark.parametrize("n", [2, 4])
 def test_shard_dataloader(n):
-    found = _ok(run_ranks(n, "shard_data.py"), n, r"rank \d+: (\d+) shard_dataloader checks passed")
+    found = ranks_ok(run_ranks(n, "shard_data.py"), n, r"rank \d+: (\d+) shard_dataloader checks passed")
     assert all(int(c) >= 10 for c in found)
 
 
