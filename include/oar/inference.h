@@ -68,6 +68,12 @@ class Config {
   // fusions registered with the pass manager) before the first run.
   void SwitchIrOptim(bool on = true) { ir_optim_ = on; }
   bool ir_optim() const { return ir_optim_; }
+  // Leaves one graph pass out (a name from pass_names(); an unknown name
+  // throws); the others still run while IR optimisation is on.
+  void DeletePass(const std::string& name);
+  const std::vector<std::string>& deleted_passes() const { return deleted_passes_; }
+  // The graph passes, in the order they run.
+  static std::vector<std::string> pass_names();
   // Intermediate results share one arena planned by liveness.
   void EnableMemoryOptim(bool on = true) { memory_optim_ = on; }
   bool enable_memory_optim() const { return memory_optim_; }
@@ -87,6 +93,7 @@ class Config {
   std::string prog_file_, params_file_, model_dir_;
   int threads_ = 0;
   bool ir_optim_ = true;
+  std::vector<std::string> deleted_passes_;
   bool memory_optim_ = true;
   PrecisionType precision_ = PrecisionType::kFloat32;
 };

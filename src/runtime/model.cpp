@@ -198,7 +198,12 @@ std::shared_ptr<const Model> build_model(const std::string& text, const std::str
   OAR_CHECK(by_name.empty(), Value, "[", api, "] ", params_file, ": holds tensor '", by_name.begin()->first,
             "' that the program does not use (weights of another model?)");
 
-  if (options.ir_optim) ir::run_passes(p, m->params, ir::PassOptions::inference());
+  if (options.ir_optim) {
+    ir::PassOptions passes = ir::PassOptions::inference();
+    for (const std::string& name : options.deleted_passes)
+      OAR_CHECK(ir::set_pass(passes, name, false), Value, "[", api, "] no graph pass is named '", name, "'");
+    ir::run_passes(p, m->params, passes);
+  }
   if (options.bf16) {
     rewrite_bf16(p, m->params);
     // The weights read from the file share one buffer; the float32 originals

@@ -18,6 +18,7 @@ namespace oar::runtime {
 struct ModelOptions {
   bool ir_optim = true;
   bool bf16 = false;
+  std::vector<std::string> deleted_passes;  // names from ir::pass_names()
 };
 
 // One op of the program in execution order, with its operands and results

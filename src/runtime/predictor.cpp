@@ -5,11 +5,13 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <optional>
 
 #include "oar/inference.h"
+#include "ir/passes/passes.h"
 #include "ops/ops.h"
 #include "runtime/executor.h"
 
@@ -127,6 +129,25 @@ void Config::SetCpuMathLibraryNumThreads(int n) {
     OAR_CHECK(n >= 0, Value, "[oar.inference.Config.set_cpu_math_library_num_threads] expects n >= 0, got ", n);
     threads_ = n;
   });
+}
+
+void Config::DeletePass(const std::string& name) {
+  guarded([&] {
+    const auto& names = oar::ir::pass_names();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      std::string known;
+      for (std::string_view n : names) known += std::string(known.empty() ? "" : ", ") + std::string(n);
+      oar::fail(oar::ErrorKind::Value, "[oar.inference.Config.delete_pass] no graph pass is named '", name, "'; the passes are ",
+                known);
+    }
+    if (std::find(deleted_passes_.begin(), deleted_passes_.end(), name) == deleted_passes_.end())
+      deleted_passes_.push_back(name);
+  });
+}
+
+std::vector<std::string> Config::pass_names() {
+  const auto& names = oar::ir::pass_names();
+  return {names.begin(), names.end()};
 }
 
 void Config::SetPrecision(PrecisionType p) {
@@ -365,6 +386,7 @@ Predictor::Predictor(const Config& config) {
     oar::runtime::ModelOptions opt;
     opt.ir_optim = config.ir_optim();
     opt.bf16 = config.precision() == PrecisionType::kBf16;
+    opt.deleted_passes = config.deleted_passes();
     auto model = oar::runtime::load_model(config.prog_file(), config.params_file(), opt, api);
     impl_ = std::make_shared<detail::PredictorImpl>(config, std::move(model));
   });

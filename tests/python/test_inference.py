@@ -128,6 +128,47 @@ def test_zoo_round_trip_float32(zoo, ir_optim, memory_optim):
         _close(_run(p, x), zoo.eager(x), 2e-5)
 
 
+@pytest.mark.parametrize("deleted", Config.pass_names())
+def test_zoo_round_trip_with_one_pass_deleted(zoo, deleted):
+    c = Config(zoo.prefix)
+    c.delete_pass(deleted)
+    p = create_predictor(c)
+    x = zoo.make(2)
+    _close(_run(p, x), zoo.eager(x), 2e-5)
+
+
+def test_delete_pass_leaves_that_pass_out(resnet):
+    _, prefix = resnet
+    x = RNG.standard_normal((2, 3, 32, 32)).astype("float32")
+
+    def stats(*deleted):
+        c = Config(prefix)
+        for name in deleted:
+            c.delete_pass(name)
+        p = create_predictor(c)
+        _run(p, [x])
+        return p.memory_stats()
+
+    everything = stats()
+    # Batch norms left unfolded keep their statistics as weights; convolutions
+    # left without their activation give each relu a buffer of its own.
+    assert stats("fold_conv_batch_norm")["weight_bytes"] > everything["weight_bytes"]
+    assert stats("fuse_conv_activation")["unplanned_bytes"] > everything["unplanned_bytes"]
+
+
+def test_delete_pass_bad_names():
+    c = Config("m")
+    with pytest.raises(ValueError, match=r"^\[oar.inference.Config.delete_pass\] no graph pass is named 'fc_fuse'; "
+                                         r"the passes are .*fuse_attention"):
+        c.delete_pass("fc_fuse")
+    with pytest.raises(TypeError, match=r"^\[oar.inference.Config.delete_pass\] name must be a str, got int"):
+        c.delete_pass(3)
+    c.delete_pass("fuse_attention")
+    c.delete_pass("fuse_attention")
+    assert c.deleted_passes() == ["fuse_attention"]
+    assert "deleted_passes: fuse_attention" in c.summary()
+
+
 def test_zoo_round_trip_bfloat16(zoo):
     p = _predictor(zoo.prefix, bf16=True)
     x = zoo.make(2)

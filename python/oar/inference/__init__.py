@@ -195,6 +195,36 @@ class Config:
         """
         return self._c.ir_optim()
 
+    def delete_pass(self, name):
+        """Leaves one graph pass out; the others still run. ``pass_names()`` lists them.
+
+        >>> from oar.inference import Config
+        >>> c = Config("m"); c.delete_pass("fuse_attention"); c.deleted_passes()
+        ['fuse_attention']
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"{_api('Config.delete_pass')} name must be a str, got {type(name).__name__}")
+        self._c.delete_pass(name)
+
+    def deleted_passes(self):
+        """The passes left out by ``delete_pass``, in the order given.
+
+        >>> from oar.inference import Config
+        >>> Config("m").deleted_passes()
+        []
+        """
+        return list(self._c.deleted_passes())
+
+    @staticmethod
+    def pass_names():
+        """The graph passes, in the order they run.
+
+        >>> from oar.inference import Config
+        >>> "constant_folding" in Config.pass_names()
+        True
+        """
+        return list(_C._InferConfig.pass_names())
+
     def enable_memory_optim(self, x=True):
         """Turns the liveness memory planner on or off (on by default).
 
@@ -299,6 +329,7 @@ class Config:
             f"params_file: {self.params_file()}",
             f"cpu_math_library_num_threads: {self.cpu_math_library_num_threads()}",
             f"ir_optim: {self.ir_optim()}",
+            f"deleted_passes: {', '.join(self.deleted_passes())}",
             f"memory_optim: {self.memory_optim_enabled()}",
             f"precision: {self.precision().name}",
         ])

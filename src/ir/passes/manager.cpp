@@ -20,6 +20,45 @@ Value* ConstantAdder::add(const Tensor& t) {
   return c;
 }
 
+namespace {
+
+struct NamedPass {
+  std::string_view name;
+  bool PassOptions::*flag;
+};
+
+constexpr NamedPass kPasses[] = {
+    {"common_subexpression_elimination", &PassOptions::cse},
+    {"constant_folding", &PassOptions::fold},
+    {"dead_code_elimination", &PassOptions::dce},
+    {"fold_conv_batch_norm", &PassOptions::fold_conv_bn},
+    {"fuse_softmax_layer_norm", &PassOptions::fuse_softmax_layer_norm},
+    {"fuse_attention", &PassOptions::fuse_attention},
+    {"fuse_linear_activation", &PassOptions::fuse_linear_act},
+    {"fuse_conv_activation", &PassOptions::fuse_conv_act},
+    {"fuse_elementwise", &PassOptions::fuse_elementwise},
+};
+
+}  // namespace
+
+const std::vector<std::string_view>& pass_names() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> v;
+    for (const NamedPass& p : kPasses) v.push_back(p.name);
+    return v;
+  }();
+  return names;
+}
+
+bool set_pass(PassOptions& o, std::string_view name, bool on) {
+  for (const NamedPass& p : kPasses)
+    if (p.name == name) {
+      o.*p.flag = on;
+      return true;
+    }
+  return false;
+}
+
 PassResult run_passes(Program& p, std::vector<Tensor>& bindings, const PassOptions& options) {
   PassResult r;
   for (int round = 0; round < kMaxPassRounds; ++round) {

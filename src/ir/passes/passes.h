@@ -16,6 +16,7 @@
 // or merging one changes every later draw.
 #pragma once
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -120,6 +121,12 @@ struct PassOptions {
     return o;
   }
 };
+
+// The passes by the names of their functions above ("constant_folding",
+// "fuse_attention", ...), in the order run_passes runs them.
+const std::vector<std::string_view>& pass_names();
+// Turns the named pass on or off; false for a name pass_names() lacks.
+bool set_pass(PassOptions& o, std::string_view name, bool on);
 
 // Which passes changed the program.
 struct PassResult {
