@@ -117,11 +117,22 @@ Packed& packed() {
   return *p;
 }
 
-dnnl::memory reorder_in(const Arg& a, const std::string& key) {
+// A memory of layout `md` in a block of oar's caching allocator, owned by
+// `owner`. (A dnnl::memory that allocates for itself mallocs anew on every
+// call: for the activations of a large batch that is an mmap, and its page
+// faults cost more than the convolution writing it.)
+dnnl::memory pooled(const dnnl::memory::desc& md, Tensor* owner) {
+  const size_t n = md.get_size();
+  if (n == 0) return dnnl::memory(md, engine());
+  *owner = empty_tensor(Dims{int64_t(n)}, DType::UInt8);
+  return dnnl::memory(md, engine(), owner->raw_data());
+}
+
+dnnl::memory reorder_in(const Arg& a, const std::string& key, std::vector<Tensor>& keep) {
   dnnl::memory user = wrap(a.plain, *a.t);
   std::string rkey = key + "/reorder" + std::to_string(a.id);
   if (!a.t->storage().read_only()) {
-    dnnl::memory internal(a.want, engine());
+    dnnl::memory internal = pooled(a.want, &keep.emplace_back());
     reorder(user, internal, rkey + "in");
     return internal;
   }
@@ -144,6 +155,7 @@ struct Handoff {
   bool consume = false, produce = false;
   const void* data = nullptr;  // the plain buffer the kept output stands for
   dnnl::memory kept;
+  Tensor kept_owner;  // its buffer
 };
 Handoff& handoff() {
   thread_local Handoff h;
@@ -155,6 +167,8 @@ Handoff& handoff() {
 void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key) {
   std::unordered_map<int, dnnl::memory> margs;
   std::vector<std::pair<dnnl::memory, dnnl::memory>> outs;  // (internal, user)
+  std::vector<Tensor> keep;                                 // buffers of internal memories, until the end
+  std::vector<size_t> out_owners;                           // indices into keep
   Handoff& h = handoff();
   for (const Arg& a : args) {
     if (h.consume && a.id == DNNL_ARG_SRC && h.kept && h.data == a.t->raw_data()) {
@@ -163,7 +177,7 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
         margs.emplace(a.id, h.kept);
       } else {
         // (not through the primitive cache: its key would have to name the kept layout too)
-        dnnl::memory internal(a.want, engine());
+        dnnl::memory internal = pooled(a.want, &keep.emplace_back());
         dnnl::reorder(h.kept, internal).execute(stream(), h.kept, internal);
         margs.emplace(a.id, internal);
       }
@@ -172,13 +186,14 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
     if (a.want == a.plain) {
       margs.emplace(a.id, wrap(a.plain, *a.t));
     } else if (a.output) {
-      dnnl::memory internal(a.want, engine());
+      out_owners.push_back(keep.size());
+      dnnl::memory internal = pooled(a.want, &keep.emplace_back());
       dnnl::memory user = wrap(a.plain, *a.t);
       if (a.inout) reorder(user, internal, key + "/reorder" + std::to_string(a.id) + "inout");
       outs.emplace_back(internal, user);
       margs.emplace(a.id, internal);
     } else {
-      margs.emplace(a.id, reorder_in(a, key));
+      margs.emplace(a.id, reorder_in(a, key, keep));
     }
   }
   p.prim.execute(stream(), margs);
@@ -188,6 +203,7 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
   if (h.produce && dst && outs.size() == 1) {
     h.data = outs[0].second.get_data_handle();
     h.kept = outs[0].first;
+    std::swap(h.kept_owner, keep[out_owners[0]]);  // the consumed one, if any, is freed after the wait
   } else {
     for (size_t i = 0; i < outs.size(); ++i) reorder(outs[i].first, outs[i].second, key + "/out" + std::to_string(i));
   }
@@ -205,6 +221,7 @@ void set_conv_handoff(bool consume, bool produce) {
   if (!consume && !produce) {
     h.data = nullptr;
     h.kept = dnnl::memory();
+    h.kept_owner = Tensor();
   }
 }
 
