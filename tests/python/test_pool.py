@@ -98,6 +98,21 @@ def test_max_pool(case, dtype):
     np.testing.assert_array_equal(m.numpy(), mask)
 
 
+@pytest.mark.parametrize("case", CASES + [(2, [13, 12], 3, 2, 1, False), (2, [9, 11], [2, 4], [1, 3], [1, 2], True),
+                                  (1, [12], 4, 3, 2, True)], ids=[str(i) for i in range(len(CASES) + 3)])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_max_pool_ties_and_nans_take_the_first_in_window_order(case, dtype):
+    nd, sp, k, s, p, ceil = case
+    x = RNG.integers(-2, 3, (2, 3, *sp)).astype("float64")  # many equal maxima per window
+    x[RNG.random(x.shape) < 0.05] = np.nan
+    kk, ss, pl, pr = expand(case)
+    ref, mask = np_pool(x, kk, ss, pl, pr, ceil)
+    y, m = MAX[nd](oar.to_tensor(x.astype("float32")).astype(dtype), k, stride=s, padding=p, return_mask=True,
+                   ceil_mode=ceil)
+    np.testing.assert_array_equal(y.astype("float32").numpy(), ref.astype("float32"))
+    np.testing.assert_array_equal(m.numpy(), mask)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
 @pytest.mark.parametrize("exclusive", [True, False])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -118,18 +118,107 @@ template <typename T> void max_pool_impl(const Tensor& x, Tensor& y, Tensor& mas
     });
     return;
   }
-  if (!g.adaptive) {
-    // A row of outputs at a time: for each kernel offset, every output of the
-    // row whose window holds that offset compares one element, a loop over
-    // the row that vectorises. Offsets are visited in window order, so the
-    // first maximum still wins.
-    // outputs a2 with 0 <= a2*s - p + kw < i, per kernel offset kw
-    std::vector<int64_t> lo(size_t(g.k[2])), hi(size_t(g.k[2]));
+  // outputs a2 with 0 <= a2*s - p + kw < i, per kernel offset kw
+  auto tap_range = [&g](std::vector<int64_t>& lo, std::vector<int64_t>& hi) {
+    lo.resize(size_t(g.k[2]));
+    hi.resize(size_t(g.k[2]));
     for (int64_t kw = 0; kw < g.k[2]; ++kw) {
       const int64_t off = kw - g.p[2];
       lo[size_t(kw)] = off >= 0 ? 0 : (-off + g.s[2] - 1) / g.s[2];
       hi[size_t(kw)] = std::min(g.o[2], g.i[2] - off > 0 ? (g.i[2] - off - 1) / g.s[2] + 1 : 0);
     }
+  };
+  if (!g.adaptive && g.i[0] == 1) {
+    // One and two spatial dims, separably: the maximum of each input row
+    // over every output column's window (a horizontal pass), then of those
+    // over each output row's window rows (a vertical pass). Each input row
+    // is split by column phase (column mod stride) first, so that a kernel
+    // offset reads one phase contiguously and both passes vectorise. Rows
+    // first and columns within them keep the window order: the first
+    // maximum still wins, and the first NaN.
+    const int64_t ih = g.i[1], iw = g.i[2], oh = g.o[1], ow = g.o[2], sw = g.s[2];
+    const int64_t plen = (iw + sw - 1) / sw;
+    std::vector<int64_t> lo, hi;
+    tap_range(lo, hi);
+    parallel_for(g.planes, plane_grain(g.isz()), [&](int64_t b, int64_t e) {
+      std::vector<C> phase(static_cast<size_t>(sw * plen)), hm(static_cast<size_t>(ih * ow));
+      std::vector<C> acc(static_cast<size_t>(ow));
+      std::vector<int32_t> hidx(size_t(ih * ow));
+      for (int64_t pl = b; pl < e; ++pl) {
+        const T* xq = xp + pl * g.isz();
+        for (int64_t j = 0; j < ih; ++j) {
+          const T* xr = xq + j * iw;
+          if (sw == 2) {  // one loop over both phases: the compiler vectorises the pair
+            C *ev = phase.data(), *od = ev + plen;
+            const int64_t pairs = iw / 2;
+            for (int64_t c = 0; c < pairs; ++c) {
+              ev[c] = C(xr[2 * c]);
+              od[c] = C(xr[2 * c + 1]);
+            }
+            if (iw % 2) ev[pairs] = C(xr[iw - 1]);
+          } else {
+            for (int64_t q = 0; q < sw; ++q) {
+              C* ph = phase.data() + q * plen;
+              for (int64_t c = 0; q + c * sw < iw; ++c) ph[c] = C(xr[q + c * sw]);
+            }
+          }
+          C* bp = hm.data() + j * ow;
+          int32_t* ap = hidx.data() + j * ow;
+          std::fill(ap, ap + ow, -1);
+          std::fill(bp, bp + ow, C(0));
+          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+            // column a2*sw + off = sw*(a2 + d) + q: phase q, element a2 + d
+            const int64_t off = kw - g.p[2], q = ((off % sw) + sw) % sw, d = (off - q) / sw;
+            const C* ph = phase.data() + q * plen;
+            const int32_t tap = int32_t(kw);
+#pragma omp simd
+            for (int64_t a2 = lo[size_t(kw)]; a2 < hi[size_t(kw)]; ++a2) {
+              C v = ph[a2 + d];
+              bool take = (ap[a2] < 0) | (v > bp[a2]) | ((v != v) & (bp[a2] == bp[a2]));
+              bp[a2] = take ? v : bp[a2];
+              ap[a2] = take ? tap : ap[a2];
+            }
+          }
+        }
+        T* yq = yp + pl * g.osz();
+        int32_t* mq = mp + pl * g.osz();
+        for (int64_t r = 0; r < oh; ++r) {
+          T* yr = yq + r * ow;
+          int32_t* mr = mq + r * ow;
+          std::fill(mr, mr + ow, -1);
+          for (int64_t j = w.st[1][size_t(r)]; j < w.en[1][size_t(r)]; ++j) {
+            const C* vp = hm.data() + j * ow;
+            const int32_t* ip = hidx.data() + j * ow;
+            const int32_t row = int32_t(j * iw);
+            C* bp = acc.data();
+#pragma omp simd
+            for (int64_t a2 = 0; a2 < ow; ++a2) {
+              C v = vp[a2];
+              bool take = (ip[a2] >= 0) & ((mr[a2] < 0) | (v > bp[a2]) | ((v != v) & (bp[a2] == bp[a2])));
+              bp[a2] = take ? v : bp[a2];
+              mr[a2] = take ? row + ip[a2] : mr[a2];
+            }
+          }
+          // mr holds row * iw + tap; the column is a2 * sw + tap - p
+          const int32_t sw32 = int32_t(sw), p32 = int32_t(g.p[2]);
+#pragma omp simd
+          for (int64_t a2 = 0; a2 < ow; ++a2) {
+            const bool any = mr[a2] >= 0;
+            yr[a2] = any ? T(acc[size_t(a2)]) : T(0);
+            mr[a2] = any ? mr[a2] + int32_t(a2) * sw32 - p32 : -1;
+          }
+        }
+      }
+    });
+    return;
+  }
+  if (!g.adaptive) {
+    // A row of outputs at a time: for each kernel offset, every output of the
+    // row whose window holds that offset compares one element, a loop over
+    // the row that vectorises. Offsets are visited in window order, so the
+    // first maximum still wins.
+    std::vector<int64_t> lo, hi;
+    tap_range(lo, hi);
     parallel_for(g.planes, plane_grain(g.isz()), [&](int64_t b, int64_t e) {
       std::vector<C> best(size_t(g.o[2]));
       std::vector<int32_t> arg(size_t(g.o[2]));
