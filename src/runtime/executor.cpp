@@ -45,23 +45,49 @@ KernelFn kernel_for(const OpDef& op, DType dt, const char* api) {
 
 int64_t nbytes_of(const Tensor& t) { return t.numel() * int64_t(t.itemsize()); }
 
-// Steps whose fused_conv output is read only by the next step, a fused_conv
-// taking it as input 0 (Note [layout hand-off] in kernels/cpu/handoff.h;
-// the run hands off float32 outputs only).
-std::vector<char> conv_handoffs(const Model& m) {
+// What each step may do with oneDNN layouts (Note [layout hand-off] in
+// kernels/cpu/handoff.h; the kernel keeps float32 outputs only).
+struct ConvHandoffs {
+  std::vector<char> conv;           // step is a fused_conv
+  std::vector<char> keep;           // its output is read only as input 0 or 3 of fused_convs
+  std::vector<char> residual_dies;  // no later step reads its input 3
+  std::vector<char> kept_slot;      // a slot that `keep` may leave in oneDNN's layout
+};
+
+ConvHandoffs conv_handoffs(const Model& m) {
   const size_t n = m.steps.size();
-  std::vector<int> readers(size_t(m.num_slots), 0);
-  for (const Step& st : m.steps)
-    for (int in : st.in)
-      if (in >= 0) ++readers[size_t(in)];
-  for (int o : m.output_slots) readers[size_t(o)] += 2;  // never hand off what the caller reads
-  auto conv = [&](const Step& st) { return st.def->name == "fused_conv" && st.out.size() == 1; };
-  std::vector<char> h(n, 0);
-  for (size_t s = 0; s + 1 < n; ++s) {
-    const Step &a = m.steps[s], &b = m.steps[s + 1];
-    h[s] = conv(a) && conv(b) && readers[size_t(a.out[0])] == 1 && !b.in.empty() && b.in[0] == a.out[0];
+  ConvHandoffs h{std::vector<char>(n, 0), std::vector<char>(n, 0), std::vector<char>(n, 0),
+                 std::vector<char>(size_t(m.num_slots), 0)};
+  std::vector<char> other_reader(size_t(m.num_slots), 0);  // read some other way, or by the caller
+  std::vector<int64_t> last_reader(size_t(m.num_slots), -1);
+  for (size_t s = 0; s < n; ++s) {
+    const Step& st = m.steps[s];
+    h.conv[s] = st.def->name == "fused_conv" && st.out.size() == 1;
+    for (size_t k = 0; k < st.in.size(); ++k) {
+      const int in = st.in[k];
+      if (in < 0) continue;
+      last_reader[size_t(in)] = int64_t(s);
+      if (!h.conv[s] || (k != 0 && k != 3)) other_reader[size_t(in)] = 1;
+    }
+  }
+  for (int o : m.output_slots) other_reader[size_t(o)] = 1;
+  for (size_t s = 0; s < n; ++s) {
+    if (!h.conv[s]) continue;
+    const Step& st = m.steps[s];
+    const int out = st.out[0];
+    h.keep[s] = !other_reader[size_t(out)] && last_reader[size_t(out)] > int64_t(s);
+    h.kept_slot[size_t(out)] = h.keep[s];
+    const int r = st.in.size() > 3 ? st.in[3] : -1;
+    h.residual_dies[s] = r >= 0 && r != st.in[0] && !other_reader[size_t(r)] && last_reader[size_t(r)] == int64_t(s);
   }
   return h;
+}
+
+// Whether a result of `st` lives at `data` (a buffer reused in place).
+bool written_by(const Step& st, const std::vector<Tensor>& env, const void* data) {
+  for (int o : st.out)
+    if (env[size_t(o)].defined() && env[size_t(o)].raw_data() == data) return true;
+  return false;
 }
 
 // Turns the hand-off flags off however the run ends.
@@ -104,14 +130,11 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
   int64_t live = 0, peak = 0;
   Tensors ins;
   Tensors outs;
-  const std::vector<char> handoff = conv_handoffs(m);
+  const ConvHandoffs handoff = conv_handoffs(m);
   HandoffGuard handoff_guard;
-  bool handed_off = false;  // the previous step kept its output in oneDNN's layout
   for (size_t s = 0; s < m.steps.size(); ++s) {
     const Step& st = m.steps[s];
     const OpDef& op = *st.def;
-    const bool consume = handed_off;
-    handed_off = false;
     ins.clear();
     for (int in : st.in) ins.push_back(in >= 0 ? env[size_t(in)] : Tensor());
     std::span<const Tensor> in_span(ins.data(), ins.size());
@@ -146,11 +169,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
             if (!is_output[size_t(slot)]) fresh[size_t(slot)] = bytes;
           }
         }
-        const bool produce = handoff[s] && metas[0].dtype == DType::Float32;
-        cpu::set_conv_handoff(consume, produce);
+        if (handoff.conv[s]) cpu::set_conv_handoff(true, bool(handoff.keep[s]), bool(handoff.residual_dies[s]));
         k(in_span, std::span<Tensor>(outs.data(), outs.size()), *st.attrs);
-        cpu::set_conv_handoff(produce, false);
-        handed_off = produce;
+        if (handoff.conv[s]) cpu::set_conv_handoff(false);
       }
     }
     OAR_CHECK(outs.size() == st.out.size(), Runtime, "[", api, "] op '", op.name, "' returned ", outs.size(),
@@ -162,6 +183,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
     peak = std::max(peak, live);
     if (memory_optim_)
       for (int r : plan->release[s]) {
+        if (handoff.kept_slot[size_t(r)] && !written_by(st, env, env[size_t(r)].raw_data()))
+          cpu::release_conv_handoff(env[size_t(r)].raw_data());
         env[size_t(r)] = Tensor();
         live -= fresh[size_t(r)];
       }

@@ -292,6 +292,42 @@ def test_outputs_that_are_views_are_own_copies(tmp_path):
     np.testing.assert_array_equal(t2, x2.T)
 
 
+class _ConvFanOut(oar.nn.Layer):
+    """Convolution outputs read in each way the runtime's layout hand-off tells apart."""
+
+    def __init__(self):
+        super().__init__()
+
+        def conv(i, o, k=3, s=1, g=1):
+            return oar.nn.Conv2D(i, o, k, s, padding=k // 2, groups=g)
+
+        self.c0, self.c1, self.c2 = conv(3, 8), conv(8, 8), conv(8, 8, 1)
+        self.c3, self.c4, self.c5 = conv(8, 8, 3, 1, 8), conv(8, 16, 3, 2), conv(16, 16)
+        self.pool = oar.nn.MaxPool2D(2)
+
+    def forward(self, x):
+        relu = oar.nn.functional.relu
+        a = relu(self.c0(x))  # read by c1 (as input and as residual) and by c2
+        b = relu(self.c1(a) + a)  # input and residual are one value
+        c = self.c2(a) + b  # b is read again below: a residual that lives on
+        d = relu(self.c3(b) + c)  # depthwise; its residual c dies here
+        e = relu(self.c4(d))  # d is also a program output
+        f = self.c5(e) + e  # e is also read by a pooling
+        return f, self.pool(e), d
+
+
+@pytest.mark.parametrize("memory_optim", [True, False])
+def test_convolutions_reading_kept_layouts_match_eager(tmp_path, memory_optim):
+    oar.seed(3)
+    net = _ConvFanOut()
+    prefix = _saved_model(tmp_path, net, [InputSpec([None, 3, 12, 12], "float32", "x")])
+    p = _predictor(prefix, memory_optim=memory_optim)
+    for batch in (2, 3, 2):
+        x = RNG.standard_normal((batch, 3, 12, 12)).astype("float32")
+        ref = [t.numpy() for t in net(oar.to_tensor(x))]
+        _close(_run(p, [x]), ref, 2e-5)
+
+
 def test_scalar_and_int_inputs(tmp_path):
     class F(oar.nn.Layer):
         def forward(self, a, b):

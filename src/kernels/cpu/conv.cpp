@@ -16,6 +16,7 @@
 
 #include "tensor/autograd_meta.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/handoff.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/onednn.h"
 #include "ops/ops.h"
@@ -346,10 +347,8 @@ void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const 
   });
   const std::vector<memory::desc>& m = prim.mds;
   // The sum post-op reads the destination: it starts as the residual.
-  if (r.defined() && y.raw_data() != r.raw_data())
-    std::memcpy(y.raw_data(), r.raw_data(), size_t(y.numel()) * y.itemsize());
   std::vector<du::Arg> args{{DNNL_ARG_SRC, &x, xmd, m[0], false}, {DNNL_ARG_WEIGHTS, &w, wmd, m[1], false},
-                            {DNNL_ARG_DST, &y, ymd, m[2], true, r.defined()}};
+                            {DNNL_ARG_DST, &y, ymd, m[2], true, r.defined() ? &r : nullptr}};
   if (b.defined()) args.push_back({DNNL_ARG_BIAS, &b, bmd, bmd, false});
   du::execute(prim, args, key);
 }
@@ -359,6 +358,7 @@ void fused_conv_kernel(std::span<const Tensor> in, std::span<Tensor> out, const 
   Tensor& y = out[0];
   if (y.numel() == 0) return;
   if (x.numel() == 0 || w.numel() == 0) {  // an empty sum: the output is act(bias + residual)
+    if (r.defined()) materialize_conv_handoff(r);
     NoGradGuard ng;
     Tensor z = ops::zeros(y.shape(), y.dtype());
     if (b.defined()) z = ops::add(z, ops::reshape(b, Dims{1, y.shape()[1], 1, 1}));

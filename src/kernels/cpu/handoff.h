@@ -1,21 +1,35 @@
 // Note [layout hand-off]
-// oneDNN convolutions run fastest on blocked layouts (nChw16c), while oar
-// tensors are plain (NCHW): every convolution reorders its input in and its
-// output back out, which costs as much memory traffic as the convolution of
-// a small layer itself. When a graph executor knows that a convolution's
-// output is read by nothing but the very next op, itself a float32
-// fused_conv taking it as input 0, it sets `produce` for the first and
-// `consume` for the second: the producer keeps its output in oneDNN's
-// layout (the plain buffer is left unwritten) and the consumer reads that
-// directly. Outside such an executor both flags are off and nothing changes.
-// The state is per thread and only ever set around one kernel call.
+// oneDNN convolutions run fastest on their own layouts (channels-last or
+// blocked), while oar tensors are plain (NCHW): every convolution reorders
+// its input in and its output back out, which costs as much memory traffic
+// as the convolution of a small layer itself. A graph executor knows which
+// steps read a value. When every reader of a float32 fused_conv output is
+// another fused_conv taking it as its input (0) or its residual (3), and the
+// caller never sees it, the executor asks the producer to keep the output
+// in oneDNN's layout: the plain buffer is left unwritten, and a per-thread
+// table maps that buffer to the kept memory. A fused_conv reads a kept
+// input directly, and a kept residual becomes its destination in place when
+// no later step reads it (the sum post-op adds into the destination). The
+// executor drops an entry when it releases the value's slot, and the whole
+// table after the run. Outside such an executor the table stays empty and
+// nothing changes.
 #pragma once
+
+namespace oar {
+class Tensor;
+}
 
 namespace oar::cpu {
 
-// Sets the flags for the next kernel call on this thread (see the note).
-void set_conv_handoff(bool consume, bool produce);
-// Turns both flags off and drops a kept output (after a run, or an error).
+// Flags for the next kernel call on this thread (see the note): `active`
+// lets a fused_conv look up kept inputs, `keep_output` keeps its output,
+// `residual_dies` says no later step reads its residual.
+void set_conv_handoff(bool active, bool keep_output = false, bool residual_dies = false);
+// The value whose plain buffer is `data` is dead: drops its kept layout.
+void release_conv_handoff(const void* data);
+// Writes a kept value into its plain buffer (for a reader that needs it).
+void materialize_conv_handoff(const Tensor& t);
+// Drops every kept output and turns the flags off (after a run, or an error).
 void clear_conv_handoff();
 
 }  // namespace oar::cpu

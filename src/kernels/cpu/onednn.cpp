@@ -5,6 +5,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "base/error.h"
+
 namespace oar::cpu::dnnl_util {
 
 dnnl::engine& engine() {
@@ -151,15 +153,45 @@ dnnl::memory reorder_in(const Arg& a, const std::string& key, std::vector<Tensor
 }
 
 // Note [layout hand-off] in kernels/cpu/handoff.h.
+struct Kept {
+  const void* data;  // the plain buffer it stands for
+  dnnl::memory mem;
+  Tensor owner;  // mem's buffer
+};
 struct Handoff {
-  bool consume = false, produce = false;
-  const void* data = nullptr;  // the plain buffer the kept output stands for
-  dnnl::memory kept;
-  Tensor kept_owner;  // its buffer
+  bool active = false, keep_output = false, residual_dies = false;
+  std::vector<Kept> kept;  // a handful live at once
+  Kept* find(const void* data) {
+    for (Kept& k : kept)
+      if (k.data == data) return &k;
+    return nullptr;
+  }
+  void erase(const void* data) {
+    std::erase_if(kept, [data](const Kept& k) { return k.data == data; });
+  }
 };
 Handoff& handoff() {
   thread_local Handoff h;
   return h;
+}
+
+// The bytes of a descriptor, for primitive keys (oneDNN 2.x descriptors are
+// plain structs, zero-initialised).
+std::string layout_key(const dnnl::memory::desc& md) {
+  return std::string(reinterpret_cast<const char*>(&md.data), sizeof(md.data));
+}
+
+// Copies `from` into `to`, converting the layout.
+void convert(const dnnl::memory& from, const dnnl::memory& to) {
+  reorder(from, to, "handoff" + layout_key(from.get_desc()) + layout_key(to.get_desc()));
+}
+
+// `k`'s data in layout `want`: the kept memory itself, or a converted copy.
+dnnl::memory in_layout(const Kept& k, const dnnl::memory::desc& want, std::vector<Tensor>& keep) {
+  if (k.mem.get_desc() == want) return k.mem;
+  dnnl::memory m = pooled(want, &keep.emplace_back());
+  convert(k.mem, m);
+  return m;
 }
 
 }  // namespace
@@ -170,40 +202,46 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
   std::vector<Tensor> keep;                                 // buffers of internal memories, until the end
   std::vector<size_t> out_owners;                           // indices into keep
   Handoff& h = handoff();
+  const bool lookup = h.active && !h.kept.empty();
   for (const Arg& a : args) {
-    if (h.consume && a.id == DNNL_ARG_SRC && h.kept && h.data == a.t->raw_data()) {
-      // The previous convolution's output, still in its own layout.
-      if (h.kept.get_desc() == a.want) {
-        margs.emplace(a.id, h.kept);
+    if (!a.output) {
+      if (Kept* k = lookup ? h.find(a.t->raw_data()) : nullptr) {
+        margs.emplace(a.id, in_layout(*k, a.want, keep));
       } else {
-        // (not through the primitive cache: its key would have to name the kept layout too)
-        dnnl::memory internal = pooled(a.want, &keep.emplace_back());
-        dnnl::reorder(h.kept, internal).execute(stream(), h.kept, internal);
-        margs.emplace(a.id, internal);
+        margs.emplace(a.id, a.want == a.plain ? wrap(a.plain, *a.t) : reorder_in(a, key, keep));
       }
       continue;
     }
-    if (a.want == a.plain) {
-      margs.emplace(a.id, wrap(a.plain, *a.t));
-    } else if (a.output) {
+    dnnl::memory user = wrap(a.plain, *a.t);
+    Kept* init = a.init && lookup ? h.find(a.init->raw_data()) : nullptr;
+    dnnl::memory internal;
+    if (init && h.residual_dies && init->mem.get_desc() == a.want) {
+      // The initial values are dead after this call: write over them.
+      for (const Arg& b : args)
+        OAR_CHECK(b.output || b.t->raw_data() != a.init->raw_data(), Runtime,
+                  "[oar.fused_conv] internal: a residual that dies is also read");
+      internal = init->mem;
       out_owners.push_back(keep.size());
-      dnnl::memory internal = pooled(a.want, &keep.emplace_back());
-      dnnl::memory user = wrap(a.plain, *a.t);
-      if (a.inout) reorder(user, internal, key + "/reorder" + std::to_string(a.id) + "inout");
-      outs.emplace_back(internal, user);
-      margs.emplace(a.id, internal);
+      keep.push_back(std::move(init->owner));
+      h.erase(a.init->raw_data());
+    } else if (a.want == a.plain) {
+      internal = user;
+      if (init) convert(init->mem, user);
+      else if (a.init && a.init->raw_data() != a.t->raw_data())
+        std::memcpy(a.t->raw_data(), a.init->raw_data(), size_t(a.t->numel()) * a.t->itemsize());
     } else {
-      margs.emplace(a.id, reorder_in(a, key, keep));
+      out_owners.push_back(keep.size());
+      internal = pooled(a.want, &keep.emplace_back());
+      if (init) convert(init->mem, internal);
+      else if (a.init) reorder(wrap(a.plain, *a.init), internal, key + "/reorder" + std::to_string(a.id) + "init");
     }
+    if (a.want != a.plain) outs.emplace_back(internal, user);
+    margs.emplace(a.id, internal);
   }
   p.prim.execute(stream(), margs);
-  const dnnl::memory* dst = nullptr;
-  for (const Arg& a : args)
-    if (a.id == DNNL_ARG_DST) dst = &margs.at(a.id);
-  if (h.produce && dst && outs.size() == 1) {
-    h.data = outs[0].second.get_data_handle();
-    h.kept = outs[0].first;
-    std::swap(h.kept_owner, keep[out_owners[0]]);  // the consumed one, if any, is freed after the wait
+  if (h.active && h.keep_output && outs.size() == 1 && out_owners.size() == 1) {
+    h.erase(outs[0].second.get_data_handle());
+    h.kept.push_back({outs[0].second.get_data_handle(), outs[0].first, std::move(keep[out_owners[0]])});
   } else {
     for (size_t i = 0; i < outs.size(); ++i) reorder(outs[i].first, outs[i].second, key + "/out" + std::to_string(i));
   }
@@ -214,18 +252,28 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
 
 namespace oar::cpu {
 
-void set_conv_handoff(bool consume, bool produce) {
+void set_conv_handoff(bool active, bool keep_output, bool residual_dies) {
   dnnl_util::Handoff& h = dnnl_util::handoff();
-  h.consume = consume;
-  h.produce = produce;
-  if (!consume && !produce) {
-    h.data = nullptr;
-    h.kept = dnnl::memory();
-    h.kept_owner = Tensor();
-  }
+  h.active = active;
+  h.keep_output = keep_output;
+  h.residual_dies = residual_dies;
 }
 
-void clear_conv_handoff() { set_conv_handoff(false, false); }
+void release_conv_handoff(const void* data) { dnnl_util::handoff().erase(data); }
+
+void materialize_conv_handoff(const Tensor& t) {
+  dnnl_util::Handoff& h = dnnl_util::handoff();
+  dnnl_util::Kept* k = h.active ? h.find(t.raw_data()) : nullptr;
+  if (!k) return;
+  dnnl_util::convert(k->mem, dnnl_util::wrap(dnnl_util::plain_md(t.shape(), t.dtype()), t));
+  dnnl_util::stream().wait();
+  h.erase(t.raw_data());
+}
+
+void clear_conv_handoff() {
+  dnnl_util::Handoff& h = dnnl_util::handoff();
+  h = dnnl_util::Handoff();
+}
 
 }  // namespace oar::cpu
 

@@ -41,7 +41,9 @@ struct Arg {
   dnnl::memory::desc plain;
   dnnl::memory::desc want;
   bool output;
-  bool inout = false;  // an output the primitive also reads (a sum post-op): reordered in as well
+  // An output the primitive also reads (a sum post-op) starts as a copy of
+  // this tensor, of the same shape (it may be `t` itself).
+  const Tensor* init = nullptr;
 };
 void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key);
 
