@@ -266,10 +266,36 @@ def keep_fastest(best, res):
     return best
 
 
+def cpu_ticks(pid):
+    """CPU time (user + system, in clock ticks) of process `pid` and all its threads; None without /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def wait_quiet(pid, window=0.05, limit=2.0):
+    """Waits until process `pid` stops using the CPU: after a run, idle
+    worker threads of some runtimes spin for a while (OpenMP's default block
+    time is 200 ms), and the next framework's run should not pay for that.
+    Gives up after `limit` seconds."""
+    deadline = time.monotonic() + limit
+    last = cpu_ticks(pid)
+    while last is not None and time.monotonic() < deadline:
+        time.sleep(window)
+        now = cpu_ticks(pid)
+        if now is None or now == last:
+            return
+        last = now
+
+
 def _run_interleaved(script, args):
     """One serving worker per (framework, threads); every timed run of a case
-    alternates between the frameworks (rounds x cases x repeats), and each
-    keeps its fastest run."""
+    alternates between the frameworks (rounds x cases x repeats), each on a
+    quiet machine (the previous worker's threads no longer spinning), and
+    each keeps its fastest run."""
     workers, best, repeats = {}, {}, 7
     try:
         for threads in args.threads:
@@ -307,6 +333,7 @@ def _run_interleaved(script, args):
                         proc.stdin.write(f"{names.index(case)}\n")
                         proc.stdin.flush()
                         line = proc.stdout.readline()
+                        wait_quiet(proc.pid)
                         res = json.loads(line) if line else {"case": case, "error": "the worker exited"}
                         if "error" in res:
                             print(f"{name} ({threads} thread(s)) failed {case}: {res['error']}")

@@ -46,38 +46,41 @@ KernelFn kernel_for(const OpDef& op, DType dt, const char* api) {
 int64_t nbytes_of(const Tensor& t) { return t.numel() * int64_t(t.itemsize()); }
 
 // What each step may do with oneDNN layouts (Note [layout hand-off] in
-// kernels/cpu/handoff.h; the kernel keeps float32 outputs only).
-struct ConvHandoffs {
-  std::vector<char> conv;           // step is a fused_conv
-  std::vector<char> keep;           // its output is read only as input 0 or 3 of fused_convs
-  std::vector<char> residual_dies;  // no later step reads its input 3
+// kernels/cpu/handoff.h; the kernels keep float32 outputs only).
+struct LayoutHandoffs {
+  std::vector<char> step;           // step takes part: a fused_conv, or a max_pool whose mask nobody reads
+  std::vector<char> keep;           // its output is read only by such steps, at positions that take kept layouts
+  std::vector<char> residual_dies;  // no later step reads its input 3 (a fused_conv's residual)
   std::vector<char> kept_slot;      // a slot that `keep` may leave in oneDNN's layout
 };
 
-ConvHandoffs conv_handoffs(const Model& m) {
+LayoutHandoffs layout_handoffs(const Model& m) {
   const size_t n = m.steps.size();
-  ConvHandoffs h{std::vector<char>(n, 0), std::vector<char>(n, 0), std::vector<char>(n, 0),
-                 std::vector<char>(size_t(m.num_slots), 0)};
+  LayoutHandoffs h{std::vector<char>(n, 0), std::vector<char>(n, 0), std::vector<char>(n, 0),
+                   std::vector<char>(size_t(m.num_slots), 0)};
   std::vector<char> other_reader(size_t(m.num_slots), 0);  // read some other way, or by the caller
   std::vector<int64_t> last_reader(size_t(m.num_slots), -1);
+  for (int o : m.output_slots) other_reader[size_t(o)] = 1;
+  for (size_t s = 0; s < n; ++s)
+    for (int in : m.steps[s].in)
+      if (in >= 0) last_reader[size_t(in)] = int64_t(s);
+  std::vector<char> is_conv(n, 0);
   for (size_t s = 0; s < n; ++s) {
     const Step& st = m.steps[s];
-    h.conv[s] = st.def->name == "fused_conv" && st.out.size() == 1;
-    for (size_t k = 0; k < st.in.size(); ++k) {
-      const int in = st.in[k];
-      if (in < 0) continue;
-      last_reader[size_t(in)] = int64_t(s);
-      if (!h.conv[s] || (k != 0 && k != 3)) other_reader[size_t(in)] = 1;
-    }
+    is_conv[s] = st.def->name == "fused_conv" && st.out.size() == 1;
+    const bool pool = st.def->name == "max_pool" && st.out.size() == 2 && !other_reader[size_t(st.out[1])] &&
+                      last_reader[size_t(st.out[1])] < 0;
+    h.step[s] = is_conv[s] || pool;
+    for (size_t k = 0; k < st.in.size(); ++k)
+      if (st.in[k] >= 0 && !(h.step[s] && (k == 0 || (is_conv[s] && k == 3)))) other_reader[size_t(st.in[k])] = 1;
   }
-  for (int o : m.output_slots) other_reader[size_t(o)] = 1;
   for (size_t s = 0; s < n; ++s) {
-    if (!h.conv[s]) continue;
+    if (!h.step[s]) continue;
     const Step& st = m.steps[s];
     const int out = st.out[0];
     h.keep[s] = !other_reader[size_t(out)] && last_reader[size_t(out)] > int64_t(s);
     h.kept_slot[size_t(out)] = h.keep[s];
-    const int r = st.in.size() > 3 ? st.in[3] : -1;
+    const int r = is_conv[s] && st.in.size() > 3 ? st.in[3] : -1;
     h.residual_dies[s] = r >= 0 && r != st.in[0] && !other_reader[size_t(r)] && last_reader[size_t(r)] == int64_t(s);
   }
   return h;
@@ -92,7 +95,7 @@ bool written_by(const Step& st, const std::vector<Tensor>& env, const void* data
 
 // Turns the hand-off flags off however the run ends.
 struct HandoffGuard {
-  ~HandoffGuard() { cpu::clear_conv_handoff(); }
+  ~HandoffGuard() { cpu::clear_layout_handoff(); }
 };
 
 }  // namespace
@@ -130,7 +133,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
   int64_t live = 0, peak = 0;
   Tensors ins;
   Tensors outs;
-  const ConvHandoffs handoff = conv_handoffs(m);
+  const LayoutHandoffs handoff = layout_handoffs(m);
   HandoffGuard handoff_guard;
   for (size_t s = 0; s < m.steps.size(); ++s) {
     const Step& st = m.steps[s];
@@ -169,9 +172,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
             if (!is_output[size_t(slot)]) fresh[size_t(slot)] = bytes;
           }
         }
-        if (handoff.conv[s]) cpu::set_conv_handoff(true, bool(handoff.keep[s]), bool(handoff.residual_dies[s]));
+        if (handoff.step[s]) cpu::set_layout_handoff(true, bool(handoff.keep[s]), bool(handoff.residual_dies[s]));
         k(in_span, std::span<Tensor>(outs.data(), outs.size()), *st.attrs);
-        if (handoff.conv[s]) cpu::set_conv_handoff(false);
+        if (handoff.step[s]) cpu::set_layout_handoff(false);
       }
     }
     OAR_CHECK(outs.size() == st.out.size(), Runtime, "[", api, "] op '", op.name, "' returned ", outs.size(),
@@ -184,7 +187,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
     if (memory_optim_)
       for (int r : plan->release[s]) {
         if (handoff.kept_slot[size_t(r)] && !written_by(st, env, env[size_t(r)].raw_data()))
-          cpu::release_conv_handoff(env[size_t(r)].raw_data());
+          cpu::release_layout_handoff(env[size_t(r)].raw_data());
         env[size_t(r)] = Tensor();
         live -= fresh[size_t(r)];
       }

@@ -303,7 +303,10 @@ class _ConvFanOut(oar.nn.Layer):
 
         self.c0, self.c1, self.c2 = conv(3, 8), conv(8, 8), conv(8, 8, 1)
         self.c3, self.c4, self.c5 = conv(8, 8, 3, 1, 8), conv(8, 16, 3, 2), conv(16, 16)
+        self.c6, self.c7, self.c8 = conv(16, 16), conv(16, 16), conv(16, 4, 1)
         self.pool = oar.nn.MaxPool2D(2)
+        self.pool_pad = oar.nn.MaxPool2D(3, 2, padding=1)
+        self.pool_ceil = oar.nn.MaxPool2D(2, 2, ceil_mode=True)
 
     def forward(self, x):
         relu = oar.nn.functional.relu
@@ -313,7 +316,10 @@ class _ConvFanOut(oar.nn.Layer):
         d = relu(self.c3(b) + c)  # depthwise; its residual c dies here
         e = relu(self.c4(d))  # d is also a program output
         f = self.c5(e) + e  # e is also read by a pooling
-        return f, self.pool(e), d
+        g = self.pool_pad(relu(self.c6(f)))  # pools a kept layout, keeps its output
+        h = relu(self.c7(g) + g)
+        k = self.pool_ceil(h)  # odd size: ceil_mode's last window is clipped
+        return f, self.pool(e), d, self.c8(k)
 
 
 @pytest.mark.parametrize("memory_optim", [True, False])

@@ -60,6 +60,7 @@ CASES = [
     (1, [9], 3, None, 0, False),
     (1, [10], 3, 2, 1, True),
     (2, [6, 7], 2, None, 0, False),
+    (2, [7, 6], 2, None, 0, True),  # ceil_mode clips the last row of windows
     (2, [7, 8], [3, 2], [2, 1], [1, 0], False),
     (2, [7, 7], 3, 2, [1, 0, 1, 1], True),
     (2, [5, 6], 3, 2, "same", False),

@@ -358,7 +358,7 @@ void fused_conv_kernel(std::span<const Tensor> in, std::span<Tensor> out, const 
   Tensor& y = out[0];
   if (y.numel() == 0) return;
   if (x.numel() == 0 || w.numel() == 0) {  // an empty sum: the output is act(bias + residual)
-    if (r.defined()) materialize_conv_handoff(r);
+    if (r.defined()) materialize_layout_handoff(r);
     NoGradGuard ng;
     Tensor z = ops::zeros(y.shape(), y.dtype());
     if (b.defined()) z = ops::add(z, ops::reshape(b, Dims{1, y.shape()[1], 1, 1}));

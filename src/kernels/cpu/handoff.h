@@ -22,14 +22,15 @@ class Tensor;
 namespace oar::cpu {
 
 // Flags for the next kernel call on this thread (see the note): `active`
-// lets a fused_conv look up kept inputs, `keep_output` keeps its output,
-// `residual_dies` says no later step reads its residual.
-void set_conv_handoff(bool active, bool keep_output = false, bool residual_dies = false);
+// lets the step look up kept inputs (and tells a max_pool that its mask is
+// never read), `keep_output` keeps its output, `residual_dies` says no later
+// step reads a fused_conv's residual.
+void set_layout_handoff(bool active, bool keep_output = false, bool residual_dies = false);
 // The value whose plain buffer is `data` is dead: drops its kept layout.
-void release_conv_handoff(const void* data);
+void release_layout_handoff(const void* data);
 // Writes a kept value into its plain buffer (for a reader that needs it).
-void materialize_conv_handoff(const Tensor& t);
+void materialize_layout_handoff(const Tensor& t);
 // Drops every kept output and turns the flags off (after a run, or an error).
-void clear_conv_handoff();
+void clear_layout_handoff();
 
 }  // namespace oar::cpu

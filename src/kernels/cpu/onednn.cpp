@@ -175,11 +175,21 @@ Handoff& handoff() {
   return h;
 }
 
-// The bytes of a descriptor, for primitive keys (oneDNN 2.x descriptors are
-// plain structs, zero-initialised).
+}  // namespace
+
+// oneDNN 2.x descriptors are plain structs, zero-initialised.
 std::string layout_key(const dnnl::memory::desc& md) {
   return std::string(reinterpret_cast<const char*>(&md.data), sizeof(md.data));
 }
+
+std::optional<dnnl::memory::desc> kept_layout(const Tensor& t) {
+  Handoff& h = handoff();
+  const Kept* k = h.active ? h.find(t.raw_data()) : nullptr;
+  if (!k) return std::nullopt;
+  return k->mem.get_desc();
+}
+
+namespace {
 
 // Copies `from` into `to`, converting the layout.
 void convert(const dnnl::memory& from, const dnnl::memory& to) {
@@ -252,16 +262,16 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
 
 namespace oar::cpu {
 
-void set_conv_handoff(bool active, bool keep_output, bool residual_dies) {
+void set_layout_handoff(bool active, bool keep_output, bool residual_dies) {
   dnnl_util::Handoff& h = dnnl_util::handoff();
   h.active = active;
   h.keep_output = keep_output;
   h.residual_dies = residual_dies;
 }
 
-void release_conv_handoff(const void* data) { dnnl_util::handoff().erase(data); }
+void release_layout_handoff(const void* data) { dnnl_util::handoff().erase(data); }
 
-void materialize_conv_handoff(const Tensor& t) {
+void materialize_layout_handoff(const Tensor& t) {
   dnnl_util::Handoff& h = dnnl_util::handoff();
   dnnl_util::Kept* k = h.active ? h.find(t.raw_data()) : nullptr;
   if (!k) return;
@@ -270,7 +280,7 @@ void materialize_conv_handoff(const Tensor& t) {
   h.erase(t.raw_data());
 }
 
-void clear_conv_handoff() {
+void clear_layout_handoff() {
   dnnl_util::Handoff& h = dnnl_util::handoff();
   h = dnnl_util::Handoff();
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <dnnl.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,5 +50,11 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
 
 // "f32:[1,2,3]" style fragments for keys.
 std::string key_dims(const Dims& d);
+// The bytes of a descriptor, for keys.
+std::string layout_key(const dnnl::memory::desc& md);
+
+// The layout `t` is kept in (Note [layout hand-off] in kernels/cpu/handoff.h)
+// when the running step may read kept inputs and `t` is one.
+std::optional<dnnl::memory::desc> kept_layout(const Tensor& t);
 
 }  // namespace oar::cpu::dnnl_util

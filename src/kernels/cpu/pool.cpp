@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/handoff.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/onednn.h"
 
 namespace oar::cpu {
 namespace {
@@ -89,8 +91,9 @@ template <typename T> void max_pool_impl(const Tensor& x, Tensor& y, Tensor& mas
   int32_t* mp = mask.data<int32_t>();
   using C = compute_t<T>;
   if (!g.adaptive && g.i[0] == 1 && g.k[1] == 2 && g.k[2] == 2 && g.s[1] == 2 && g.s[2] == 2 && g.p[1] == 0 &&
-      g.p[2] == 0) {
-    // 2x2, stride 2 (MaxPool2D(2)): four loads per output in window order.
+      g.p[2] == 0 && 2 * g.o[1] <= g.i[1] && 2 * g.o[2] <= g.i[2]) {
+    // 2x2, stride 2 (MaxPool2D(2)), no window clipped (as ceil_mode's last
+    // ones are): four loads per output in window order.
     const int64_t iw = g.i[2], ow = g.o[2], oh = g.o[1];
     parallel_for(g.planes, plane_grain(g.isz()), [&](int64_t b, int64_t e) {
       for (int64_t pl = b; pl < e; ++pl) {
@@ -291,7 +294,47 @@ template <typename T> void max_pool_impl(const Tensor& x, Tensor& y, Tensor& mas
   });
 }
 
+// Max pooling of a 2-D float32 input that a graph executor keeps in oneDNN's
+// layout (Note [layout hand-off] in kernels/cpu/handoff.h), in that layout;
+// the executor has made sure that nothing reads the mask. False where this
+// does not apply.
+bool kept_max_pool(const Tensor& x, Tensor& y, const Attrs& a) {
+  namespace du = dnnl_util;
+  using dnnl::memory;
+  if (x.dtype() != DType::Float32 || x.dim() != 4 || a.b(5)) return false;
+  std::optional<memory::desc> src = du::kept_layout(x);
+  if (!src) return false;
+  const Dims &xs = x.shape(), &ys = y.shape(), &k = a.ints(0), &st = a.ints(1), &pl = a.ints(2);
+  memory::dims pr(2);
+  for (int j = 0; j < 2; ++j) {
+    // oneDNN sizes the output as (i - k + pl + pr) / s + 1: ceil_mode's extra
+    // window becomes right padding (windows are clipped either way).
+    pr[j] = a.ints(3)[j];
+    if ((xs[2 + j] - k[j] + pl[j] + pr[j]) / st[j] + 1 != ys[2 + j]) pr[j] = (ys[2 + j] - 1) * st[j] + k[j] - xs[2 + j] - pl[j];
+    if (pl[j] >= k[j] || pr[j] >= k[j] || pr[j] < 0) return false;
+  }
+  std::string key = "kept_max_pool" + du::layout_key(*src) + du::key_dims(ys) + du::key_dims(k) + du::key_dims(st) +
+                    du::key_dims(pl) + du::key_dims(Dims(pr.begin(), pr.end()));
+  try {
+    du::Prim prim = du::cached(key, [&]() -> du::Prim {
+      memory::desc dst(memory::dims(ys.begin(), ys.end()), memory::data_type::f32, memory::format_tag::any);
+      dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, *src, dst,
+                                    memory::dims(st.begin(), st.end()), memory::dims(k.begin(), k.end()),
+                                    memory::dims(pl.begin(), pl.end()), pr);
+      dnnl::pooling_forward::primitive_desc pd(d, du::engine());
+      return {dnnl::pooling_forward(pd), {pd.src_desc(), pd.dst_desc()}};
+    });
+    du::execute(prim, {{DNNL_ARG_SRC, &x, du::plain_md(xs, x.dtype()), prim.mds[0], false},
+                       {DNNL_ARG_DST, &y, du::plain_md(ys, y.dtype()), prim.mds[1], true}}, key);
+  } catch (const dnnl::error&) {
+    return false;  // no oneDNN pooling for this layout: the plain kernel below
+  }
+  return true;
+}
+
 void max_pool_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  if (kept_max_pool(in[0], out[0], a)) return;
+  materialize_layout_handoff(in[0]);
   visit_float(in[0].dtype(), [&](auto t) { max_pool_impl<decltype(t)>(in[0], out[0], out[1], a); });
 }
 
