@@ -5,7 +5,7 @@ Each script runs as a driver that starts one worker subprocess per
 .venv-peers/bin/python. A worker imports only its own framework, pins the
 thread count, times its cases and prints one JSON object on its last line.
 The driver collects the objects, prints a table and optionally saves JSON.
-With interleave=True (kernels.py) every worker stays up and serves one case
+With interleave=True (kernels, inference and training) every worker stays up and serves one case
 at a time (--serve): the frameworks take turns case by case, so a shared
 machine's slow drifts hit all of them alike.
 """

@@ -120,7 +120,7 @@ def cases(fw, name, quick):
 def main():
     args = common.parse_args(__doc__.splitlines()[0], default_threads="2")
     info = common.machine_info()
-    runs = common.run_all(__file__, args)
+    runs = common.run_all(__file__, args, interleave=True)
     common.print_header(info, runs)
     common.table(runs, ratio_peers=["torch", "paddle"])
     common.save_json(args.json, "training", info, runs, {})
