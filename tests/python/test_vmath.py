@@ -153,6 +153,28 @@ def test_float32_exp_underflow_and_overflow_boundaries(isa):
     np.testing.assert_allclose(s, [[1 / (1 + np.e), 0.0, np.e / (1 + np.e), 0.0]], rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int64", "complex128"])
+def test_binary_ops_against_numpy(isa, dtype):
+    # The flat loop of same-shape operands; under OAR_STREAM_BYTES=1 (below)
+    # its blocks leave through streaming stores, with per-thread chunks that
+    # start off the vector alignment (70001 elements split over threads).
+    rng = np.random.default_rng(5)
+    for n in (1, 15, 1000, 70001):
+        a = rng.integers(-50, 50, n) if dtype.startswith("int") else rng.standard_normal(n)
+        b = rng.integers(1, 50, n) if dtype.startswith("int") else rng.standard_normal(n)
+        if dtype.startswith("complex"):
+            a, b = a + 1j * rng.standard_normal(n), b - 2j * rng.standard_normal(n)
+        a, b = a.astype(dtype), b.astype(dtype)
+        ta, tb = oar.to_tensor(a), oar.to_tensor(b)
+        rtol = 1e-15 if dtype.startswith("complex") else 0  # complex products may contract to FMA
+        for got, ref in [(ta + tb, a + b), (ta * tb, a * b), (ta - tb, a - b)]:
+            np.testing.assert_allclose(got.numpy(), ref, rtol=rtol, atol=0)
+    # operands whose dims merge into one dense run (the general iterator's flat case)
+    m = rng.standard_normal((301, 233)).astype(dtype if not dtype.startswith("int") else "float64")
+    tm = oar.to_tensor(m)
+    np.testing.assert_array_equal((tm[:, ::1] + tm[:, ::1]).numpy(), m + m)
+
+
 def test_streaming_store_path_against_reference():
     # Outputs of 8 MB and more are written with streaming stores (another
     # loop); OAR_STREAM_BYTES=1 sends every size of the reference test there.
@@ -162,7 +184,7 @@ def test_streaming_store_path_against_reference():
 
     env = dict(os.environ, OAR_STREAM_BYTES="1")
     r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-p", "no:cacheprovider", "-p", "no:xdist",
-                        "-k", "test_against_reference or test_special_values"],
+                        "-k", "test_against_reference or test_special_values or test_binary_ops_against_numpy"],
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout

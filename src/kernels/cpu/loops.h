@@ -181,6 +181,31 @@ void dense_blocks(std::index_sequence<I...>, Tensor& out, F& f, const std::array
   });
 }
 
+// The loop over dense operands of one shape. An output of
+// vmath::stream_threshold() bytes or more is computed a block at a time into
+// a buffer that streaming stores copy out (no read-for-ownership of its lines).
+template <typename Out, typename... In, typename F, size_t... I>
+void flat(std::index_sequence<I...>, Out* o, const std::tuple<const In*...>& ip, int64_t n, F& f) {
+  if (n * int64_t(sizeof(Out)) < vmath::stream_threshold()) {
+    parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+#pragma omp simd
+      for (int64_t i = b; i < e; ++i) o[i] = Out(f(compute_t<In>(std::get<I>(ip)[i])...));
+    });
+    return;
+  }
+  const auto copy = vmath::table().copy_stream;
+  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+    constexpr int64_t kBlock = 8192 / int64_t(sizeof(Out));
+    alignas(64) Out buf[kBlock];
+    for (int64_t i = b; i < e; i += kBlock) {
+      const int64_t m = std::min(kBlock, e - i);
+#pragma omp simd
+      for (int64_t k = 0; k < m; ++k) buf[k] = Out(f(compute_t<In>(std::get<I>(ip)[i + k])...));
+      copy(buf, o + i, m * int64_t(sizeof(Out)));
+    }
+  });
+}
+
 template <typename Out, typename... In, typename F, size_t... I>
 void elementwise_impl(std::index_sequence<I...> seq, Tensor& out, F& f,
                       const std::array<const Tensor*, sizeof...(In)>& in) {
@@ -193,12 +218,7 @@ void elementwise_impl(std::index_sequence<I...> seq, Tensor& out, F& f,
     constexpr bool any_half = is_half_v<Out> || (is_half_v<In> || ...);
     const bool any_single = ((in[I]->numel() == 1 && out.numel() != 1) || ...);
     if (!any_half && !any_single) {
-      Out* o = out.data<Out>();
-      const std::tuple<const In*...> ip{in[I]->template data<In>()...};
-      parallel_for(out.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i) o[i] = Out(f(compute_t<In>(std::get<I>(ip)[i])...));
-      });
+      flat<Out, In...>(seq, out.data<Out>(), std::tuple<const In*...>{in[I]->template data<In>()...}, out.numel(), f);
       return;
     }
     dense_blocks<Out, In...>(seq, out, f, in);
@@ -207,12 +227,8 @@ void elementwise_impl(std::index_sequence<I...> seq, Tensor& out, F& f,
   Geometry<N> g({&out, in[I]...});
   if (g.numel == 0) return;
   if (g.contiguous) {
-    Out* o = reinterpret_cast<Out*>(g.base[0]);
-    const std::tuple<const In*...> ip{reinterpret_cast<const In*>(g.base[I + 1])...};
-    parallel_for(g.numel, kParallelGrain, [&](int64_t b, int64_t e) {
-#pragma omp simd
-      for (int64_t i = b; i < e; ++i) o[i] = Out(f(compute_t<In>(std::get<I>(ip)[i])...));
-    });
+    flat<Out, In...>(seq, reinterpret_cast<Out*>(g.base[0]),
+                     std::tuple<const In*...>{reinterpret_cast<const In*>(g.base[I + 1])...}, g.numel, f);
     return;
   }
   parallel_for(g.numel, kParallelGrain, [&](int64_t b, int64_t e) {

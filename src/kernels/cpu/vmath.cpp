@@ -6,6 +6,7 @@
 #include <string_view>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
@@ -98,6 +99,7 @@ const Table& table_portable() {
     r.from_f16 = [](const uint16_t* x, float* y, int64_t n) {
       for (int64_t i = 0; i < n; ++i) y[i] = float16::to_float(x[i]);
     };
+    r.copy_stream = [](const void* src, void* dst, int64_t bytes) { std::memcpy(dst, src, size_t(bytes)); };
     r.isa = "portable";
     return r;
   }();
@@ -138,10 +140,6 @@ bool select_isa(const char* isa) {
   return true;
 }
 
-namespace {
-// Outputs at least this large go through streaming stores: they cannot stay
-// in the per-core caches anyway, and skipping the read-for-ownership of each
-// output line saves a third of the memory traffic.
 int64_t stream_threshold() {
   static const int64_t bytes = [] {
     const char* e = std::getenv("OAR_STREAM_BYTES");
@@ -149,7 +147,6 @@ int64_t stream_threshold() {
   }();
   return bytes;
 }
-}  // namespace
 
 bool apply(Fn fn, const Tensor& x, Tensor& y) {
   if (!x.is_contiguous() || !y.is_contiguous() || x.numel() != y.numel() || x.dtype() != y.dtype()) return false;

@@ -34,8 +34,16 @@ struct Table {
   F64 f64_stream[kNumFns];
   Narrow to_bf16, to_f16;
   Widen from_bf16, from_f16;
+  // Copies `bytes` from src to dst (not overlapping) with streaming stores.
+  void (*copy_stream)(const void* src, void* dst, int64_t bytes);
   const char* isa;
 };
+
+// Outputs of at least this many bytes are written with streaming stores
+// (f32_stream, copy_stream): they cannot stay in the per-core caches anyway,
+// and skipping the read-for-ownership of each output line saves a third of
+// the memory traffic of a unary op and a quarter of a binary one.
+int64_t stream_threshold();
 
 // The table in use: the best for this CPU unless select_isa chose another.
 const Table& table();

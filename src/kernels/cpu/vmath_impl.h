@@ -7,6 +7,7 @@
 // inline functions would be emitted with the wider instruction set).
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/cpu/vmath.h"
 
@@ -174,6 +175,25 @@ void run_stream(const typename I::S* x, typename I::S* y, int64_t n) {
   if (i < n) tail<I>(x + i, y + i, n - i, F);
 }
 
+// Bytes moved through vector registers (moves are bit-exact whatever the
+// data), the aligned middle of dst written with streaming stores.
+template <class I> void copy_stream(const void* src, void* dst, int64_t bytes) {
+  using S = typename I::S;
+  constexpr int64_t kVec = int64_t(sizeof(S)) * I::W;
+  const char* s = static_cast<const char*>(src);
+  char* d = static_cast<char*>(dst);
+  const int64_t head = int64_t((uintptr_t(kVec) - reinterpret_cast<uintptr_t>(d) % uintptr_t(kVec)) % uintptr_t(kVec));
+  if (head + kVec > bytes) {
+    std::memcpy(d, s, size_t(bytes));
+    return;
+  }
+  std::memcpy(d, s, size_t(head));
+  int64_t i = head;
+  for (; i + kVec <= bytes; i += kVec) I::stream(reinterpret_cast<S*>(d + i), I::load(reinterpret_cast<const S*>(s + i)));
+  I::fence();
+  std::memcpy(d + i, s + i, size_t(bytes - i));
+}
+
 template <class I, template <class, typename I::V (*)(typename I::V)> class R, class Fp>
 void fill(Fp (&t)[kNumFns]) {
   using O = Ops<I>;
@@ -205,6 +225,7 @@ template <class F32Isa, class F64Isa> Table make_table(const char* name) {
   fill<F64Isa, Run>(t.f64);
   fill<F32Isa, RunStream>(t.f32_stream);
   fill<F64Isa, RunStream>(t.f64_stream);
+  t.copy_stream = copy_stream<F32Isa>;
   t.isa = name;
   return t;
 }
