@@ -48,7 +48,7 @@ int64_t nbytes_of(const Tensor& t) { return t.numel() * int64_t(t.itemsize()); }
 // What each step may do with oneDNN layouts (Note [layout hand-off] in
 // kernels/cpu/handoff.h; the kernels keep float32 outputs only).
 struct LayoutHandoffs {
-  std::vector<char> step;           // step takes part: a fused_conv, or a max_pool whose mask nobody reads
+  std::vector<char> step;           // step takes part: fused_conv, avg_pool, max_pool whose mask nobody reads
   std::vector<char> keep;           // its output is read only by such steps, at positions that take kept layouts
   std::vector<char> residual_dies;  // no later step reads its input 3 (a fused_conv's residual)
   std::vector<char> kept_slot;      // a slot that `keep` may leave in oneDNN's layout
@@ -68,9 +68,9 @@ LayoutHandoffs layout_handoffs(const Model& m) {
   for (size_t s = 0; s < n; ++s) {
     const Step& st = m.steps[s];
     is_conv[s] = st.def->name == "fused_conv" && st.out.size() == 1;
-    const bool pool = st.def->name == "max_pool" && st.out.size() == 2 && !other_reader[size_t(st.out[1])] &&
-                      last_reader[size_t(st.out[1])] < 0;
-    h.step[s] = is_conv[s] || pool;
+    const bool max_pool = st.def->name == "max_pool" && st.out.size() == 2 && !other_reader[size_t(st.out[1])] &&
+                          last_reader[size_t(st.out[1])] < 0;
+    h.step[s] = is_conv[s] || max_pool || (st.def->name == "avg_pool" && st.out.size() == 1);
     for (size_t k = 0; k < st.in.size(); ++k)
       if (st.in[k] >= 0 && !(h.step[s] && (k == 0 || (is_conv[s] && k == 3)))) other_reader[size_t(st.in[k])] = 1;
   }

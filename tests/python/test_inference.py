@@ -304,6 +304,8 @@ class _ConvFanOut(oar.nn.Layer):
         self.c0, self.c1, self.c2 = conv(3, 8), conv(8, 8), conv(8, 8, 1)
         self.c3, self.c4, self.c5 = conv(8, 8, 3, 1, 8), conv(8, 16, 3, 2), conv(16, 16)
         self.c6, self.c7, self.c8 = conv(16, 16), conv(16, 16), conv(16, 4, 1)
+        self.c9, self.c10 = conv(16, 8), conv(8, 8, 1)
+        self.pool_avg = oar.nn.AvgPool2D(3, 1, padding=1, exclusive=False)
         self.pool = oar.nn.MaxPool2D(2)
         self.pool_pad = oar.nn.MaxPool2D(3, 2, padding=1)
         self.pool_ceil = oar.nn.MaxPool2D(2, 2, ceil_mode=True)
@@ -319,7 +321,9 @@ class _ConvFanOut(oar.nn.Layer):
         g = self.pool_pad(relu(self.c6(f)))  # pools a kept layout, keeps its output
         h = relu(self.c7(g) + g)
         k = self.pool_ceil(h)  # odd size: ceil_mode's last window is clipped
-        return f, self.pool(e), d, self.c8(k)
+        m = self.c10(self.pool_avg(relu(self.c9(f))))  # padding counted in the average
+        n = oar.nn.functional.adaptive_avg_pool2d(relu(self.c9(e)), 1)  # one window per plane
+        return f, self.pool(e), d, self.c8(k), m, n
 
 
 @pytest.mark.parametrize("memory_optim", [True, False])

@@ -3,13 +3,18 @@
 // blocked), while oar tensors are plain (NCHW): every convolution reorders
 // its input in and its output back out, which costs as much memory traffic
 // as the convolution of a small layer itself. A graph executor knows which
-// steps read a value. When every reader of a float32 fused_conv output is
-// another fused_conv taking it as its input (0) or its residual (3), and the
-// caller never sees it, the executor asks the producer to keep the output
-// in oneDNN's layout: the plain buffer is left unwritten, and a per-thread
-// table maps that buffer to the kept memory. A fused_conv reads a kept
-// input directly, and a kept residual becomes its destination in place when
-// no later step reads it (the sum post-op adds into the destination). The
+// steps read a value. The steps that take part are fused_conv, avg_pool, and
+// max_pool when nothing reads its mask. When every reader of a float32
+// output of one of them is another taking it as its input (0), or a
+// fused_conv taking it as its residual (3), and the caller never sees it,
+// the executor asks the producer to keep the output in oneDNN's layout: the
+// plain buffer is left unwritten, and a per-thread table maps that buffer to
+// the kept memory. A fused_conv reads a kept input directly, and a kept
+// residual becomes its destination in place when no later step reads it
+// (the sum post-op adds into the destination). A pooling whose input is kept
+// pools it in that layout with oneDNN where its windows have one size
+// (oneDNN gives no max mask there: hence the condition on max_pool); a step
+// that cannot read a kept input writes it into its plain buffer first. The
 // executor drops an entry when it releases the value's slot, and the whole
 // table after the run. Outside such an executor the table stays empty and
 // nothing changes.

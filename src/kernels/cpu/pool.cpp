@@ -294,46 +294,60 @@ template <typename T> void max_pool_impl(const Tensor& x, Tensor& y, Tensor& mas
   });
 }
 
-// Max pooling of a 2-D float32 input that a graph executor keeps in oneDNN's
-// layout (Note [layout hand-off] in kernels/cpu/handoff.h), in that layout;
-// the executor has made sure that nothing reads the mask. False where this
-// does not apply.
-bool kept_max_pool(const Tensor& x, Tensor& y, const Attrs& a) {
+// Pooling of a 2-D float32 input that a graph executor keeps in oneDNN's
+// layout (Note [layout hand-off] in kernels/cpu/handoff.h), by oneDNN in that
+// layout, where the windows have one size: fixed windows (ceil_mode's last
+// one clipped, which for max pooling is right padding), or adaptive ones
+// where the output size divides the input size. For max pooling the executor
+// has made sure that nothing reads the mask. False where this does not apply.
+bool kept_pool(const Tensor& x, Tensor& y, const Attrs& a, bool max) {
   namespace du = dnnl_util;
   using dnnl::memory;
-  if (x.dtype() != DType::Float32 || x.dim() != 4 || a.b(5)) return false;
+  if (x.dtype() != DType::Float32 || x.dim() != 4) return false;
   std::optional<memory::desc> src = du::kept_layout(x);
   if (!src) return false;
-  const Dims &xs = x.shape(), &ys = y.shape(), &k = a.ints(0), &st = a.ints(1), &pl = a.ints(2);
-  memory::dims pr(2);
-  for (int j = 0; j < 2; ++j) {
-    // oneDNN sizes the output as (i - k + pl + pr) / s + 1: ceil_mode's extra
-    // window becomes right padding (windows are clipped either way).
-    pr[j] = a.ints(3)[j];
-    if ((xs[2 + j] - k[j] + pl[j] + pr[j]) / st[j] + 1 != ys[2 + j]) pr[j] = (ys[2 + j] - 1) * st[j] + k[j] - xs[2 + j] - pl[j];
+  const Dims &xs = x.shape(), &ys = y.shape();
+  memory::dims k(2), st(2), pl(2), pr(2);
+  for (size_t j = 0; j < 2; ++j) {
+    const int64_t i = xs[2 + j], o = ys[2 + j];
+    if (a.b(5)) {  // adaptive
+      if (i % o != 0) return false;
+      k[j] = st[j] = i / o;
+      pl[j] = pr[j] = 0;
+      continue;
+    }
+    k[j] = a.ints(0)[j], st[j] = a.ints(1)[j], pl[j] = a.ints(2)[j], pr[j] = a.ints(3)[j];
+    // oneDNN sizes the output as (i - k + pl + pr) / s + 1.
+    if ((i - k[j] + pl[j] + pr[j]) / st[j] + 1 != o) {
+      if (!max) return false;  // an average would count the extra padding
+      pr[j] = (o - 1) * st[j] + k[j] - i - pl[j];
+    }
     if (pl[j] >= k[j] || pr[j] >= k[j] || pr[j] < 0) return false;
   }
-  std::string key = "kept_max_pool" + du::layout_key(*src) + du::key_dims(ys) + du::key_dims(k) + du::key_dims(st) +
-                    du::key_dims(pl) + du::key_dims(Dims(pr.begin(), pr.end()));
+  using dnnl::algorithm;
+  const algorithm alg = max ? algorithm::pooling_max
+                        : a.b(6) ? algorithm::pooling_avg_exclude_padding
+                                 : algorithm::pooling_avg_include_padding;
+  std::string key = "kept_pool" + std::to_string(int(alg)) + du::layout_key(*src) + du::key_dims(ys) +
+                    du::key_dims(Dims(k.begin(), k.end())) + du::key_dims(Dims(st.begin(), st.end())) +
+                    du::key_dims(Dims(pl.begin(), pl.end())) + du::key_dims(Dims(pr.begin(), pr.end()));
   try {
     du::Prim prim = du::cached(key, [&]() -> du::Prim {
       memory::desc dst(memory::dims(ys.begin(), ys.end()), memory::data_type::f32, memory::format_tag::any);
-      dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, *src, dst,
-                                    memory::dims(st.begin(), st.end()), memory::dims(k.begin(), k.end()),
-                                    memory::dims(pl.begin(), pl.end()), pr);
+      dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, *src, dst, st, k, pl, pr);
       dnnl::pooling_forward::primitive_desc pd(d, du::engine());
       return {dnnl::pooling_forward(pd), {pd.src_desc(), pd.dst_desc()}};
     });
     du::execute(prim, {{DNNL_ARG_SRC, &x, du::plain_md(xs, x.dtype()), prim.mds[0], false},
                        {DNNL_ARG_DST, &y, du::plain_md(ys, y.dtype()), prim.mds[1], true}}, key);
   } catch (const dnnl::error&) {
-    return false;  // no oneDNN pooling for this layout: the plain kernel below
+    return false;  // no oneDNN pooling for this layout: the plain kernel
   }
   return true;
 }
 
 void max_pool_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
-  if (kept_max_pool(in[0], out[0], a)) return;
+  if (kept_pool(in[0], out[0], a, true)) return;
   materialize_layout_handoff(in[0]);
   visit_float(in[0].dtype(), [&](auto t) { max_pool_impl<decltype(t)>(in[0], out[0], out[1], a); });
 }
@@ -360,6 +374,8 @@ template <typename T> void avg_pool_impl(const Tensor& x, Tensor& y, const Attrs
 }
 
 void avg_pool_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  if (kept_pool(in[0], out[0], a, false)) return;
+  materialize_layout_handoff(in[0]);
   visit_float(in[0].dtype(), [&](auto t) { avg_pool_impl<decltype(t)>(in[0], out[0], a); });
 }
 
