@@ -1,6 +1,7 @@
-// Per-op time accounting for the eager stage: while enabled, every kernel run
-// by run_eager (forward and backward alike) adds its wall time and one call to
-// its op's row. Off by default; the check on the fast path is one relaxed load.
+// Per-op time accounting: while enabled, every kernel run by run_eager
+// (forward and backward alike) and every kernel step of the inference
+// runtime's executor adds its wall time and one call to its op's row. Off by
+// default; the check on the fast path is one relaxed load.
 #pragma once
 #include <atomic>
 #include <cstdint>

@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/handoff.h"
 #include "ops/dispatch.h"
+#include "ops/profiler.h"
 
 namespace oar::runtime {
 
@@ -173,7 +174,13 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
           }
         }
         if (handoff.step[s]) cpu::set_layout_handoff(true, bool(handoff.keep[s]), bool(handoff.residual_dies[s]));
+        const int64_t t0 = profiler::enabled() ? profiler::now_ns() : 0;
         k(in_span, std::span<Tensor>(outs.data(), outs.size()), *st.attrs);
+        if (t0) {  // the same rows as eager kernels (oar.profiler)
+          int64_t bytes = 0;
+          for (const Tensor& o : outs) bytes += nbytes_of(o);
+          profiler::record(op, in_span, profiler::now_ns() - t0, bytes);
+        }
         if (handoff.step[s]) cpu::set_layout_handoff(false);
       }
     }

@@ -76,3 +76,25 @@ def test_bad_arguments():
         profiler.make_scheduler(closed=0, ready=0, record=0)
     with pytest.raises(ValueError, match=r"^\[oar.profiler.Profiler.summary\]"):
         profiler.Profiler().summary(time_unit="days")
+
+
+def test_inference_runtime_steps_are_recorded(tmp_path):
+    # The runtime calls kernels without the eager dispatcher; its steps land
+    # in the same rows (fused ones under their own names).
+    import numpy as np
+    import oar.inference
+
+    net = oar.nn.Sequential(oar.nn.Conv2D(3, 8, 3, padding=1), oar.nn.ReLU(), oar.nn.Conv2D(8, 4, 1))
+    net.eval()
+    prefix = str(tmp_path / "m")
+    oar.jit.save(net, prefix, input_spec=[oar.static.InputSpec([2, 3, 6, 6], "float32", "x")])
+    p = oar.inference.create_predictor(oar.inference.Config(prefix + ".json", prefix + ".safetensors"))
+    x = np.ones((2, 3, 6, 6), np.float32)
+    p.run([x])  # outside the window
+    with profiler.Profiler() as prof:
+        for _ in range(3):
+            p.run([x])
+    rows = {r.name: r for r in prof.op_stats()}
+    assert rows["fused_conv"].calls == 3 * 2
+    assert rows["fused_conv"].bytes == 3 * (2 * 8 * 6 * 6 + 2 * 4 * 6 * 6) * 4
+    assert rows["fused_conv"].seconds > 0

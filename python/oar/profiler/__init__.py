@@ -1,8 +1,11 @@
-"""Op-level profiling of eager execution, with Paddle's `paddle.profiler` names.
+"""Op-level profiling of eager execution and of the inference runtime, with
+Paddle's `paddle.profiler` names.
 
 While a Profiler records, every kernel the eager stage runs (forward and
-backward) adds its wall time to its op's row; `summary()` prints the table,
-`op_stats()` returns it. The time of an op includes allocating its outputs.
+backward) and every step a predictor runs (fused ops under their own names)
+adds its wall time to its op's row; `summary()` prints the table,
+`op_stats()` returns it. The time of an eager op includes allocating its
+outputs.
 
 >>> import oar, oar.profiler as profiler
 >>> x = oar.ones([64, 64])
