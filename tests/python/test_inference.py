@@ -338,6 +338,27 @@ def test_convolutions_reading_kept_layouts_match_eager(tmp_path, memory_optim):
         _close(_run(p, [x]), ref, 2e-5)
 
 
+def test_bfloat16_convolution_chain_matches_eager(tmp_path):
+    # bfloat16 convolutions run on float32 copies: the layout hand-off between
+    # the convolutions must leave those temporaries alone.
+    class Net(oar.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.body = oar.nn.Sequential(oar.nn.Conv2D(3, 8, 3, padding=1), oar.nn.ReLU(),
+                                          oar.nn.Conv2D(8, 8, 3, padding=1), oar.nn.ReLU(), oar.nn.Conv2D(8, 4, 1))
+
+        def forward(self, x):
+            return self.body(x.astype("bfloat16")).astype("float32")
+
+    oar.seed(4)
+    net = Net()
+    net.body.to(dtype="bfloat16")
+    prefix = _saved_model(tmp_path, net, [InputSpec([None, 3, 10, 10], "float32", "x")])
+    x = RNG.standard_normal((2, 3, 10, 10)).astype("float32")
+    ref = net(oar.to_tensor(x)).numpy()
+    _close(_run(_predictor(prefix), [x]), [ref], 1e-2)
+
+
 def test_scalar_and_int_inputs(tmp_path):
     class F(oar.nn.Layer):
         def forward(self, a, b):

@@ -374,7 +374,9 @@ void fused_conv_kernel(std::span<const Tensor> in, std::span<Tensor> out, const 
     return;
   }
   if (x.dtype() == DType::BFloat16) {
-    // Note [bfloat16 convolution]: through float32.
+    // Note [bfloat16 convolution]: through float32, on copies that the
+    // layout hand-off must not keep.
+    LayoutHandoffOff off;
     Tensor yf = empty_tensor(y.shape(), DType::Float32);
     Tensor bf = b.defined() ? to_f32(b) : Tensor(), rf = r.defined() ? to_f32(r) : Tensor();
     try {

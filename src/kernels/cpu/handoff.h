@@ -38,4 +38,18 @@ void materialize_layout_handoff(const Tensor& t);
 // Drops every kept output and turns the flags off (after a run, or an error).
 void clear_layout_handoff();
 
+// Turns the flags off for its scope and restores them after: for a kernel
+// that runs oneDNN on temporaries (the float32 copies of a bfloat16
+// convolution), which must neither be kept nor looked up.
+class LayoutHandoffOff {
+ public:
+  LayoutHandoffOff();
+  ~LayoutHandoffOff();
+  LayoutHandoffOff(const LayoutHandoffOff&) = delete;
+  LayoutHandoffOff& operator=(const LayoutHandoffOff&) = delete;
+
+ private:
+  bool active_, keep_output_, residual_dies_;
+};
+
 }  // namespace oar::cpu

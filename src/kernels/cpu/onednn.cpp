@@ -285,6 +285,14 @@ void clear_layout_handoff() {
   h = dnnl_util::Handoff();
 }
 
+LayoutHandoffOff::LayoutHandoffOff() {
+  dnnl_util::Handoff& h = dnnl_util::handoff();
+  active_ = h.active, keep_output_ = h.keep_output, residual_dies_ = h.residual_dies;
+  set_layout_handoff(false);
+}
+
+LayoutHandoffOff::~LayoutHandoffOff() { set_layout_handoff(active_, keep_output_, residual_dies_); }
+
 }  // namespace oar::cpu
 
 namespace oar::cpu::dnnl_util {
