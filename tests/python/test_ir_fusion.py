@@ -203,6 +203,22 @@ def test_linear_act_forward(dtype, act):
     np.testing.assert_allclose(as_f64(out), np_act(act, h), rtol=rtol, atol=atol)
 
 
+@pytest.mark.parametrize("act", ACTS + [""])
+@pytest.mark.parametrize("w_transposed", [False, True])
+def test_linear_act_float32_through_onednn_matmul(act, w_transposed):
+    # Products of 32^3 and more run as one oneDNN matmul with the bias and the
+    # activation inside; weights may be a transposed view.
+    x = RNG.standard_normal((3, 40, 64)).astype(np.float32)
+    w = (RNG.standard_normal((64, 48)) * 0.2).astype(np.float32)
+    b = RNG.standard_normal(48).astype(np.float32)
+    tx = oar.to_tensor(np.ascontiguousarray(x.transpose(1, 0, 2))).transpose([1, 0, 2])  # not dense
+    tw = oar.to_tensor(np.ascontiguousarray(w.T)).t() if w_transposed else oar.to_tensor(w)
+    tb = oar.to_tensor(b)
+    out = _C.fused_linear_act(tx, tw, tb, act) if act else oar.nn.functional.linear(tx, tw, tb)
+    h = x.astype(np.float64) @ w.astype(np.float64) + b
+    np.testing.assert_allclose(out.numpy(), np_act(act, h) if act else h, rtol=2e-5, atol=2e-5)
+
+
 @pytest.mark.parametrize("act", ACTS)
 def test_linear_act_grad(act):
     x = RNG.standard_normal((2, 3))

@@ -290,28 +290,6 @@ template <KernelFn K> void widen_float16(std::span<const Tensor> in, std::span<T
 // (bias argument, then a sum post-op that adds the residual already in the
 // destination, then an eltwise post-op).
 
-dnnl::algorithm eltwise_alg(const std::string& act, float* alpha, float* beta, const Attrs& a) {
-  using dnnl::algorithm;
-  *alpha = 0.0f;
-  *beta = 0.0f;
-  if (act == "relu") return algorithm::eltwise_relu;
-  if (act == "clip") {
-    constexpr float big = std::numeric_limits<float>::max();
-    *alpha = std::isfinite(a.f(7)) ? float(a.f(7)) : -big;
-    *beta = std::isfinite(a.f(8)) ? float(a.f(8)) : big;
-    return algorithm::eltwise_clip;
-  }
-  if (act == "gelu") return algorithm::eltwise_gelu_erf;
-  if (act == "gelu_tanh") return algorithm::eltwise_gelu_tanh;
-  if (act == "silu") {
-    *alpha = 1.0f;
-    return algorithm::eltwise_swish;
-  }
-  if (act == "sigmoid") return algorithm::eltwise_logistic;
-  if (act == "tanh") return algorithm::eltwise_tanh;
-  fail(ErrorKind::Runtime, "[oar.fused_conv] internal: unknown activation '", act, "'");
-}
-
 void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& r, const Tensor& y,
                        const Attrs& a, DType dt) {
   const Dims &xs = x.shape(), &ws = w.shape(), &ys = y.shape();
@@ -337,7 +315,7 @@ void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const 
     if (r.defined()) po.append_sum(1.0f);
     if (!act.empty()) {
       float alpha, beta;
-      algorithm alg = eltwise_alg(act, &alpha, &beta, a);
+      algorithm alg = du::eltwise_alg(act, float(a.f(7)), float(a.f(8)), &alpha, &beta);
       po.append_eltwise(1.0f, alg, alpha, beta);
     }
     primitive_attr attr;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "kernels/cpu/dtype_lists.h"
+#include "kernels/cpu/linear.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/vmath.h"
 #include "ops/fused.h"
@@ -95,6 +96,7 @@ void fused_linear_act_kernel(std::span<const Tensor> in, std::span<Tensor> out, 
   const OpDef* linear = find_op("linear");
   KernelFn k = linear ? linear->kernels[int(DeviceType::CPU)][int(in[0].dtype())] : nullptr;
   OAR_CHECK(k, NotImplemented, "[oar.fused_linear_act] no linear kernel for dtype ", dtype_name(in[0].dtype()));
+  if (onednn_linear(in[0], in[1], in[2], out[0], a.s(0))) return;  // the activation inside the product
   k(in, out, Attrs{});
   const EwCode code = activation_code(a.s(0));
   Tensor& y = out[0];

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cpu/dtype_lists.h"
+#include "kernels/cpu/linear.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/onednn.h"
 #include "ops/ops.h"
@@ -268,6 +269,46 @@ KernelRegistrar r("matmul", DeviceType::CPU, OAR_NUMERIC_DTYPES, matmul_kernel);
 // in: x [..., K], w [K, N], b [N]. Float and double: the output rows start as
 // copies of b and one gemm over all rows of x accumulates onto them. 16-bit:
 // oneDNN's matmul with its bias argument.
+}  // namespace
+
+bool onednn_linear(const Tensor& x0, const Tensor& w, const Tensor& b0, Tensor& out, const std::string& act) {
+  using namespace dnnl_util;
+  if (x0.dtype() != DType::Float32 || w.dtype() != DType::Float32 || !out.is_contiguous() || out.numel() == 0)
+    return false;
+  const int64_t K = w.shape()[0], N = w.shape()[1], R = out.numel() / N;
+  MatArg aw;
+  if (K == 0 || R * N * K < 32 * 32 * 32 || !blas_layout(K, N, w.strides()[0], w.strides()[1], &aw)) return false;
+  const Tensor x = ops::contiguous(x0), b = ops::contiguous(b0);
+  const bool packed = w.storage().read_only();
+  using md = dnnl::memory::desc;
+  const auto f32 = dnnl::memory::data_type::f32;
+  md xmd({R, K}, f32, {K, 1}), omd({R, N}, f32, {N, 1}), bmd({1, N}, f32, {N, 1});
+  md wmd({K, N}, f32, aw.trans ? dnnl::memory::dims{1, aw.ld} : dnnl::memory::dims{aw.ld, 1});
+  const std::string key = "linear_f32" + key_dims({R, K, N, aw.ld, int64_t(aw.trans), int64_t(packed)}) + act;
+  try {
+    Prim p = cached(key, [&] {
+      dnnl::post_ops po;
+      if (!act.empty()) {
+        float alpha, beta;
+        dnnl::algorithm alg = eltwise_alg(act, 0.0f, 0.0f, &alpha, &beta);
+        po.append_eltwise(1.0f, alg, alpha, beta);
+      }
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(po);
+      md want = packed ? md({K, N}, f32, dnnl::memory::format_tag::any) : wmd;
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(xmd, want, bmd, omd), attr, engine());
+      return Prim{dnnl::matmul(pd), {pd.weights_desc()}};
+    });
+    execute(p, {{DNNL_ARG_SRC, &x, xmd, xmd, false}, {DNNL_ARG_WEIGHTS, &w, wmd, p.mds[0], false},
+                {DNNL_ARG_BIAS, &b, bmd, bmd, false}, {DNNL_ARG_DST, &out, omd, omd, true}}, key);
+  } catch (const dnnl::error&) {
+    return false;  // no oneDNN matmul for this case: the caller's own path
+  }
+  return true;
+}
+
+namespace {
+
 template <typename T> void linear_typed(const Tensor& x0, const Tensor& w0, const Tensor& b, Tensor& out) {
   const int64_t K = w0.shape()[0], N = w0.shape()[1];
   const int64_t R = out.numel() / std::max<int64_t>(N, 1);
@@ -306,6 +347,7 @@ void linear_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attr
     ops::copy_(o, of);
     return;
   }
+  if (t == DType::Float32 && onednn_linear(in[0], in[1], in[2], out[0], "")) return;
   if (t == DType::Float32) linear_typed<float>(in[0], in[1], in[2], out[0]);
   else linear_typed<double>(in[0], in[1], in[2], out[0]);
 }

@@ -1,6 +1,8 @@
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/handoff.h"
 
+#include <cmath>
+#include <limits>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -296,6 +298,28 @@ LayoutHandoffOff::~LayoutHandoffOff() { set_layout_handoff(active_, keep_output_
 }  // namespace oar::cpu
 
 namespace oar::cpu::dnnl_util {
+
+dnnl::algorithm eltwise_alg(const std::string& act, float lo, float hi, float* alpha, float* beta) {
+  using dnnl::algorithm;
+  *alpha = 0.0f;
+  *beta = 0.0f;
+  if (act == "relu") return algorithm::eltwise_relu;
+  if (act == "clip") {
+    constexpr float big = std::numeric_limits<float>::max();
+    *alpha = std::isfinite(lo) ? lo : -big;
+    *beta = std::isfinite(hi) ? hi : big;
+    return algorithm::eltwise_clip;
+  }
+  if (act == "gelu") return algorithm::eltwise_gelu_erf;
+  if (act == "gelu_tanh") return algorithm::eltwise_gelu_tanh;
+  if (act == "silu") {
+    *alpha = 1.0f;
+    return algorithm::eltwise_swish;
+  }
+  if (act == "sigmoid") return algorithm::eltwise_logistic;
+  if (act == "tanh") return algorithm::eltwise_tanh;
+  fail(ErrorKind::Runtime, "[oar] internal: no oneDNN activation '", act, "'");
+}
 
 std::string key_dims(const Dims& d) {
   std::string s = "[";

@@ -48,6 +48,11 @@ struct Arg {
 };
 void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key);
 
+// The eltwise algorithm (and its alpha, beta) of a fused activation: relu,
+// gelu, gelu_tanh, silu, sigmoid, tanh, or clip to [lo, hi] (infinite bounds
+// for none).
+dnnl::algorithm eltwise_alg(const std::string& act, float lo, float hi, float* alpha, float* beta);
+
 // "f32:[1,2,3]" style fragments for keys.
 std::string key_dims(const Dims& d);
 // The bytes of a descriptor, for keys.
