@@ -66,12 +66,7 @@ Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& 
   if (!op.traits.dynamic_shape)
     for (size_t i = 0; i < metas.size(); ++i) outs[i] = empty_tensor(metas[i].shape, metas[i].dtype, dev);
   k(inputs, std::span<Tensor>(outs.data(), outs.size()), attrs);
-  if (t0) {
-    int64_t bytes = 0;
-    for (const Tensor& o : outs)
-      if (o.defined()) bytes += o.numel() * int64_t(o.itemsize());
-    profiler::record(op, inputs, profiler::now_ns() - t0, bytes);
-  }
+  if (t0) profiler::record(op, inputs, profiler::now_ns() - t0, outs);
   return outs;
 }
 
@@ -168,7 +163,7 @@ Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> 
     } else {
       k(inputs, std::span<Tensor>(&out, 1), attrs);
     }
-    if (t0) profiler::record(op, inputs, profiler::now_ns() - t0, self.numel() * int64_t(self.itemsize()));
+    if (t0) profiler::record(op, inputs, profiler::now_ns() - t0, std::span<const Tensor>(&self, 1));
   }
   self.storage().bump_version();
   if (track) dispatch_hooks().record_inplace(op, inputs, attrs, self, std::span<const Tensor>(saved.data(), saved.size()));

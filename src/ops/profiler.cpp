@@ -47,7 +47,10 @@ int64_t now_ns() {
       .count();
 }
 
-void record(const OpDef& op, std::span<const Tensor> inputs, int64_t ns, int64_t bytes) {
+void record(const OpDef& op, std::span<const Tensor> inputs, int64_t ns, std::span<const Tensor> outputs) {
+  int64_t bytes = 0;
+  for (const Tensor& o : outputs)
+    if (o.defined()) bytes += o.numel() * int64_t(o.itemsize());
   std::lock_guard<std::mutex> g(g_mu);
   OpStat* r;
   if (g_shapes) {

@@ -21,8 +21,9 @@ inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 void set_enabled(bool on, bool shapes = false);
 
 int64_t now_ns();
-// Adds one call of `op` on `inputs` that took `ns` and produced `bytes` of output.
-void record(const OpDef& op, std::span<const Tensor> inputs, int64_t ns, int64_t bytes);
+// Adds one call of `op` on `inputs` that took `ns` and wrote `outputs` (their
+// bytes are counted; undefined ones are skipped).
+void record(const OpDef& op, std::span<const Tensor> inputs, int64_t ns, std::span<const Tensor> outputs);
 
 struct OpStat {
   std::string name;

@@ -46,6 +46,20 @@ KernelFn kernel_for(const OpDef& op, DType dt, const char* api) {
 
 int64_t nbytes_of(const Tensor& t) { return t.numel() * int64_t(t.itemsize()); }
 
+// Whether a result of `st` lives at `data` (a buffer reused in place).
+bool written_by(const Step& st, const std::vector<Tensor>& env, const void* data) {
+  for (int o : st.out)
+    if (env[size_t(o)].defined() && env[size_t(o)].raw_data() == data) return true;
+  return false;
+}
+
+// Turns the hand-off flags off however the run ends.
+struct HandoffGuard {
+  ~HandoffGuard() { cpu::clear_layout_handoff(); }
+};
+
+}  // namespace
+
 // What each step may do with oneDNN layouts (Note [layout hand-off] in
 // kernels/cpu/handoff.h; the kernels keep float32 outputs only).
 struct LayoutHandoffs {
@@ -54,6 +68,8 @@ struct LayoutHandoffs {
   std::vector<char> residual_dies;  // no later step reads its input 3 (a fused_conv's residual)
   std::vector<char> kept_slot;      // a slot that `keep` may leave in oneDNN's layout
 };
+
+namespace {
 
 LayoutHandoffs layout_handoffs(const Model& m) {
   const size_t n = m.steps.size();
@@ -87,19 +103,13 @@ LayoutHandoffs layout_handoffs(const Model& m) {
   return h;
 }
 
-// Whether a result of `st` lives at `data` (a buffer reused in place).
-bool written_by(const Step& st, const std::vector<Tensor>& env, const void* data) {
-  for (int o : st.out)
-    if (env[size_t(o)].defined() && env[size_t(o)].raw_data() == data) return true;
-  return false;
-}
-
-// Turns the hand-off flags off however the run ends.
-struct HandoffGuard {
-  ~HandoffGuard() { cpu::clear_layout_handoff(); }
-};
-
 }  // namespace
+
+Executor::Executor(std::shared_ptr<const Model> model, bool memory_optim, int threads)
+    : model_(std::move(model)),
+      handoffs_(std::make_shared<const LayoutHandoffs>(layout_handoffs(*model_))),
+      memory_optim_(memory_optim),
+      threads_(threads) {}
 
 int64_t Executor::release_arena() {
   int64_t freed = arena_bytes_;
@@ -134,7 +144,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
   int64_t live = 0, peak = 0;
   Tensors ins;
   Tensors outs;
-  const LayoutHandoffs handoff = layout_handoffs(m);
+  const LayoutHandoffs& handoff = *handoffs_;
   HandoffGuard handoff_guard;
   for (size_t s = 0; s < m.steps.size(); ++s) {
     const Step& st = m.steps[s];
@@ -176,11 +186,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
         if (handoff.step[s]) cpu::set_layout_handoff(true, bool(handoff.keep[s]), bool(handoff.residual_dies[s]));
         const int64_t t0 = profiler::enabled() ? profiler::now_ns() : 0;
         k(in_span, std::span<Tensor>(outs.data(), outs.size()), *st.attrs);
-        if (t0) {  // the same rows as eager kernels (oar.profiler)
-          int64_t bytes = 0;
-          for (const Tensor& o : outs) bytes += nbytes_of(o);
-          profiler::record(op, in_span, profiler::now_ns() - t0, bytes);
-        }
+        if (t0) profiler::record(op, in_span, profiler::now_ns() - t0, outs);  // the rows eager kernels use
         if (handoff.step[s]) cpu::set_layout_handoff(false);
       }
     }

@@ -13,6 +13,8 @@
 
 namespace oar::runtime {
 
+struct LayoutHandoffs;  // executor.cpp
+
 struct RunStats {
   int64_t intermediate_peak_bytes = 0;
   int64_t planned_bytes = 0;
@@ -23,8 +25,7 @@ struct RunStats {
 
 class Executor {
  public:
-  Executor(std::shared_ptr<const Model> model, bool memory_optim, int threads)
-      : model_(std::move(model)), memory_optim_(memory_optim), threads_(threads) {}
+  Executor(std::shared_ptr<const Model> model, bool memory_optim, int threads);
 
   const Model& model() const { return *model_; }
   const std::shared_ptr<const Model>& shared_model() const { return model_; }
@@ -39,6 +40,7 @@ class Executor {
 
  private:
   std::shared_ptr<const Model> model_;
+  std::shared_ptr<const LayoutHandoffs> handoffs_;  // what each step may do with oneDNN layouts
   bool memory_optim_;
   int threads_;
   std::shared_ptr<char> arena_;

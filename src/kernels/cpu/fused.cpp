@@ -93,10 +93,10 @@ EwCode activation_code(const std::string& act) {
 // block: per-block products would stream the whole weight once per block,
 // which measured several times slower than the second pass over the output.
 void fused_linear_act_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  if (onednn_linear(in[0], in[1], in[2], out[0], a.s(0))) return;  // the activation inside the product
   const OpDef* linear = find_op("linear");
   KernelFn k = linear ? linear->kernels[int(DeviceType::CPU)][int(in[0].dtype())] : nullptr;
   OAR_CHECK(k, NotImplemented, "[oar.fused_linear_act] no linear kernel for dtype ", dtype_name(in[0].dtype()));
-  if (onednn_linear(in[0], in[1], in[2], out[0], a.s(0))) return;  // the activation inside the product
   k(in, out, Attrs{});
   const EwCode code = activation_code(a.s(0));
   Tensor& y = out[0];

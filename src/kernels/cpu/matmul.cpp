@@ -266,9 +266,6 @@ void matmul_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attr
 
 KernelRegistrar r("matmul", DeviceType::CPU, OAR_NUMERIC_DTYPES, matmul_kernel);
 
-// in: x [..., K], w [K, N], b [N]. Float and double: the output rows start as
-// copies of b and one gemm over all rows of x accumulates onto them. 16-bit:
-// oneDNN's matmul with its bias argument.
 }  // namespace
 
 bool onednn_linear(const Tensor& x0, const Tensor& w, const Tensor& b0, Tensor& out, const std::string& act) {
@@ -309,6 +306,9 @@ bool onednn_linear(const Tensor& x0, const Tensor& w, const Tensor& b0, Tensor& 
 
 namespace {
 
+// in: x [..., K], w [K, N], b [N]. float32 first tries onednn_linear. Float and
+// double: the output rows start as copies of b and one gemm over all rows of
+// x accumulates onto them. 16-bit: oneDNN's matmul with its bias argument.
 template <typename T> void linear_typed(const Tensor& x0, const Tensor& w0, const Tensor& b, Tensor& out) {
   const int64_t K = w0.shape()[0], N = w0.shape()[1];
   const int64_t R = out.numel() / std::max<int64_t>(N, 1);
@@ -347,9 +347,8 @@ void linear_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attr
     ops::copy_(o, of);
     return;
   }
-  if (t == DType::Float32 && onednn_linear(in[0], in[1], in[2], out[0], "")) return;
-  if (t == DType::Float32) linear_typed<float>(in[0], in[1], in[2], out[0]);
-  else linear_typed<double>(in[0], in[1], in[2], out[0]);
+  if (t == DType::Float64) linear_typed<double>(in[0], in[1], in[2], out[0]);
+  else if (!onednn_linear(in[0], in[1], in[2], out[0], "")) linear_typed<float>(in[0], in[1], in[2], out[0]);
 }
 
 KernelRegistrar r_linear("linear", DeviceType::CPU, OAR_FLOAT_DTYPES, linear_kernel);
