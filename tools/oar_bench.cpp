@@ -2,7 +2,7 @@
 // inference runtime.
 //
 //   oar-bench MODEL --shape NAME:1x3x224x224 [--shape ...] [--threads N] [--warmup W] [--iters I]
-//             [--bf16] [--no-ir-optim] [--no-memory-optim]
+//             [--bf16] [--no-ir-optim] [--no-memory-optim] [--no-winograd]
 //
 // Inputs are filled with deterministic values (floats sin(0.1 i), integers
 // i % 7). Inputs with static shapes need no --shape. Throughput counts
@@ -25,7 +25,7 @@ namespace {
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "oar-bench: " << why << "\n"
             << "usage: oar-bench MODEL --shape NAME:1x3x224x224 [--threads N] [--warmup W] [--iters I]\n"
-            << "                 [--bf16] [--no-ir-optim] [--no-memory-optim]\n";
+            << "                 [--bf16] [--no-ir-optim] [--no-memory-optim] [--no-winograd]\n";
   std::exit(2);
 }
 
@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
       config.SwitchIrOptim(false);
     } else if (a == "--no-memory-optim") {
       config.EnableMemoryOptim(false);
+    } else if (a == "--no-winograd") {
+      config.SwitchWinogradConv(false);
     } else {
       usage("unknown argument " + a);
     }
@@ -154,9 +156,9 @@ int main(int argc, char** argv) {
     for (double v : ms) mean += v / double(ms.size());
     std::printf("model: %s\n", model.c_str());
     std::printf("inputs: %s\n", shape_text.c_str());
-    std::printf("threads: %d  precision: %s  ir_optim: %s  memory_optim: %s\n", threads,
+    std::printf("threads: %d  precision: %s  ir_optim: %s  memory_optim: %s  winograd: %s\n", threads,
                 config.mkldnn_bfloat16_enabled() ? "bfloat16" : "float32", config.ir_optim() ? "on" : "off",
-                config.enable_memory_optim() ? "on" : "off");
+                config.enable_memory_optim() ? "on" : "off", config.winograd_conv() ? "on" : "off");
     std::printf("warmup: %d  iters: %d\n", warmup, iters);
     std::printf("latency_ms: p50 %.3f  p90 %.3f  p99 %.3f  mean %.3f  min %.3f\n", percentile(ms, 0.5),
                 percentile(ms, 0.9), percentile(ms, 0.99), mean, *std::min_element(ms.begin(), ms.end()));

@@ -118,6 +118,8 @@ void bind_inference(nb::module_& m) {
       .def_static("pass_names", &Config::pass_names)
       .def("enable_memory_optim", &Config::EnableMemoryOptim, arg("on"))
       .def("memory_optim_enabled", &Config::enable_memory_optim)
+      .def("switch_winograd_conv", &Config::SwitchWinogradConv, arg("on"))
+      .def("winograd_conv", &Config::winograd_conv)
       .def("set_precision", [](Config& c, int p) { c.SetPrecision(oar_infer::PrecisionType(p)); }, arg("precision"))
       .def("precision", [](const Config& c) { return int(c.precision()); });
 

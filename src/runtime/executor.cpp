@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "kernels/cpu/handoff.h"
+#include "kernels/cpu/winograd.h"
 #include "ops/dispatch.h"
 #include "ops/profiler.h"
 
@@ -105,11 +106,12 @@ LayoutHandoffs layout_handoffs(const Model& m) {
 
 }  // namespace
 
-Executor::Executor(std::shared_ptr<const Model> model, bool memory_optim, int threads)
+Executor::Executor(std::shared_ptr<const Model> model, bool memory_optim, int threads, bool winograd)
     : model_(std::move(model)),
       handoffs_(std::make_shared<const LayoutHandoffs>(layout_handoffs(*model_))),
       memory_optim_(memory_optim),
-      threads_(threads) {}
+      threads_(threads),
+      winograd_(winograd) {}
 
 int64_t Executor::release_arena() {
   int64_t freed = arena_bytes_;
@@ -121,6 +123,7 @@ int64_t Executor::release_arena() {
 std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char* api) {
   const Model& m = *model_;
   ThreadsGuard threads(threads_);
+  cpu::WinogradConvScope winograd(winograd_);
   DispatchIsolation isolation;
   std::vector<Dims> shapes;
   for (const Tensor& t : inputs) shapes.push_back(t.shape());

@@ -25,7 +25,8 @@ struct RunStats {
 
 class Executor {
  public:
-  Executor(std::shared_ptr<const Model> model, bool memory_optim, int threads);
+  // `winograd`: Note [winograd convolution] (kernels/cpu/winograd.h).
+  Executor(std::shared_ptr<const Model> model, bool memory_optim, int threads, bool winograd = false);
 
   const Model& model() const { return *model_; }
   const std::shared_ptr<const Model>& shared_model() const { return model_; }
@@ -43,6 +44,7 @@ class Executor {
   std::shared_ptr<const LayoutHandoffs> handoffs_;  // what each step may do with oneDNN layouts
   bool memory_optim_;
   int threads_;
+  bool winograd_;
   std::shared_ptr<char> arena_;
   int64_t arena_bytes_ = 0;
   RunStats stats_;

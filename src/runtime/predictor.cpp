@@ -166,7 +166,7 @@ namespace detail {
 class PredictorImpl {
  public:
   PredictorImpl(const Config& c, std::shared_ptr<const oar::runtime::Model> model)
-      : config(c), exec(std::move(model), c.enable_memory_optim(), c.cpu_math_library_num_threads()) {
+      : config(c), exec(std::move(model), c.enable_memory_optim(), c.cpu_math_library_num_threads(), c.winograd_conv()) {
     const auto& m = exec.model();
     inputs.resize(m.input_slots.size());
     pending.resize(m.input_slots.size());

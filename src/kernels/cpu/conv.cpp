@@ -19,6 +19,7 @@
 #include "kernels/cpu/handoff.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/cpu/winograd.h"
 #include "ops/ops.h"
 
 namespace oar::cpu {
@@ -182,18 +183,18 @@ void onednn_conv(Kind kind, const Tensor& src, const Tensor& wei, const Tensor& 
     memory::desc xa = any(xmd), wa = any(wmd), ya = any(ymd);
     auto fwd_pd = convolution_forward::primitive_desc(
         convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, xa, wa, ya, st, dl, pl, pr),
-        du::engine());
+        du::attr(), du::engine());
     if (kind == Kind::Fwd)
       return {convolution_forward(fwd_pd), {fwd_pd.src_desc(), fwd_pd.weights_desc(), fwd_pd.dst_desc()}};
     if (kind == Kind::BwdData) {
       auto pd = convolution_backward_data::primitive_desc(
-          convolution_backward_data::desc(algorithm::convolution_direct, xa, wa, ya, st, dl, pl, pr), du::engine(),
-          fwd_pd);
+          convolution_backward_data::desc(algorithm::convolution_direct, xa, wa, ya, st, dl, pl, pr), du::attr(),
+          du::engine(), fwd_pd);
       return {convolution_backward_data(pd), {pd.diff_src_desc(), pd.weights_desc(), pd.diff_dst_desc()}};
     }
     auto pd = convolution_backward_weights::primitive_desc(
-        convolution_backward_weights::desc(algorithm::convolution_direct, xa, wa, ya, st, dl, pl, pr), du::engine(),
-        fwd_pd);
+        convolution_backward_weights::desc(algorithm::convolution_direct, xa, wa, ya, st, dl, pl, pr), du::attr(),
+        du::engine(), fwd_pd);
     return {convolution_backward_weights(pd), {pd.src_desc(), pd.diff_weights_desc(), pd.diff_dst_desc()}};
   });
   const std::vector<memory::desc>& m = prim.mds;
@@ -290,6 +291,17 @@ template <KernelFn K> void widen_float16(std::span<const Tensor> in, std::span<T
 // (bias argument, then a sum post-op that adds the residual already in the
 // destination, then an eltwise post-op).
 
+thread_local bool t_winograd = false;
+
+// Note [winograd convolution]: float32, one group, 3x3 with stride and
+// dilation 1, 32 channels or more in and out, 128 output pixels or more
+// over the batch (a 7x7 output at batch 1 is 16 2x2 tiles for 49 pixels).
+bool winograd_fits(const Dims& xs, const Dims& ws, const Dims& ys, const Attrs& a, DType dt) {
+  return t_winograd && dt == DType::Float32 && a.i(4) == 1 && ws.size() == 4 && ws[2] == 3 && ws[3] == 3 &&
+         xs[1] >= 32 && ws[0] >= 32 && ys[0] * ys[2] * ys[3] >= 128 && a.ints(0) == Dims{1, 1} &&
+         a.ints(3) == Dims{1, 1};
+}
+
 void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& r, const Tensor& y,
                        const Attrs& a, DType dt) {
   const Dims &xs = x.shape(), &ws = w.shape(), &ys = y.shape();
@@ -297,8 +309,9 @@ void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const 
   Dims dil_m1;
   for (int64_t v : a.ints(3)) dil_m1.push_back(v - 1);
   const std::string& act = a.s(6);
-  std::string key = "fused" + std::string(dtype_name(dt)) + du::key_dims(xs) + du::key_dims(ws) + du::key_dims(ys) +
-                    du::key_dims(a.ints(0)) + du::key_dims(a.ints(1)) + du::key_dims(a.ints(2)) +
+  const bool wino = winograd_fits(xs, ws, ys, a, dt);
+  std::string key = std::string(wino ? "fused_wino" : "fused") + dtype_name(dt) + du::key_dims(xs) +
+                    du::key_dims(ws) + du::key_dims(ys) + du::key_dims(a.ints(0)) + du::key_dims(a.ints(1)) + du::key_dims(a.ints(2)) +
                     du::key_dims(dil_m1) + std::to_string(G) + (b.defined() ? "b" : "") + (r.defined() ? "r" : "") +
                     act + (act == "clip" ? std::to_string(a.f(7)) + "," + std::to_string(a.f(8)) : std::string());
   memory::desc xmd = du::plain_md(xs, dt), wmd = weight_md(ws, G, dt), ymd = du::plain_md(ys, dt);
@@ -307,10 +320,12 @@ void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const 
     using namespace dnnl;
     auto any = [&](const memory::desc& md) { return memory::desc(md.dims(), du::data_type(dt), memory::format_tag::any); };
     memory::dims st = mdims(a.ints(0)), pl = mdims(a.ints(1)), pr = mdims(a.ints(2)), dl = mdims(dil_m1);
-    auto d = b.defined() ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
-                                                     any(xmd), any(wmd), bmd, any(ymd), st, dl, pl, pr)
-                         : convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
-                                                     any(xmd), any(wmd), any(ymd), st, dl, pl, pr);
+    auto desc = [&](algorithm alg) {
+      return b.defined() ? convolution_forward::desc(prop_kind::forward_inference, alg, any(xmd), any(wmd), bmd,
+                                                     any(ymd), st, dl, pl, pr)
+                         : convolution_forward::desc(prop_kind::forward_inference, alg, any(xmd), any(wmd), any(ymd),
+                                                     st, dl, pl, pr);
+    };
     post_ops po;
     if (r.defined()) po.append_sum(1.0f);
     if (!act.empty()) {
@@ -318,9 +333,16 @@ void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const 
       algorithm alg = du::eltwise_alg(act, float(a.f(7)), float(a.f(8)), &alpha, &beta);
       po.append_eltwise(1.0f, alg, alpha, beta);
     }
-    primitive_attr attr;
+    primitive_attr attr = du::attr();
     attr.set_post_ops(po);
-    auto pd = convolution_forward::primitive_desc(d, attr, du::engine());
+    convolution_forward::primitive_desc pd;
+    if (wino) {
+      try {
+        pd = convolution_forward::primitive_desc(desc(algorithm::convolution_winograd), attr, du::engine());
+      } catch (const dnnl::error&) {  // no Winograd kernel for this CPU, shape or padding
+      }
+    }
+    if (!pd) pd = convolution_forward::primitive_desc(desc(algorithm::convolution_direct), attr, du::engine());
     return {convolution_forward(pd), {pd.src_desc(), pd.weights_desc(), pd.dst_desc()}};
   });
   const std::vector<memory::desc>& m = prim.mds;
@@ -378,4 +400,8 @@ KernelRegistrar r2("conv_transpose", DeviceType::CPU, OAR_CONV_DTYPES, widen_flo
 KernelRegistrar r3("conv_grad_weight", DeviceType::CPU, OAR_CONV_DTYPES, widen_float16<conv_grad_weight_kernel>);
 
 }  // namespace
+
+WinogradConvScope::WinogradConvScope(bool on) : prev_(t_winograd) { t_winograd = on; }
+WinogradConvScope::~WinogradConvScope() { t_winograd = prev_; }
+
 }  // namespace oar::cpu

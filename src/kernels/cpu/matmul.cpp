@@ -229,7 +229,7 @@ bool lowp_matmul(const Tensor& x, const Tensor& y, Tensor& out, bool tx, bool ty
   }
   Prim p = cached(key, [&] {
     dnnl::matmul::primitive_desc pd(bias ? dnnl::matmul::desc(xmd, ymd, bmd, omd) : dnnl::matmul::desc(xmd, ymd, omd),
-                                    engine());
+                                    attr(), engine());
     return Prim{dnnl::matmul(pd), {xmd, ymd, omd}};
   });
   if (bias)
@@ -290,10 +290,10 @@ bool onednn_linear(const Tensor& x0, const Tensor& w, const Tensor& b0, Tensor& 
         dnnl::algorithm alg = eltwise_alg(act, 0.0f, 0.0f, &alpha, &beta);
         po.append_eltwise(1.0f, alg, alpha, beta);
       }
-      dnnl::primitive_attr attr;
-      attr.set_post_ops(po);
+      dnnl::primitive_attr pa = attr();
+      pa.set_post_ops(po);
       md want = packed ? md({K, N}, f32, dnnl::memory::format_tag::any) : wmd;
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(xmd, want, bmd, omd), attr, engine());
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(xmd, want, bmd, omd), pa, engine());
       return Prim{dnnl::matmul(pd), {pd.weights_desc()}};
     });
     execute(p, {{DNNL_ARG_SRC, &x, xmd, xmd, false}, {DNNL_ARG_WEIGHTS, &w, wmd, p.mds[0], false},

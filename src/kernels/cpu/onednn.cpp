@@ -42,6 +42,12 @@ dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
   return dnnl::memory(md, engine(), t.raw_data());
 }
 
+dnnl::primitive_attr attr() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
 namespace {
 constexpr size_t kCacheCapacity = 256;
 struct Cache {
@@ -66,6 +72,9 @@ Prim cached(const std::string& key, const std::function<Prim()>& make) {
     }
   }
   Prim p = make();  // outside the lock: creation is the slow part
+  const dnnl_memory_desc_t* sp =
+      dnnl_primitive_desc_query_md(p.prim.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+  if (sp) p.scratchpad = dnnl::memory::desc(*sp);
   std::lock_guard<std::mutex> g(c.mu);
   if (c.index.count(key)) return p;
   c.lru.emplace_front(key, p);
@@ -78,15 +87,25 @@ Prim cached(const std::string& key, const std::function<Prim()>& make) {
 }
 
 namespace {
+
+dnnl::memory pooled(const dnnl::memory::desc& md, Tensor* owner);
+
+// `p` on `args` plus a scratchpad of its own (kept alive in `keep`).
+void run(const Prim& p, std::unordered_map<int, dnnl::memory>& args, std::vector<Tensor>& keep) {
+  if (p.scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, pooled(p.scratchpad, &keep.emplace_back()));
+  p.prim.execute(stream(), args);
+}
+
 void reorder(const dnnl::memory& from, const dnnl::memory& to, const std::string& key) {
   Prim r = cached(key, [&] {
-    return Prim{dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from.get_desc(), engine(), to.get_desc())), {}};
+    return Prim{dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from.get_desc(), engine(), to.get_desc(), attr())),
+                {}};
   });
-  r.prim.execute(stream(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  std::vector<Tensor> keep;
+  run(r, args, keep);
+  if (!keep.empty()) stream().wait();  // the scratchpad's buffer returns to the allocator
 }
-}  // namespace
-
-namespace {
 
 // Inputs of read-only storages (Note [read-only storage]) in the layouts
 // primitives asked for, so a predictor's weights are reordered once rather
@@ -250,7 +269,7 @@ void execute(const Prim& p, const std::vector<Arg>& args, const std::string& key
     if (a.want != a.plain) outs.emplace_back(internal, user);
     margs.emplace(a.id, internal);
   }
-  p.prim.execute(stream(), margs);
+  run(p, margs, keep);
   if (h.active && h.keep_output && outs.size() == 1 && out_owners.size() == 1) {
     h.erase(outs[0].second.get_data_handle());
     h.kept.push_back({outs[0].second.get_data_handle(), outs[0].first, std::move(keep[out_owners[0]])});

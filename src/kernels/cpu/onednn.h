@@ -22,12 +22,20 @@ dnnl::memory::data_type data_type(DType dt);
 // A memory object over a tensor's data (no copy).
 dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t);
 
+// Attributes every primitive is created with: a scratchpad the caller
+// passes at each execution. (oneDNN's own, library-managed scratchpad
+// crashed Winograd convolutions run by two threads at once; with ours each
+// execution has its own, from oar's caching allocator.)
+dnnl::primitive_attr attr();
+
 // A primitive with the memory layouts it chose for its arguments (primitives
 // created with format_tag::any pick blocked layouts that run much faster
-// than the plain ones our tensors have).
+// than the plain ones our tensors have). Create it with attr() (or attributes
+// that start from it).
 struct Prim {
   dnnl::primitive prim;
   std::vector<dnnl::memory::desc> mds;
+  dnnl::memory::desc scratchpad = {};  // filled in by cached()
 };
 
 // The cached primitive for `key`, built with `make` on a miss.

@@ -335,7 +335,7 @@ bool kept_pool(const Tensor& x, Tensor& y, const Attrs& a, bool max) {
     du::Prim prim = du::cached(key, [&]() -> du::Prim {
       memory::desc dst(memory::dims(ys.begin(), ys.end()), memory::data_type::f32, memory::format_tag::any);
       dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, *src, dst, st, k, pl, pr);
-      dnnl::pooling_forward::primitive_desc pd(d, du::engine());
+      dnnl::pooling_forward::primitive_desc pd(d, du::attr(), du::engine());
       return {dnnl::pooling_forward(pd), {pd.src_desc(), pd.dst_desc()}};
     });
     du::execute(prim, {{DNNL_ARG_SRC, &x, du::plain_md(xs, x.dtype()), prim.mds[0], false},
