@@ -22,15 +22,17 @@ from oar.static import InputSpec
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _has_avx512():
+def _has_avx512_core():
+    """oneDNN's Winograd kernels need AVX-512 F, BW, VL and DQ ("avx512_core")."""
     try:
         with open("/proc/cpuinfo") as f:
-            return " avx512f" in f.read()
+            flags = next((ln.split() for ln in f if ln.startswith("flags")), [])
     except OSError:
         return False
+    return {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags)
 
 
-AVX512 = _has_avx512()
+AVX512 = _has_avx512_core()
 
 
 class Stack(oar.nn.Layer):
