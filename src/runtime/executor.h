@@ -26,7 +26,7 @@ struct RunStats {
 class Executor {
  public:
   // `winograd`: Note [winograd convolution] (kernels/cpu/winograd.h).
-  Executor(std::shared_ptr<const Model> model, bool memory_optim, int threads, bool winograd = false);
+  Executor(std::shared_ptr<const Model> model, bool memory_optim, int threads, bool winograd);
 
   const Model& model() const { return *model_; }
   const std::shared_ptr<const Model>& shared_model() const { return model_; }

@@ -311,8 +311,8 @@ void onednn_fused_conv(const Tensor& x, const Tensor& w, const Tensor& b, const 
   const std::string& act = a.s(6);
   const bool wino = winograd_fits(xs, ws, ys, a, dt);
   std::string key = std::string(wino ? "fused_wino" : "fused") + dtype_name(dt) + du::key_dims(xs) +
-                    du::key_dims(ws) + du::key_dims(ys) + du::key_dims(a.ints(0)) + du::key_dims(a.ints(1)) + du::key_dims(a.ints(2)) +
-                    du::key_dims(dil_m1) + std::to_string(G) + (b.defined() ? "b" : "") + (r.defined() ? "r" : "") +
+                    du::key_dims(ws) + du::key_dims(ys) + du::key_dims(a.ints(0)) + du::key_dims(a.ints(1)) +
+                    du::key_dims(a.ints(2)) + du::key_dims(dil_m1) + std::to_string(G) + (b.defined() ? "b" : "") + (r.defined() ? "r" : "") +
                     act + (act == "clip" ? std::to_string(a.f(7)) + "," + std::to_string(a.f(8)) : std::string());
   memory::desc xmd = du::plain_md(xs, dt), wmd = weight_md(ws, G, dt), ymd = du::plain_md(ys, dt);
   memory::desc bmd = du::plain_md(Dims{ys[1]}, dt);

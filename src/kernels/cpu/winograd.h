@@ -6,8 +6,8 @@
 // against a float64 reference, F(2x2, 3x3) is as accurate as the direct
 // kernels and F(4x4, 3x3) within 2x of them. The inference runtime turns it
 // on for its runs (Config.SwitchWinogradConv, on by default); eager code
-// and training keep the direct algorithm, whose backward pass oneDNN also
-// has. The primitives run with caller-owned scratchpads (dnnl_util::attr()):
+// and training keep the direct algorithm and give what they gave before.
+// Where it fits is in winograd_fits (kernels/cpu/conv.cpp). The primitives run with caller-owned scratchpads (dnnl_util::attr()):
 // oneDNN's library-managed one crashed two threads running one Winograd
 // primitive at once.
 #pragma once
