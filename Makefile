@@ -13,7 +13,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export PYTHONPATH := $(CURDIR)/python
 
-.PHONY: all deps venv build demo test test-cpp test-python test-asan bench fuzz fuzz-deps clean
+.PHONY: all deps venv build demo test test-cpp test-python test-asan bench fuzz fuzz-deps fuzz-ops clean
 
 all: build
 
@@ -117,6 +117,12 @@ fuzz: build fuzz-deps
 	@found=$$(find $(FUZZ_DIR)/crashes -type f -newer $(FUZZ_DIR)/started); \
 	if [ -n "$$found" ]; then echo "fuzz: findings (replay with $(FUZZ_DIR)/fuzz_model_loader FILE):"; \
 	  echo "$$found"; exit 1; fi; echo "fuzz: no findings in $(FUZZ_SECONDS) s"
+
+# The op fuzzer (tests/fuzz/fuzz_ops.py): every public function and Tensor
+# method with adversarial arguments in a child process, for FUZZ_SECONDS;
+# `make test` runs its short deterministic pass (tests/python/test_fuzz_ops.py).
+fuzz-ops: build
+	OMP_WAIT_POLICY=PASSIVE $(VPY) tests/fuzz/fuzz_ops.py --seconds $(FUZZ_SECONDS) --seed $${FUZZ_SEED:-0}
 
 clean:
 	rm -rf build python/oar/_C*.so python/oar/liboar*.so

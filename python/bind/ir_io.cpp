@@ -1,9 +1,13 @@
-// The model format from Python: a Program to and from its JSON document.
-// No logic beyond argument conversion; oar/jit/io.py wraps these.
+// The model format from Python: a Program to and from its JSON document, and
+// the one safetensors reader (io/safetensors.h) that oar.load and
+// oar.jit.load read weights with. No logic beyond argument conversion;
+// oar/jit/io.py and oar/serialization.py wrap these.
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 
 #include "common.h"
+#include "io/safetensors.h"
 #include "ir/serialize.h"
 
 namespace oar::bind {
@@ -25,6 +29,28 @@ void bind_ir_io(nb::module_& m) {
     return out;
   }, arg("program"));
   m.attr("_ir_format_version") = ir::kFormatVersion;
+  // ([(name, Tensor)] in data order, [(key, value)] of the metadata).
+  m.def("_read_safetensors", [](const std::string& path, const std::string& api) {
+    io::Metadata meta;
+    std::vector<io::NamedTensor> ts;
+    {
+      nb::gil_scoped_release nogil;
+      ts = io::read_safetensors(path, api.c_str(), &meta);
+    }
+    std::vector<std::pair<std::string, Tensor>> out;
+    out.reserve(ts.size());
+    for (io::NamedTensor& t : ts) out.emplace_back(std::move(t.name), std::move(t.tensor));
+    return std::make_pair(std::move(out), std::move(meta));
+  }, arg("path"), arg("api"));
+  // ([(name, dtype name, shape, begin, end)], data start, metadata): the
+  // validated header alone, for readers of pieces of large files.
+  m.def("_read_safetensors_header", [](const std::string& path, const std::string& api) {
+    io::SafetensorsHeader h = io::read_safetensors_header(path, api.c_str());
+    std::vector<std::tuple<std::string, std::string, Dims, uint64_t, uint64_t>> entries;
+    for (io::SafetensorsEntry& e : h.entries)
+      entries.emplace_back(std::move(e.name), dtype_name(e.dtype), std::move(e.shape), e.begin, e.end);
+    return std::make_tuple(std::move(entries), h.data_start, std::move(h.metadata));
+  }, arg("path"), arg("api"));
 }
 
 Binder b(bind_ir_io);

@@ -29,6 +29,7 @@ NB_MODULE(_C, m) {
         case oar::ErrorKind::Type: type = PyExc_TypeError; break;
         case oar::ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
         case oar::ErrorKind::Timeout: type = PyExc_TimeoutError; break;
+        case oar::ErrorKind::Memory: type = PyExc_MemoryError; break;
         default: break;
       }
       PyErr_SetString(type, e.what());

@@ -18,11 +18,18 @@ __all__ = [
 Tensor = _C.Tensor
 
 
+def _int_tensor(v, api, what):
+    # A float tensor is not silently truncated into counts or axes.
+    if v.dtype not in (_C.dtype.int64, _C.dtype.int32, _C.dtype.int16, _C.dtype.int8, _C.dtype.uint8):
+        raise TypeError(f"[{api}] {what} must be an integer Tensor, got a {str(v.dtype).replace('paddle.', '')} Tensor")
+    return v
+
+
 def _int(v, api, what):
     if isinstance(v, Tensor):
         if v.size != 1:
             raise ValueError(f"[{api}] {what} must hold one value, got shape {v.shape}")
-        v = v.item()
+        v = _int_tensor(v, api, what).item()
     if isinstance(v, builtins.bool) or not isinstance(v, (int, np.integer)):
         raise TypeError(f"[{api}] {what} must be an int, got {type(v).__name__}")
     return int(v)
@@ -30,7 +37,7 @@ def _int(v, api, what):
 
 def _ints(v, api, what):
     if isinstance(v, Tensor):
-        return [int(i) for i in v.numpy().reshape(-1)]
+        return [int(i) for i in _int_tensor(v, api, what).numpy().reshape(-1)]
     if isinstance(v, (int, np.integer)) and not isinstance(v, builtins.bool):
         return [int(v)]
     if isinstance(v, (list, tuple)):

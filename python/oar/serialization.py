@@ -21,8 +21,11 @@ read with an unpickler that accepts only arrays, dtypes and plain containers.
 import json
 import os
 import pickle
+import re
+import socket
 import struct
 import tempfile
+import time
 
 import numpy as np
 
@@ -30,7 +33,6 @@ from . import _C
 
 __all__ = ["save", "load"]
 
-_MAX_HEADER = 100 << 20  # bytes of JSON header accepted
 _STRUCT_KEY = "oar.structure"
 _FORMAT_KEY = "oar.format"
 _FORMAT_VERSION = "1"
@@ -136,12 +138,58 @@ class _Writer:
 
 
 
+_TMP_PREFIX = ".oar-save-"
+_TMP_RE = re.compile(r"^\.oar-save-(?:(?P<host>[A-Za-z0-9_.]+)-(?P<pid>\d+)-)?[A-Za-z0-9_]+\.tmp$")
+_STALE_FOREIGN_S = 24 * 3600  # temp files of other hosts (shared folders) older than this are stale
+
+
+def _host():
+    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname())
+
+
+def _remove_stale_temps(folder):
+    """Removes temporary files that earlier saves into `folder` left behind
+    when they were killed: ours are named .oar-save-<host>-<pid>-<random>.tmp,
+    and one is stale when that process on this host is gone (or, from another
+    host or an older oar, when it is a day old). Files of other names are
+    never touched."""
+    host = _host()
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(_TMP_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        m = _TMP_RE.match(name)
+        if not m:
+            continue
+        full = os.path.join(folder, name)
+        try:
+            if m["pid"] is not None and m["host"] == host:
+                pid = int(m["pid"])
+                if pid == os.getpid():
+                    continue  # our own save in progress (another thread)
+                try:
+                    os.kill(pid, 0)
+                    continue  # the saving process is alive
+                except ProcessLookupError:
+                    pass
+                except PermissionError:
+                    continue  # alive, another user's
+            elif time.time() - os.path.getmtime(full) < _STALE_FOREIGN_S:
+                continue
+            os.unlink(full)
+        except OSError:
+            pass  # removed by someone else meanwhile, or not ours to remove
+
+
 def _atomic_write(path, write):
     """Calls write(f) on a temporary file in path's folder, syncs it and renames
-    it over path, so a crash leaves either the old file or the new one."""
+    it over path, so a crash leaves either the old file or the new one. Temp
+    files that killed saves left in that folder are removed first."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".oar-save-", suffix=".tmp")
+    _remove_stale_temps(folder)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f"{_TMP_PREFIX}{_host()}-{os.getpid()}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
@@ -210,85 +258,6 @@ def save(obj, path, protocol=4, **configs):
 
 # ---------------------------------------------------------------- loading
 
-def _read_header(path, f, size):
-    if size < 8:
-        raise _err(path, f"file is {size} bytes; a safetensors file has at least an 8-byte header length")
-    (n,) = struct.unpack("<Q", f.read(8))
-    if n > _MAX_HEADER:
-        raise _err(path, f"header length {n} exceeds the {_MAX_HEADER}-byte limit")
-    if n > size - 8:
-        raise _err(path, f"header length {n} runs past the end of the {size}-byte file (truncated?)")
-    raw = f.read(n)
-    try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise _err(path, f"header is not valid JSON ({e})") from None
-    if not isinstance(header, dict):
-        raise _err(path, "header must be a JSON object")
-    return header, 8 + n
-
-
-def _check_entries(path, header, data_size):
-    meta = header.pop("__metadata__", {}) or {}
-    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
-        raise _err(path, "__metadata__ must map strings to strings")
-    version = meta.get(_FORMAT_KEY, _FORMAT_VERSION)
-    if not version.isdigit() or int(version) > int(_FORMAT_VERSION):
-        raise _err(path, f"format version {version!r} is newer than this oar reads ({_FORMAT_VERSION}); "
-                   "upgrade oar")
-    spans = []
-    for key, e in header.items():
-        if not isinstance(e, dict) or set(e) != {"dtype", "shape", "data_offsets"}:
-            raise _err(path, f"entry {key!r} must have exactly dtype, shape and data_offsets")
-        if e["dtype"] not in _DTYPES:
-            raise _err(path, f"entry {key!r} has dtype {e['dtype']!r}; allowed: {', '.join(_DTYPES)}")
-        shape = e["shape"]
-        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                                  for d in shape):
-            raise _err(path, f"entry {key!r} has shape {shape!r}; expected a list of non-negative ints")
-        offs = e["data_offsets"]
-        if (not isinstance(offs, list) or len(offs) != 2
-                or not all(isinstance(o, int) and not isinstance(o, bool) for o in offs)):
-            raise _err(path, f"entry {key!r} has data_offsets {offs!r}; expected [begin, end]")
-        begin, end = offs
-        if not 0 <= begin <= end <= data_size:
-            raise _err(path, f"entry {key!r} has bytes [{begin}, {end}) outside the {data_size}-byte data "
-                       "section (truncated?)")
-        numel = 1
-        for d in shape:
-            numel *= d
-        if numel * _DTYPES[e["dtype"]][2] != end - begin:
-            raise _err(path, f"entry {key!r} has {end - begin} bytes but shape {shape} of "
-                       f"{e['dtype']} needs {numel * _DTYPES[e['dtype']][2]}")
-        spans.append((begin, end, key))
-    spans.sort()
-    for (b0, e0, k0), (b1, e1, k1) in zip(spans, spans[1:]):
-        if b1 < e0:
-            raise _err(path, f"entries {k0!r} and {k1!r} overlap")
-    return meta
-
-
-def _to_value(path, key, e, buf, as_array, complex128):
-    st = e["dtype"]
-    name, npd, _ = _DTYPES[st]
-    begin, end = e["data_offsets"]
-    arr = np.frombuffer(buf, dtype=np.dtype(npd).newbyteorder("<"), count=(end - begin) // _DTYPES[st][2],
-                        offset=begin).reshape(e["shape"]).astype(npd)
-    if key in complex128:
-        if not arr.shape or arr.shape[-1] != 2 or st != "F64":
-            raise _err(path, f"entry {key!r} is marked complex128 but is not float64 pairs")
-        arr = arr.view(np.complex128)[..., 0]
-        name = "complex128"
-    if as_array:
-        if st == "BF16":
-            return (arr.astype(np.uint32) << 16).view(np.float32)
-        return arr
-    from .creation import to_tensor
-    if st == "BF16":  # widening the bits to float32 is exact; the cast back too
-        return to_tensor((arr.astype(np.uint32) << 16).view(np.float32)).astype("bfloat16")
-    return to_tensor(arr, dtype=name)
-
-
 def _decode(path, node, values):
     if isinstance(node, list):
         return [_decode(path, v, values) for v in node]
@@ -296,8 +265,8 @@ def _decode(path, node, values):
         if len(node) == 1:
             (tag, val), = node.items()
             if tag in ("__tensor__", "__ndarray__"):
-                if val not in values:
-                    raise _err(path, f"structure refers to a missing entry {val!r}")
+                if not isinstance(val, str) or val not in values:
+                    raise _err(path, f"structure refers to a missing entry {str(val)[:80]!r}")
                 return values[val]
             if tag == "__float__" and val in ("inf", "-inf", "nan"):
                 return float(val)
@@ -316,35 +285,39 @@ def _decode(path, node, values):
     raise _err(path, "malformed stored structure")
 
 
-def _load_safetensors(path, return_numpy):
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        header, data_start = _read_header(path, f, size)
-        meta = _check_entries(path, header, size - data_start)
-        buf = f.read()  # the data section, validated above
+def _as_array(t):
+    # bfloat16 comes back as float32 (exact), as NumPy has no bfloat16
+    return (t.astype("float32") if t.dtype == _C.dtype.bfloat16 else t).numpy()
+
+
+def _load_safetensors(path, return_numpy, api="oar.load"):
+    """Reads a safetensors file through the one validating reader
+    (src/io/safetensors.h) and rebuilds the stored structure."""
+    pairs, meta = _C._read_safetensors(path, api)
+    meta = dict(meta)
     structure = meta.get(_STRUCT_KEY)
     try:
-        complex128 = set(json.loads(meta.get("oar.complex128", "[]")))
         tree = json.loads(structure) if structure is not None else None
-    except (json.JSONDecodeError, TypeError):
-        raise _err(path, "metadata is not valid JSON") from None
+    except (json.JSONDecodeError, RecursionError):
+        raise _err(path, "metadata oar.structure is not valid JSON") from None
     arrays_wanted = set()
     if tree is not None:
-        def mark(n):
+        stack = [tree]
+        while stack:
+            n = stack.pop()
             if isinstance(n, dict):
-                if set(n) == {"__ndarray__"}:
+                if set(n) == {"__ndarray__"} and isinstance(n["__ndarray__"], str):
                     arrays_wanted.add(n["__ndarray__"])
-                for v in n.values():
-                    mark(v)
+                stack.extend(n.values())
             elif isinstance(n, list):
-                for v in n:
-                    mark(v)
-        mark(tree)
-    values = {k: _to_value(path, k, e, buf, return_numpy or k in arrays_wanted, complex128)
-              for k, e in header.items()}
+                stack.extend(n)
+    values = {k: _as_array(t) if return_numpy or k in arrays_wanted else t for k, t in pairs}
     if tree is None:
         return values
-    return _decode(path, tree, values)
+    try:
+        return _decode(path, tree, values)
+    except RecursionError:
+        raise _err(path, "the stored structure is nested too deeply") from None
 
 
 class _ArrayOnlyUnpickler(pickle.Unpickler):
@@ -354,6 +327,8 @@ class _ArrayOnlyUnpickler(pickle.Unpickler):
         ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
         ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
         ("numpy._core.multiarray", "scalar"), ("collections", "OrderedDict"), ("_codecs", "encode"),
+        # protocol 5 pickles rebuild arrays from their raw bytes
+        ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"),
     }
 
     def __init__(self, f, path):
@@ -374,20 +349,48 @@ def _load_pickle(path, return_numpy):
         except pickle.UnpicklingError:
             raise
         except Exception as e:  # truncated or corrupt pickles
-            raise _err(path, f"not a readable Paddle checkpoint ({type(e).__name__}: {e})") from None
-    if return_numpy:
-        return obj
+            raise _err(path, f"not a readable Paddle checkpoint ({type(e).__name__}: {str(e)[:200]})") from None
     from .creation import to_tensor
 
-    def conv(o):
+    # Note [bounded pickle loading]
+    # A pickle may refer to one object many times (memo references), so a
+    # tree walk that copies what it visits can do work exponential in the
+    # file's size (nested lists of shared lists). The walk below visits each
+    # distinct object once and keeps sharing, so its work is linear in the
+    # number of objects the unpickler made, itself bounded by the file size.
+    # It is iterative: nesting depth costs no Python stack.
+    done = {}  # id -> converted object
+    open_ = set()  # ids whose children are being converted
+    pending = [(obj, False)]
+    keep = []  # the originals stay alive while their ids are keys
+    while pending:
+        o, children_done = pending.pop()
+        if id(o) in done:
+            continue
         if isinstance(o, np.ndarray):
-            return to_tensor(o)
-        if isinstance(o, dict):
-            return {k: conv(v) for k, v in o.items()}
-        if isinstance(o, (list, tuple)):
-            return type(o)(conv(v) for v in o)
-        return o
-    return conv(obj)
+            if o.dtype.hasobject:
+                raise _err(path, "holds an array of Python objects; only numeric arrays are accepted",
+                           pickle.UnpicklingError)
+            done[id(o)] = o if return_numpy else to_tensor(o)
+        elif isinstance(o, (dict, list, tuple)):
+            items = list(o.values()) if isinstance(o, dict) else list(o)
+            if not children_done:
+                if id(o) in open_:
+                    raise _err(path, "holds a container that contains itself", pickle.UnpicklingError)
+                open_.add(id(o))
+                pending.append((o, True))
+                pending.extend((v, False) for v in items if id(v) not in done)
+                continue
+            open_.discard(id(o))
+            conv = [done.get(id(v), v) for v in items]
+            if isinstance(o, dict):
+                done[id(o)] = type(o)(zip(o.keys(), conv)) if type(o) is not dict else dict(zip(o.keys(), conv))
+            else:
+                done[id(o)] = type(o)(conv)
+        else:
+            done[id(o)] = o
+        keep.append(o)
+    return done[id(obj)]
 
 
 def load(path, return_numpy=False, **configs):
@@ -406,8 +409,27 @@ def load(path, return_numpy=False, **configs):
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"[oar.load] {path}: no such file")
-    with open(path, "rb") as f:
-        head = f.read(2)
-    if head[:1] == b"\x80":  # a pickle protocol marker: Paddle's own format
+    if _is_pickle(path):
         return _load_pickle(path, return_numpy)
     return _load_safetensors(path, return_numpy)
+
+
+def _is_pickle(path):
+    """Whether path holds a pickle (Paddle's own format) rather than safetensors.
+
+    A safetensors file is recognised by its layout, not one byte: the 8-byte
+    length n fits in the file and the header right after it starts with '{'.
+    A pickle starts with the PROTO opcode (0x80, protocol 2-5); read as a
+    length, its first 8 bytes are at least 0x0280 + further non-zero opcode
+    bytes, far beyond any file that also has '{' at offset 8, so the two
+    tests cannot both pass. Anything else goes to the safetensors reader,
+    whose error says what is wrong.
+    """
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(9)
+    if len(head) == 9:
+        (n,) = struct.unpack("<Q", head[:8])
+        if 0 < n <= size - 8 and head[8:9] == b"{":
+            return False
+    return head[:1] == b"\x80" and len(head) > 1 and 2 <= head[1] <= 5

@@ -7,7 +7,7 @@
 
 namespace oar {
 
-enum class ErrorKind { Value, Index, Type, NotImplemented, Runtime, Timeout };
+enum class ErrorKind { Value, Index, Type, NotImplemented, Runtime, Timeout, Memory };
 
 class Error : public std::runtime_error {
  public:

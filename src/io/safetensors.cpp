@@ -62,27 +62,21 @@ constexpr DTypeName kDTypes[] = {
     {"F32", DType::Float32},     {"F64", DType::Float64},  {"C64", DType::Complex64},
 };
 
-struct Entry {
-  std::string name;
-  DType dtype = DType::Float32;
-  Dims shape;
-  uint64_t begin = 0, end = 0;
-};
+using Entry = SafetensorsEntry;
+using Header = SafetensorsHeader;
 
-struct Header {
-  std::vector<Entry> entries;  // sorted by begin
-  uint64_t data_start = 0;
-};
-
-// Validates the whole file layout; allocates nothing but the parsed header.
-Header validate(std::span<const char> bytes, const std::string& file, const char* api) {
+// Validates the whole file layout of a `size`-byte file whose first bytes
+// (at least the header) are `bytes`; allocates nothing but the parsed header.
+Header validate(std::span<const char> bytes, uint64_t size, const std::string& file, const char* api) {
   auto bad = [&](const auto&... what) { fail(ErrorKind::Value, "[", api, "] ", file, ": ", what...); };
-  const uint64_t size = bytes.size();
   if (size < 8) bad("file is ", size, " bytes; a safetensors file starts with an 8-byte header length");
   uint64_t n = 0;
   std::memcpy(&n, bytes.data(), 8);
   if (n > kMaxSafetensorsHeader) bad("header length ", n, " exceeds the ", kMaxSafetensorsHeader, "-byte limit");
   if (n > size - 8) bad("header length ", n, " runs past the end of the ", size, "-byte file (truncated?)");
+  if (n == 0 || bytes[8] != '{')
+    bad("the header must begin with '{' right after the 8-byte length (a header length of ", n,
+        " does not fit the file, or this is not a safetensors file)");
   // Names are kept as bytes (not checked for UTF-8) so that a message can
   // show the offending name, escaped.
   const JsonOptions json_options{16, false};
@@ -101,6 +95,7 @@ Header validate(std::span<const char> bytes, const std::string& file, const char
     if (v.kind != Json::Kind::Object) bad("__metadata__ must map strings to strings");
     for (const auto& [mk, mv] : v.members) {
       if (mv.kind != Json::Kind::String) bad("__metadata__ must map strings to strings");
+      h.metadata.emplace_back(mk, mv.str);
       if (mk == "oar.format") {
         bool digits = !mv.str.empty() && mv.str.size() < 10 &&
                       std::all_of(mv.str.begin(), mv.str.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -142,6 +137,8 @@ Header validate(std::span<const char> bytes, const std::string& file, const char
           "; allowed: ", allowed);
     }
     if (shape->kind != Json::Kind::Array) bad("entry ", q, " has a shape that is not a list of non-negative ints");
+    if (shape->items.size() > size_t(kMaxRank))
+      bad("entry ", q, " has a shape of rank ", shape->items.size(), "; tensors have at most ", kMaxRank, " dimensions");
     int64_t numel = 1;
     bool overflow = false;
     for (const Json& d : shape->items) {
@@ -176,12 +173,22 @@ Header validate(std::span<const char> bytes, const std::string& file, const char
   std::sort(h.entries.begin(), h.entries.end(), [](const Entry& a, const Entry& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
-  for (size_t i = 1; i < h.entries.size(); ++i) {
-    const Entry& a = h.entries[i - 1];
-    const Entry& b = h.entries[i];
-    // Zero-size entries occupy no bytes and cannot overlap anything.
-    if (b.begin < a.end && b.end > b.begin) bad("entries ", quoted(a.name), " and ", quoted(b.name), " overlap");
+  // The entries must tile the data section: each starts where the bytes before
+  // it end. Zero-size entries occupy no bytes and may sit anywhere.
+  uint64_t covered = 0;
+  const Entry* last = nullptr;
+  for (const Entry& e : h.entries) {
+    if (e.end == e.begin && e.begin <= covered) continue;
+    if (e.begin < covered) bad("entries ", quoted(last->name), " and ", quoted(e.name), " overlap");
+    if (e.begin > covered)
+      bad("the data section has a hole of ", e.begin - covered, " bytes before entry ", quoted(e.name),
+          " (bytes [", covered, ", ", e.begin, ") belong to no tensor)");
+    covered = e.end;
+    last = &e;
   }
+  if (covered != data_size)
+    bad("the data section has ", data_size - covered, " trailing bytes after the last tensor (", data_size,
+        " bytes, the tensors cover ", covered, "); the header length or the offsets are wrong");
   return h;
 }
 
@@ -193,8 +200,10 @@ Tensor copy_out(const Entry& e, const char* src) {
 
 }  // namespace
 
-std::vector<NamedTensor> parse_safetensors(std::span<const char> bytes, const std::string& file, const char* api) {
-  Header h = validate(bytes, file, api);
+std::vector<NamedTensor> parse_safetensors(std::span<const char> bytes, const std::string& file, const char* api,
+                                           Metadata* metadata) {
+  Header h = validate(bytes, bytes.size(), file, api);
+  if (metadata) *metadata = std::move(h.metadata);
   std::vector<NamedTensor> out;
   out.reserve(h.entries.size());
   for (const Entry& e : h.entries)
@@ -202,14 +211,45 @@ std::vector<NamedTensor> parse_safetensors(std::span<const char> bytes, const st
   return out;
 }
 
-std::vector<NamedTensor> read_safetensors(const std::string& path, const char* api) {
+namespace {
+
+using File = std::unique_ptr<FILE, int (*)(FILE*)>;
+
+// Opens `path` for reading; its size in bytes.
+File open_sized(const std::string& path, const char* api, long& size) {
   auto bad = [&](const auto&... what) { fail(ErrorKind::Value, "[", api, "] ", path, ": ", what...); };
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  File f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) bad("cannot be opened (", std::strerror(errno), ")");
   if (std::fseek(f.get(), 0, SEEK_END) != 0) bad("cannot be read (not a regular file?)");
-  long size = std::ftell(f.get());
+  size = std::ftell(f.get());
   if (size < 0) bad("cannot be read (not a regular file?)");
   std::rewind(f.get());
+  return f;
+}
+
+}  // namespace
+
+SafetensorsHeader read_safetensors_header(const std::string& path, const char* api) {
+  long size = 0;
+  File f = open_sized(path, api, size);
+  std::string head(size_t(std::min<long>(size, 8)), '\0');
+  if (std::fread(head.data(), 1, head.size(), f.get()) != head.size())
+    fail(ErrorKind::Value, "[", api, "] ", path, ": short read (the file changed while it was read?)");
+  uint64_t n = 0;
+  if (head.size() == 8) std::memcpy(&n, head.data(), 8);
+  // validate() refuses lengths over the cap or past the end before reading them.
+  if (head.size() == 8 && n <= kMaxSafetensorsHeader && n <= uint64_t(size) - 8) {
+    head.resize(size_t(8 + n));
+    if (std::fread(head.data() + 8, 1, size_t(n), f.get()) != size_t(n))
+      fail(ErrorKind::Value, "[", api, "] ", path, ": short read (the file changed while it was read?)");
+  }
+  return validate(std::span<const char>(head.data(), head.size()), uint64_t(size), path, api);
+}
+
+std::vector<NamedTensor> read_safetensors(const std::string& path, const char* api, Metadata* metadata) {
+  auto bad = [&](const auto&... what) { fail(ErrorKind::Value, "[", api, "] ", path, ": ", what...); };
+  long size = 0;
+  File f = open_sized(path, api, size);
   // One buffer for the whole file, aligned so that the data section's
   // tensors can point into it without copying.
   constexpr size_t kAlign = 64;
@@ -219,7 +259,8 @@ std::vector<NamedTensor> read_safetensors(const std::string& path, const char* a
   if (size > 0 && std::fread(buf.get(), 1, size_t(size), f.get()) != size_t(size))
     bad("short read (the file changed while it was read?)");
   std::span<const char> bytes(buf.get(), size_t(size));
-  Header h = validate(bytes, path, api);
+  Header h = validate(bytes, bytes.size(), path, api);
+  if (metadata) *metadata = std::move(h.metadata);
   std::vector<NamedTensor> out;
   out.reserve(h.entries.size());
   for (const Entry& e : h.entries) {

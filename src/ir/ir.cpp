@@ -251,7 +251,7 @@ bool run_meta(const OpDef& def, std::span<const Type* const> types, const Attrs&
   try {
     Tensors in;
     for (const Type* t : types) in.push_back(t ? meta_tensor(*t, probe) : Tensor());
-    out = def.infer_meta(std::span<const Tensor>(in.data(), in.size()), attrs);
+    out = infer_metas(def, std::span<const Tensor>(in.data(), in.size()), attrs);
     return true;
   } catch (const Error& e) {
     error = e.what();

@@ -247,7 +247,7 @@ class Loader {
         std::vector<Tensor> buf;
         for (Value* v : operands) buf.push_back(v ? meta_tensor(v->type(), kDynProbeA) : Tensor());
         for (int i = 0; i < 8; ++i) buf.push_back(meta_tensor(pads[k]));
-        Metas m = def.infer_meta(std::span<const Tensor>(buf.data(), operands.size()), attrs);
+        Metas m = infer_metas(def, std::span<const Tensor>(buf.data(), operands.size()), attrs);
         outcome = "ok";
         for (const TensorMeta& x : m) outcome += " " + Type{x.dtype, x.shape}.str();
       } catch (const std::exception& e) {

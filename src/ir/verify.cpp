@@ -67,7 +67,7 @@ struct Verifier {
       try {
         Tensors ms;
         for (const Type* t : in) ms.push_back(t ? meta_tensor(*t, 1) : Tensor());
-        Metas m = op.def().infer_meta(std::span<const Tensor>(ms.data(), ms.size()), op.attrs());
+        Metas m = infer_metas(op.def(), std::span<const Tensor>(ms.data(), ms.size()), op.attrs());
         std::vector<Type> ts;
         for (const TensorMeta& x : m) ts.push_back(Type{x.dtype, x.shape});
         r.types = std::move(ts);

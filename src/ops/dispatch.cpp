@@ -45,10 +45,30 @@ Device pick_device(const OpDef& op, std::span<const Tensor> inputs) {
   return d;
 }
 
+// A new output tensor; running out of memory is an error naming the op.
+Tensor allocate_output(const OpDef& op, const TensorMeta& m, Device dev) {
+  try {
+    return empty_tensor(m.shape, m.dtype, dev);
+  } catch (const std::bad_alloc&) {
+    int64_t bytes = 0;
+    __builtin_mul_overflow(checked_numel(m.shape, op.name.c_str()), int64_t(itemsize(m.dtype)), &bytes);
+    fail(ErrorKind::Memory, "[oar.", op.name, "] out of memory allocating an output of shape ",
+         ops::shape_str(m.shape), " (", bytes, " bytes of ", dtype_name(m.dtype), ")");
+  }
+}
+
 }  // namespace
 
+Metas infer_metas(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
+  Metas metas = op.infer_meta(in, attrs);
+  for (const TensorMeta& m : metas)
+    OAR_CHECK(m.shape.size() <= size_t(kMaxRank), Value, "[oar.", op.name, "] the result would have ",
+              m.shape.size(), " dimensions; tensors have at most ", kMaxRank);
+  return metas;
+}
+
 Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
-  Metas metas = op.infer_meta(inputs, attrs);
+  Metas metas = infer_metas(op, inputs, attrs);
   Tensors outs;
   if (op.traits.view) {
     const Tensor& base = inputs[0];
@@ -64,8 +84,19 @@ Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& 
   outs.resize(metas.size());
   const int64_t t0 = profiler::enabled() ? profiler::now_ns() : 0;
   if (!op.traits.dynamic_shape)
-    for (size_t i = 0; i < metas.size(); ++i) outs[i] = empty_tensor(metas[i].shape, metas[i].dtype, dev);
-  k(inputs, std::span<Tensor>(outs.data(), outs.size()), attrs);
+    for (size_t i = 0; i < metas.size(); ++i) outs[i] = allocate_output(op, metas[i], dev);
+  try {
+    k(inputs, std::span<Tensor>(outs.data(), outs.size()), attrs);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    fail(ErrorKind::Memory, "[oar.", op.name, "] out of memory in the ", dtype_name(key), " kernel");
+  } catch (const std::exception& e) {
+    // A kernel's standard-library exception is a bug (infer_meta should have
+    // refused the input); the user still learns which op failed.
+    fail(ErrorKind::Runtime, "[oar.", op.name, "] internal error in the ", dtype_name(key), " kernel (",
+         e.what(), ")");
+  }
   if (t0) profiler::record(op, inputs, profiler::now_ns() - t0, outs);
   return outs;
 }
@@ -139,7 +170,7 @@ Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> 
     if (t.defined() && t.device() != self.device())
       fail(ErrorKind::Value, "[oar.", op.name, "_] the tensor modified in place is on ", self.device().str(),
            ", an input is on ", t.device().str(), "; move it with .to(), .cuda() or .cpu()");
-  Metas metas = op.infer_meta(inputs, attrs);
+  Metas metas = infer_metas(op, inputs, attrs);
   OAR_CHECK(metas.size() == 1 && metas[0].shape == self.shape(), Value, "[oar.", op.name,
             "_] the result shape ", ops::shape_str(metas[0].shape),
             " must equal the shape of the tensor modified in place ", ops::shape_str(self.shape()));

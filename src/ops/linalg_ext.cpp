@@ -87,12 +87,20 @@ Tensor kron(const Tensor& x, const Tensor& y) {
   for (int64_t i = 0; i < nd; ++i) {
     int64_t a = i - (nd - x.dim()) >= 0 ? x.size(i - (nd - x.dim())) : 1;
     int64_t b = i - (nd - y.dim()) >= 0 ? y.size(i - (nd - y.dim())) : 1;
+    out.push_back(checked_mul(a, b, "oar.kron"));
+    if (a == 1 && b == 1) continue;  // the final reshape restores it
+    if (a == 1 || b == 1) {  // no interleaving needed: one dim
+      xs.push_back(a);
+      ys.push_back(b);
+      continue;
+    }
     xs.push_back(a);
     xs.push_back(1);
     ys.push_back(1);
     ys.push_back(b);
-    out.push_back(checked_mul(a, b, "oar.kron"));
   }
+  OAR_CHECK(xs.size() <= size_t(kMaxRank), Value, "[oar.kron] interleaving the axes of x ", shape_str(x.shape()),
+            " and y ", shape_str(y.shape()), " needs ", xs.size(), " dimensions; tensors have at most ", kMaxRank);
   // out[i*b + j] = x[i] * y[j]: interleave the axes of x and y, multiply, merge pairs.
   return reshape_to(multiply(reshape_to(x, xs), reshape_to(y, ys)), out);
 }

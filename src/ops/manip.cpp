@@ -296,7 +296,20 @@ Tensor tile(const Tensor& x, const Dims& repeat_times) {
     out.push_back(o);
   }
   checked_numel(out, "oar.tile");
-  return reshape_exact(expand(unsqueeze(v, ax), big), out);
+  if (2 * nd <= size_t(kMaxRank)) return reshape_exact(expand(unsqueeze(v, ax), big), out);
+  // Too many dims to interleave them all (Note [maximum rank]): one axis at a
+  // time, x viewed as [before, 1, rest] and broadcast to [before, r, rest].
+  Dims cur = xs;
+  for (size_t i = 0; i < nd; ++i) {
+    if (reps[i] == 1) continue;
+    int64_t before = 1, rest = 1;
+    for (size_t j = 0; j < i; ++j) before *= cur[j];
+    for (size_t j = i; j < nd; ++j) rest *= cur[j];
+    v = reshape_exact(expand(reshape_exact(v, Dims{before, 1, rest}), Dims{before, reps[i], rest}),
+                      Dims{before * reps[i] * rest});
+    cur[i] *= reps[i];
+  }
+  return reshape_exact(v, out);
 }
 
 Tensor repeat_interleave(const Tensor& x, int64_t repeats, int64_t axis, bool flatten_first) {

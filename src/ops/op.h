@@ -107,6 +107,10 @@ struct OpDef {
   KernelFn kernels[kNumDeviceTypes][kNumDTypes] = {};
 };
 
+// op.infer_meta(in, attrs), with every output's rank checked against
+// kMaxRank (Note [maximum rank]): what every mode calls.
+Metas infer_metas(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs);
+
 // The op registry: one OpDef per name, created on first use by whichever of
 // the op file or the kernel file registers first.
 OpDef& op_def(const std::string& name);

@@ -161,7 +161,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
       for (size_t k = 0; k < outs.size() && k < st.out.size(); ++k)
         if (outs[k].defined() && !is_output[size_t(st.out[k])]) fresh[size_t(st.out[k])] = nbytes_of(outs[k]);
     } else {
-      Metas metas = op.infer_meta(in_span, *st.attrs);
+      Metas metas = infer_metas(op, in_span, *st.attrs);
       OAR_CHECK(metas.size() == st.out.size(), Runtime, "[", api, "] op '", op.name, "' gave ", metas.size(),
                 " result(s), the program expects ", st.out.size());
       if (op.traits.view) {

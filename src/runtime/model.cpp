@@ -298,7 +298,7 @@ SlotPlan make_plan(const Model& m, const std::vector<Dims>& input_shapes) {
     if (!known) continue;
     Metas metas;
     try {
-      metas = st.def->infer_meta(std::span<const Tensor>(ins.data(), ins.size()), *st.attrs);
+      metas = infer_metas(*st.def, std::span<const Tensor>(ins.data(), ins.size()), *st.attrs);
     } catch (const std::exception&) {
       continue;  // sized at run time instead
     }

@@ -175,9 +175,14 @@ class PredictorImpl {
 
   Config config;
   oar::runtime::Executor exec;
-  // One request at a time: a predictor used from two threads at once is
-  // serialised rather than corrupted (clones are the way to run in parallel).
-  mutable std::mutex mu;
+  // Note [predictor threads]
+  // One call at a time: every entry that reads or writes the per-predictor
+  // state (inputs, pending shapes, outputs, the executor's arena and stats)
+  // holds this lock, so a predictor used from several threads at once is
+  // serialised rather than corrupted; clones share the weights and are the
+  // way to run in parallel. Recursive because entries call each other.
+  mutable std::recursive_mutex mu;
+  using Lock = std::lock_guard<std::recursive_mutex>;
   std::vector<oar::Tensor> inputs;
   std::vector<std::optional<oar::Dims>> pending;  // shapes given to Reshape
   std::vector<oar::Tensor> outputs;
@@ -195,7 +200,7 @@ class PredictorImpl {
   }
 
   void copy_in(int i, const void* data, DType dt) {
-    std::lock_guard<std::mutex> lock(mu);
+    Lock lock(mu);
     const char* api = "oar.inference.Tensor.copy_from_cpu";
     const oar::ir::Type& want = model().input_types[size_t(i)];
     const std::string& name = model().input_names[size_t(i)];
@@ -220,7 +225,7 @@ class PredictorImpl {
   }
 
   void copy_out(const oar::Tensor& t, bool input, int i, void* data, DType dt) const {
-    std::lock_guard<std::mutex> lock(mu);
+    Lock lock(mu);
     const char* api = "oar.inference.Tensor.copy_to_cpu";
     const std::string& name = input ? model().input_names[size_t(i)] : model().output_names[size_t(i)];
     OAR_CHECK(t.defined(), Runtime, "[", api, "] ", input ? "input '" : "output '", name, "' has no data yet; ",
@@ -235,7 +240,7 @@ class PredictorImpl {
   }
 
   void run() {
-    std::lock_guard<std::mutex> lock(mu);
+    Lock lock(mu);
     const char* api = "oar.inference.Predictor.run";
     for (size_t i = 0; i < inputs.size(); ++i)
       OAR_CHECK(inputs[i].defined(), Value, "[", api, "] input '", model().input_names[i],
@@ -268,6 +273,7 @@ void Tensor::Reshape(const std::vector<int>& shape) {
     oar::Dims d;
     for (int s : shape) d.push_back(s);
     p_->check_shape(index_, d, "oar.inference.Tensor.reshape");
+    detail::PredictorImpl::Lock lock(p_->mu);
     p_->pending[size_t(index_)] = d;
   });
 }
@@ -286,6 +292,7 @@ void Tensor::CopyFromCpu(const void* data, DataType dtype, const std::vector<int
     oar::Dims d;
     for (int s : shape) d.push_back(s);
     p_->check_shape(index_, d, api);
+    detail::PredictorImpl::Lock lock(p_->mu);
     p_->pending[size_t(index_)] = d;
     p_->copy_in(index_, data, to_dtype(dtype));
   });
@@ -293,6 +300,7 @@ void Tensor::CopyFromCpu(const void* data, DataType dtype, const std::vector<int
 
 void Tensor::CopyToCpu(void* data, DataType dtype) const {
   guarded([&] {
+    detail::PredictorImpl::Lock lock(p_->mu);
     const oar::Tensor& t = input_ ? p_->inputs[size_t(index_)] : p_->outputs[size_t(index_)];
     p_->copy_out(t, input_, index_, data, to_dtype(dtype));
   });
@@ -347,6 +355,7 @@ OAR_INFER_COPY(bool)
 
 std::vector<int> Tensor::shape() const {
   return guarded([&] {
+    detail::PredictorImpl::Lock lock(p_->mu);
     const oar::Tensor& t = input_ ? p_->inputs[size_t(index_)] : p_->outputs[size_t(index_)];
     oar::Dims d;
     if (input_ && p_->pending[size_t(index_)]) d = *p_->pending[size_t(index_)];
@@ -423,11 +432,18 @@ std::unique_ptr<Predictor> Predictor::Clone() {
   });
 }
 
-void Predictor::ClearIntermediateTensor() { impl_->exec.release_arena(); }
+void Predictor::ClearIntermediateTensor() {
+  detail::PredictorImpl::Lock lock(impl_->mu);
+  impl_->exec.release_arena();
+}
 
-uint64_t Predictor::TryShrinkMemory() { return uint64_t(impl_->exec.release_arena()); }
+uint64_t Predictor::TryShrinkMemory() {
+  detail::PredictorImpl::Lock lock(impl_->mu);
+  return uint64_t(impl_->exec.release_arena());
+}
 
 MemoryStats Predictor::GetMemoryStats() const {
+  detail::PredictorImpl::Lock lock(impl_->mu);
   const oar::runtime::RunStats& s = impl_->exec.stats();
   MemoryStats m;
   m.weight_bytes = impl_->model().weight_bytes;

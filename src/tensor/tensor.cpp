@@ -27,6 +27,7 @@ Storage::~Storage() {
 
 TensorImpl::TensorImpl(Ref<Storage> s, Dims shp, Dims str, int64_t off, DType dt)
     : storage(std::move(s)), shape(std::move(shp)), strides(std::move(str)), offset(off), dtype(dt) {
+  check_rank(shape.size(), "oar.Tensor");
   refresh();
 }
 
@@ -55,7 +56,13 @@ Dims contiguous_strides(const Dims& shape) {
   return s;
 }
 
+void check_rank(size_t rank, const char* api) {
+  OAR_CHECK(rank <= size_t(kMaxRank), Value, "[", api, "] tensors have at most ", kMaxRank,
+            " dimensions, got a shape of rank ", rank);
+}
+
 int64_t checked_numel(const Dims& shape, const char* api) {
+  check_rank(shape.size(), api);
   int64_t n = 1;
   for (int64_t d : shape) {
     OAR_CHECK(d >= 0, Value, "[", api, "] shape dims must be non-negative, got ", d);

@@ -70,6 +70,16 @@ class TensorImpl final : public RefCounted {
   void refresh();  // recompute numel and contiguous from shape and strides
 };
 
+// Note [maximum rank]
+// Tensors have at most kMaxRank dims. The CPU loops keep per-dim state in
+// fixed arrays of this size, so the limit is enforced wherever a shape can
+// come from: tensor creation from user data, every op's infer_meta result
+// (dispatch, tracing, loaded programs) and the safetensors reader; the
+// TensorImpl constructor checks it once more as a last guard.
+constexpr int kMaxRank = 16;
+// Refuses shapes of more than kMaxRank dims: "[api] ... rank N ...".
+void check_rank(size_t rank, const char* api);
+
 // Row-major strides for a shape.
 Dims contiguous_strides(const Dims& shape);
 // Product of the dims, checked for int64 overflow; `api` names the caller in the error.

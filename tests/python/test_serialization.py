@@ -106,7 +106,7 @@ GOOD = {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}
 
 
 @pytest.mark.parametrize("header,data,raw_len,match", [
-    (None, b"", None, "at least an 8-byte"),
+    (None, b"", None, "8-byte header length"),
     (GOOD, b"\0" * 8, 1 << 40, "exceeds"),
     (GOOD, b"\0" * 8, 10 ** 6, "runs past the end"),
     ({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 4, None, "outside"),

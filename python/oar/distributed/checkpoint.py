@@ -469,7 +469,9 @@ def _read_manifest(path):
 
 
 class _Files:
-    """Validated headers of the checkpoint's safetensors files, read once each."""
+    """Validated headers of the checkpoint's safetensors files, read once each
+    by the one safetensors reader (src/io/safetensors.h), which checks the
+    whole layout without reading the data."""
 
     def __init__(self, path):
         self.path = path
@@ -480,50 +482,38 @@ class _Files:
             fpath = os.path.join(self.path, rel)
             if not os.path.isfile(fpath):
                 raise _bad(fpath, "is missing (the manifest lists it)", FileNotFoundError)
-            size = os.path.getsize(fpath)
-            try:
-                with open(fpath, "rb") as f:
-                    header, start = _ser._read_header(fpath, f, size)
-                meta = _ser._check_entries(fpath, header, size - start)
-            except ValueError as e:  # "[oar.load] <file>: <what>", re-labelled for this API
-                raise _bad(fpath, str(e).split(": ", 1)[-1]) from None
-            try:
-                cplx = json.loads(meta.get("oar.complex128", "[]"))
-            except json.JSONDecodeError:
-                cplx = None
-            if not isinstance(cplx, list) or not all(isinstance(k, str) for k in cplx):
-                raise _bad(fpath, "metadata oar.complex128 must be a JSON list of entry names")
-            cplx = set(cplx)
-            self.headers[rel] = (fpath, header, start, cplx)
+            entries, start, _ = _C._read_safetensors_header(fpath, _LOAD)
+            self.headers[rel] = (fpath, {e[0]: e[1:] for e in entries}, start)
         return self.headers[rel]
 
     def rows(self, rel, key, dtype, shape, lo, hi):
         """Rows [lo, hi) along dim 0 of the stored piece ``key`` (of the given
         oar dtype and shape), as a NumPy array; bf16 comes back as float32."""
-        fpath, header, start, cplx = self.header(rel)
+        fpath, header, start = self.header(rel)
         e = header.get(key)
         if e is None:
             raise _bad(fpath, f"has no entry {key!r} (the manifest says it holds a piece of it)")
-        want_st = _ser._FROM_OAR[dtype]
-        want_shape = shape + [2] if dtype == "complex128" else shape
-        if e["dtype"] != want_st or e["shape"] != want_shape or (dtype == "complex128") != (key in cplx):
-            raise _bad(fpath, f"entry {key!r} is {e['dtype']} of shape {e['shape']}, but the manifest records "
+        st_dtype, st_shape, begin, _ = e
+        if st_dtype != dtype or list(st_shape) != list(shape):
+            raise _bad(fpath, f"entry {key!r} is {st_dtype} of shape {list(st_shape)}, but the manifest records "
                        f"a {dtype} piece of shape {shape}")
-        itemsize = _ser._DTYPES[e["dtype"]][2]
-        begin = e["data_offsets"][0]
+        stored = np.uint16 if dtype == "bfloat16" else np.dtype(dtype)
+        itemsize = np.dtype(stored).itemsize
         if shape:  # a contiguous range of rows: read only those bytes
-            row = _numel(want_shape[1:]) * itemsize
+            row = _numel(shape[1:]) * itemsize
             begin, n = begin + lo * row, (hi - lo) * row
-            out_shape = [hi - lo] + want_shape[1:]
+            out_shape = [hi - lo] + list(shape[1:])
         else:
-            n, out_shape = _numel(want_shape) * itemsize, want_shape
+            n, out_shape = itemsize, []
         with open(fpath, "rb") as f:
             f.seek(start + begin)
             buf = f.read(n)
         if len(buf) != n:
-            raise _bad(fpath, f"ends inside entry {key!r} (truncated?)")
-        return _ser._to_value(fpath, key, {"dtype": e["dtype"], "shape": out_shape, "data_offsets": [0, n]}, buf,
-                              True, cplx)
+            raise _bad(fpath, f"ends inside entry {key!r} (the file changed while it was read?)")
+        arr = np.frombuffer(buf, dtype=np.dtype(stored).newbyteorder("<")).astype(stored).reshape(out_shape)
+        if dtype == "bfloat16":  # widening the bits to float32 is exact
+            return (arr.astype(np.uint32) << 16).view(np.float32)
+        return arr
 
 
 def _assemble(files, key, rec, off, shp):

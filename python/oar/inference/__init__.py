@@ -31,6 +31,7 @@ releases the GIL).
 """
 import enum
 import os
+import threading
 
 import numpy as np
 
@@ -488,6 +489,10 @@ class Predictor:
     def __init__(self, impl, config):
         self._p = impl
         self._config = config
+        # run(inputs) copies in, runs and copies out as one step, so threads
+        # sharing this predictor each get their own results (Note [predictor
+        # threads] in src/runtime/predictor.cpp serialises the single calls).
+        self._run_lock = threading.Lock()
 
     def get_input_names(self):
         """The input names (the InputSpec names given to oar.jit.save when there were).
@@ -543,10 +548,11 @@ class Predictor:
         if len(inputs) != len(names):
             raise ValueError(f"{_api('Predictor.run')} the model takes {len(names)} input(s) {names}, "
                              f"got {len(inputs)}")
-        for name, x in zip(names, inputs):
-            self.get_input_handle(name).copy_from_cpu(x)
-        self._p.run()
-        return [self.get_output_handle(n).copy_to_cpu() for n in self.get_output_names()]
+        with self._run_lock:
+            for name, x in zip(names, inputs):
+                self.get_input_handle(name).copy_from_cpu(x)
+            self._p.run()
+            return [self.get_output_handle(n).copy_to_cpu() for n in self.get_output_names()]
 
     def clone(self):
         """Another predictor sharing this one's weights, with its own inputs, outputs and buffers.

@@ -153,9 +153,7 @@ def _read_weights(wpath, prog):
     if not os.path.isfile(wpath):
         raise _err(wpath, "no such file: the weights saved with the program are missing")
     try:
-        state = _ser._load_safetensors(wpath, False)
-    except ValueError as e:
-        raise _err(wpath, str(e)) from None
+        state = _ser._load_safetensors(wpath, False, "oar.jit.load")
     except (OSError, TypeError, KeyError, OverflowError) as e:
         raise _err(wpath, f"cannot be read: {e}") from None
     if state is None:

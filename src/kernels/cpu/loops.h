@@ -17,7 +17,7 @@
 namespace oar::cpu {
 
 constexpr int64_t kParallelGrain = 32768;  // elements per thread at least
-constexpr int kMaxDims = 16;
+constexpr int kMaxDims = kMaxRank;  // Note [maximum rank]
 
 // Runs f(begin, end) over [0, n) on the OpenMP pool when n is large enough.
 template <typename F> void parallel_for(int64_t n, int64_t grain, F&& f) {

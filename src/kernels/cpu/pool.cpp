@@ -131,7 +131,8 @@ template <typename T> void max_pool_impl(const Tensor& x, Tensor& y, Tensor& mas
       hi[size_t(kw)] = std::min(g.o[2], g.i[2] - off > 0 ? (g.i[2] - off - 1) / g.s[2] + 1 : 0);
     }
   };
-  if (!g.adaptive && g.i[0] == 1) {
+  if (!g.adaptive && g.i[0] == 1 && g.s[2] <= g.i[2]) {
+    // (A stride wider than the row would make the phase buffer stride-sized.)
     // One and two spatial dims, separably: the maximum of each input row
     // over every output column's window (a horizontal pass), then of those
     // over each output row's window rows (a vertical pass). Each input row
