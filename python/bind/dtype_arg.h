@@ -15,8 +15,8 @@ inline DType to_dtype(nb::handle h, const char* api) {
   if (nb::hasattr(h, "name") && nb::hasattr(h, "itemsize"))
     return dtype_from_name(nb::cast<std::string>(h.attr("name")), api);
   if (nb::hasattr(h, "__name__")) return dtype_from_name(nb::cast<std::string>(h.attr("__name__")), api);
-  fail(ErrorKind::Type, "[", api, "] dtype must be a dtype or its name, got ",
-       nb::cast<std::string>(nb::str(h.type())));
+  fail(ErrorKind::Type, "[", api, "] dtype must be a dtype or its name, got a ",
+       nb::cast<std::string>(nb::str(h.type().attr("__name__"))));
 }
 
 inline std::optional<DType> opt_dtype(nb::handle h, const char* api) {

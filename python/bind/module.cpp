@@ -1,6 +1,9 @@
 // The extension module: error translation, Python reference hooks, and the
 // binders registered by each binding file.
 #include <algorithm>
+#include <array>
+#include <string_view>
+#include <utility>
 
 #include "autograd/autograd.h"
 #include "common.h"
@@ -11,6 +14,93 @@ std::vector<std::pair<int, BindFn>>& binders() {
   static std::vector<std::pair<int, BindFn>> v;
   return v;
 }
+
+// Note [API error boundary]
+// Errors of functions bound here go through oar._api.relabel (the Python side
+// of the boundary, where the rule lives) so that each names the API called,
+// also nanobind's own "incompatible function arguments". Each function
+// object's vectorcall pointer is swapped for a trampoline that calls the
+// original and, only when it fails, hands the exception to the hook: the hot
+// path pays one indirect call. nanobind uses a handful of distinct vectorcall
+// functions, so a small fixed table of trampolines covers them all.
+namespace {
+
+constexpr int kMaxVectorcalls = 16;
+vectorcallfunc g_original[kMaxVectorcalls];
+int g_num_original = 0;
+PyObject* g_hook = nullptr;  // oar._api's relabel_bound(func, exc) -> exc or None
+
+void relabel_error(PyObject* func) {
+  if (!g_hook) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (tb && value) PyException_SetTraceback(value, tb);
+  PyObject* repl = value ? PyObject_CallFunctionObjArgs(g_hook, func, value, nullptr) : nullptr;
+  if (repl && PyExceptionInstance_Check(repl)) {
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(repl)), repl);
+    Py_DECREF(repl);
+    return;
+  }
+  if (!repl) PyErr_Clear();  // the hook itself failed: keep the original error
+  Py_XDECREF(repl);
+  PyErr_Restore(type, value, tb);
+}
+
+template <int I> PyObject* trampoline(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kw) {
+  PyObject* r = g_original[I](self, args, nargsf, kw);
+  if (!r) relabel_error(self);
+  return r;
+}
+
+template <int... I> constexpr std::array<vectorcallfunc, sizeof...(I)> make_trampolines(std::integer_sequence<int, I...>) {
+  return {&trampoline<I>...};
+}
+constexpr auto kTrampolines = make_trampolines(std::make_integer_sequence<int, kMaxVectorcalls>());
+
+bool is_nb_function(PyObject* o) {
+  std::string_view n = Py_TYPE(o)->tp_name;
+  return n.ends_with("nb_func") || n.ends_with("nb_method");
+}
+
+void install_trampoline(PyObject* f) {
+  Py_ssize_t off = Py_TYPE(f)->tp_vectorcall_offset;
+  if (off <= 0) return;
+  auto* slot = reinterpret_cast<vectorcallfunc*>(reinterpret_cast<char*>(f) + off);
+  if (!*slot) return;
+  for (int i = 0; i < g_num_original; ++i) {
+    if (kTrampolines[size_t(i)] == *slot) return;  // already installed
+    if (g_original[i] == *slot) { *slot = kTrampolines[size_t(i)]; return; }
+  }
+  if (g_num_original == kMaxVectorcalls) return;  // unseen kind: left as it is
+  g_original[g_num_original] = *slot;
+  *slot = kTrampolines[size_t(g_num_original++)];
+}
+
+// Every function of the module and every method of its classes.
+void install_error_boundary(PyObject* m, nb::handle hook) {
+  Py_XDECREF(g_hook);
+  g_hook = hook.inc_ref().ptr();
+  PyObject* d = PyModule_GetDict(m);
+  PyObject *key, *val;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(d, &pos, &key, &val)) {
+    if (is_nb_function(val)) {
+      install_trampoline(val);
+    } else if (PyType_Check(val)) {
+      PyObject* td = reinterpret_cast<PyTypeObject*>(val)->tp_dict;
+      PyObject *k2, *v2;
+      Py_ssize_t p2 = 0;
+      while (td && PyDict_Next(td, &p2, &k2, &v2))
+        if (is_nb_function(v2)) install_trampoline(v2);
+    }
+  }
+}
+
+}  // namespace
 
 }  // namespace oar::bind
 
@@ -43,4 +133,7 @@ NB_MODULE(_C, m) {
   auto& bs = oar::bind::binders();
   std::stable_sort(bs.begin(), bs.end(), [](auto& a, auto& b) { return a.first < b.first; });
   for (auto& b : bs) b.second(m);
+  // Called once by oar/__init__.py with oar._api.relabel_bound.
+  PyObject* mod = m.ptr();
+  m.def("_install_error_boundary", [mod](nb::handle hook) { oar::bind::install_error_boundary(mod, hook); });
 }

@@ -81,5 +81,14 @@ from .linalg import cholesky, eigvalsh, inv as inverse  # noqa: E402,F401
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from . import _tensor_methods  # noqa: E402,F401  attaches Python-level Tensor methods
+from . import _api  # noqa: E402
+
+# Note [API error boundary]: every public function's errors name it.
+_C._install_error_boundary(_api.relabel_bound)
+for _m in (nn.functional, linalg):
+    _api.guard_module(_m)
+_api.guard_module(__import__(__name__), "oar")
+_api.guard_methods(Tensor, "oar.Tensor")
+del _m
 
 __version__ = "0.1.0"
