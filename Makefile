@@ -13,7 +13,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export PYTHONPATH := $(CURDIR)/python
 
-.PHONY: all deps venv build demo test test-cpp test-python test-asan bench fuzz fuzz-deps fuzz-ops clean
+.PHONY: all deps venv build demo test test-cpp test-python test-asan bench fuzz fuzz-deps fuzz-ops fuzz-loaders clean
 
 all: build
 
@@ -123,6 +123,11 @@ fuzz: build fuzz-deps
 # `make test` runs its short deterministic pass (tests/python/test_fuzz_ops.py).
 fuzz-ops: build
 	OMP_WAIT_POLICY=PASSIVE $(VPY) tests/fuzz/fuzz_ops.py --seconds $(FUZZ_SECONDS) --seed $${FUZZ_SEED:-0}
+
+# The Python loader fuzzer (tests/fuzz/fuzz_loaders.py): mutated checkpoints
+# and models through oar.load, oar.jit.load and oar.inference, then used.
+fuzz-loaders: build
+	OMP_WAIT_POLICY=PASSIVE $(VPY) tests/fuzz/fuzz_loaders.py --seconds $(FUZZ_SECONDS) --seed $${FUZZ_SEED:-0}
 
 clean:
 	rm -rf build python/oar/_C*.so python/oar/liboar*.so

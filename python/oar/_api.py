@@ -20,6 +20,8 @@ import types
 
 _TAG = re.compile(r"^\[([^\]\s]*)\]\s?")
 _NO_ATTR = re.compile(r"^'(?P<type>[\w.]+)' object has no attribute '(?P<attr>\w+)'$")
+_NOT_SEQ = re.compile(r"^(?:'(?P<type>[\w.]+)' object (?:is not iterable|is not subscriptable)|"
+                      r"object of type '(?P<type2>[\w.]+)' has no len\(\))$")
 _NB_SIGNATURE = re.compile(r"(?P<fn>[\w.]*)\(\): incompatible function arguments\. The following argument types "
                            r"are supported:\s*(?P<sigs>.*?)\s*Invoked with types: (?P<got>.*)$", re.S)
 
@@ -29,6 +31,10 @@ _RETYPE = {AttributeError: TypeError, ZeroDivisionError: ValueError, StopIterati
            KeyError: ValueError, UnicodeError: ValueError}
 _KEEP = (TypeError, ValueError, IndexError, NotImplementedError, RuntimeError, MemoryError, OverflowError,
          TimeoutError, FileNotFoundError)
+
+
+def _given(type_name):
+    return "None" if type_name == "NoneType" else f"a {type_name}"
 
 
 def _short(name):
@@ -47,8 +53,11 @@ def relabel(exc, api):
         return TypeError(f"[{api}] got arguments of types ({got}); expected {sigs}")
     attr = _NO_ATTR.match(msg) if isinstance(exc, AttributeError) else None
     if attr:  # an argument of the wrong type met an attribute lookup
-        given = "None" if attr["type"] == "NoneType" else f"a {attr['type']}"
-        return TypeError(f"[{api}] got {given} where a Tensor (or an object with .{attr['attr']}) was expected")
+        return TypeError(f"[{api}] got {_given(attr['type'])} where a Tensor (or an object with "
+                         f".{attr['attr']}) was expected")
+    seq = _NOT_SEQ.match(msg) if isinstance(exc, TypeError) else None
+    if seq:  # an argument of the wrong type was iterated, indexed or measured
+        return TypeError(f"[{api}] got {_given(seq['type'] or seq['type2'])} where a list or tuple was expected")
     m = _TAG.match(msg)
     if m and m.group(1).startswith("oar.") and _short(m.group(1)) == _short(api) and type(exc) in _KEEP:
         return None

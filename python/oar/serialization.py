@@ -346,8 +346,10 @@ def _load_pickle(path, return_numpy):
     with open(path, "rb") as f:
         try:
             obj = _ArrayOnlyUnpickler(f, path).load()
-        except pickle.UnpicklingError:
-            raise
+        except pickle.UnpicklingError as e:
+            if str(e).startswith("[oar.load]"):
+                raise
+            raise _err(path, f"not a readable Paddle checkpoint ({e})", pickle.UnpicklingError) from None
         except Exception as e:  # truncated or corrupt pickles
             raise _err(path, f"not a readable Paddle checkpoint ({type(e).__name__}: {str(e)[:200]})") from None
     from .creation import to_tensor

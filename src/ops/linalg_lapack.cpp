@@ -331,16 +331,14 @@ Tensor matrix_power(const Tensor& x0, int64_t n) {
   const char* api = "oar.linalg.matrix_power";
   check_square(x, api);
   if (n == 0) return expand(eye(x.shape().back(), x.shape().back(), x.dtype()), x.shape());
-  if (n < 0) {
-    x = inv(x);
-    n = -n;
-  }
-  // Binary powering: O(log n) products.
+  if (n < 0) x = inv(x);
+  // Binary powering: O(log n) products, over |n| as unsigned (|INT64_MIN| fits).
+  uint64_t m = n < 0 ? uint64_t(0) - uint64_t(n) : uint64_t(n);
   Tensor result, base = x;
-  while (n > 0) {
-    if (n & 1) result = result.defined() ? matmul(result, base) : base;
-    n >>= 1;
-    if (n > 0) base = matmul(base, base);
+  while (m > 0) {
+    if (m & 1) result = result.defined() ? matmul(result, base) : base;
+    m >>= 1;
+    if (m > 0) base = matmul(base, base);
   }
   return result;
 }

@@ -336,10 +336,7 @@ def _child(mem_mb):
     db = {}
     for info in opdb.OP_DB:
         db.setdefault(info.name, info)
-    with open("/proc/self/status") as fs:
-        vm = int(re.search(r"VmSize:\s+(\d+)", fs.read()).group(1)) * 1024
-    limit = vm + (mem_mb << 20)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    limit_memory(mem_mb)
     out = sys.stdout
     sys.stdout = open(os.devnull, "w")  # targets that print must not garble the protocol
     out.write(json.dumps({"ready": sorted(targets)}) + "\n")
@@ -378,11 +375,22 @@ def _child(mem_mb):
 
 # ---------------------------------------------------------------- the parent
 
+def limit_memory(mem_mb):
+    """Caps this process's address space at its size now plus mem_mb."""
+    with open("/proc/self/status") as fs:
+        vm = int(re.search(r"VmSize:\s+(\d+)", fs.read()).group(1)) * 1024
+    limit = vm + (mem_mb << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 class Worker:
-    def __init__(self, mem_mb):
+    """A child process answering one JSON case per line (the fuzzers' protocol:
+    it prints {"ready": [...]} once, then one verdict per case)."""
+
+    def __init__(self, mem_mb, script=__file__):
         env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "..", "python") + os.pathsep +
                    os.environ.get("PYTHONPATH", ""), OMP_WAIT_POLICY="PASSIVE")
-        self.p = subprocess.Popen([sys.executable, __file__, "--child", "--mem-mb", str(mem_mb)],
+        self.p = subprocess.Popen([sys.executable, script, "--child", "--mem-mb", str(mem_mb)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                   env=env, cwd=os.path.join(HERE, "..", "python"), text=True, bufsize=1)
         line = self._read(120)

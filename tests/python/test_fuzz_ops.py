@@ -27,3 +27,15 @@ def test_op_fuzzer_reports_a_failure():
     for what in ("message does not start with [oar.<api>]", "crash: killed by SIGSEGV", "hang: no answer",
                  "memory blow-up"):
         assert what in p.stdout, (what, p.stdout[-4000:])
+
+
+def test_loader_fuzzer_quick_pass_is_clean():
+    fuzzer = os.path.join(HERE, "..", "fuzz", "fuzz_loaders.py")
+    p = subprocess.run([sys.executable, fuzzer, "--quick", "--timeout", "20"], capture_output=True, text=True,
+                       timeout=1500)
+    print(p.stdout[-20000:])
+    assert "cases over" in p.stdout, p.stderr[-4000:]
+    # both outcomes occur: mutated files are refused, and some still load and run
+    counts = p.stdout.split("cases over")[1]
+    assert " 0 loaded" not in counts and " 0 refused" not in counts, p.stdout[:2000]
+    assert p.returncode == 0, "\n".join(line for line in p.stdout.splitlines() if line.startswith("FAIL"))[:20000]
