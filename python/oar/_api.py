@@ -33,6 +33,14 @@ _KEEP = (TypeError, ValueError, IndexError, NotImplementedError, RuntimeError, M
          TimeoutError, FileNotFoundError)
 
 
+# Errors that speak for a context the user set up (a to_static trace, a
+# static program, a distributed job) keep their own tag wherever they surface.
+_CONTEXTS = ("oar.jit.", "oar.static.", "oar.distributed.")
+# Entry points that run other code (gradient rules, hooks, user callbacks):
+# errors from inside keep the tag of whatever raised them.
+_PASS_THROUGH = {"oar.Tensor.backward", "oar.grad", "oar.autograd.backward", "oar.autograd.grad"}
+
+
 def _given(type_name):
     return "None" if type_name == "NoneType" else f"a {type_name}"
 
@@ -44,6 +52,9 @@ def _short(name):
 def relabel(exc, api):
     """The exception to raise for `exc` escaping public function `api`
     ("oar.tile"), or None when exc already names it."""
+    tagged = _TAG.match(str(exc))
+    if api in _PASS_THROUGH and tagged and tagged.group(1).startswith("oar."):
+        return None
     msg = str(exc.args[0]) if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
     nb = _NB_SIGNATURE.search(msg)
     if nb:  # nanobind's overload report, in our words
@@ -59,12 +70,15 @@ def relabel(exc, api):
     if seq:  # an argument of the wrong type was iterated, indexed or measured
         return TypeError(f"[{api}] got {_given(seq['type'] or seq['type2'])} where a list or tuple was expected")
     m = _TAG.match(msg)
-    if m and m.group(1).startswith("oar.") and _short(m.group(1)) == _short(api) and type(exc) in _KEEP:
+    if m and m.group(1).startswith("oar.") and (_short(m.group(1)) == _short(api) or
+                                               m.group(1).startswith(_CONTEXTS)):
         return None
     if m:
         inner = m.group(1)
         rest = msg[m.end():]
-        if inner.startswith("oar.") and inner != "oar":
+        if _short(inner) == _short(api):
+            pass  # the same API under another spelling ("[Tensor.x]"): the tag is replaced
+        elif inner.startswith("oar.") and inner != "oar":
             rest = f"{inner[4:]}: {rest}"
         elif inner not in ("oar", ""):
             rest = f"{inner}: {rest}"
@@ -102,6 +116,9 @@ def _guard(f, api):
     return g
 
 
+_GUARDED = {}  # id(original) -> its wrapper: a function exported twice is one object
+
+
 def guard_module(mod, prefix=None):
     """Wraps the public Python functions of module `mod` (its __all__, or its
     public names) in the error boundary, named prefix + "." + name."""
@@ -111,7 +128,9 @@ def guard_module(mod, prefix=None):
         f = getattr(mod, n, None)
         if isinstance(f, types.FunctionType) and not getattr(f, "__oar_guarded__", False) \
                 and getattr(f, "__module__", "").startswith("oar"):
-            setattr(mod, n, _guard(f, f"{prefix}.{n}"))
+            if id(f) not in _GUARDED:
+                _GUARDED[id(f)] = (f, _guard(f, f"{prefix}.{n}"))
+            setattr(mod, n, _GUARDED[id(f)][1])
 
 
 def guard_methods(cls, prefix):
@@ -151,6 +170,9 @@ def relabel_bound(func, exc):
     api, public = _bound_api(func)
     msg = str(exc)
     tag = _TAG.match(msg)
-    if not public and tag and tag.group(1).startswith("oar.") and type(exc) in _KEEP:
-        return None  # an internal function that names the API it serves
+    if not public and not _NB_SIGNATURE.search(msg) and not (tag and tag.group(1) == "oar"):
+        # An internal function: its errors name the API it serves, or come
+        # from code it called back (a traced user function); the public
+        # function around it relabels what needs it.
+        return None
     return relabel(exc, api)

@@ -225,7 +225,7 @@ def test_hook_handles_remove_hooks():
     x.clear_grad()
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
-    with pytest.raises(TypeError, match=r"^\[Tensor.register_hook\] hook must be callable"):
+    with pytest.raises(TypeError, match=r"^\[oar.Tensor.register_hook\] hook must be callable"):
         x.register_hook(3)
 
 

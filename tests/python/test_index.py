@@ -361,7 +361,7 @@ def test_errors():
         oar.index_select(x, t(np.array([-6])))
     with pytest.raises(IndexError, match=r"^\[oar.gather_nd\] index 5 is out of bounds for axis 0 with size 5"):
         oar.gather_nd(x, t(np.array([[5]])))
-    with pytest.raises(IndexError, match=r"^\[oar.scatter_nd\] index 9 is out of bounds"):
+    with pytest.raises(IndexError, match=r"^\[oar.scatter_nd_add\] scatter_nd: index 9 is out of bounds"):
         oar.scatter_nd_add(x, t(np.array([[9]])), t(np.array([1.0])))
     with pytest.raises(IndexError, match=r"^\[oar.take_along_axis\] index 5 is out of bounds"):
         oar.take_along_axis(x, t(np.array([5])), 0)
