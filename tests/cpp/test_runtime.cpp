@@ -98,7 +98,7 @@ TEST(Safetensors, RejectsMalformedFiles) {
   expect_rejected(file_bytes("{" + ok_entry + "}", data).substr(0, 20), "runs past the end");
   expect_rejected(file_bytes("{" + ok_entry + "}", data, int64_t(1) << 40), "exceeds the");
   expect_rejected(file_bytes("{" + ok_entry, data), "not valid JSON");
-  expect_rejected(file_bytes("[1, 2]", ""), "must be a JSON object");
+  expect_rejected(file_bytes("[1, 2]", ""), "must begin with '{'");
   expect_rejected(file_bytes(R"({"a":{"dtype":"F99","shape":[2],"data_offsets":[0,8]}})", data), "has dtype 'F99'");
   expect_rejected(file_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,80]}})", data),
                   "outside the 8-byte data section");
@@ -117,8 +117,14 @@ TEST(Safetensors, RejectsMalformedFiles) {
   // Names that are not UTF-8 are escaped, so that the message is printable text.
   expect_rejected(file_bytes("{\"a\xff\":{\"dtype\":\"F99\",\"shape\":[2],\"data_offsets\":[0,8]}}", data),
                   "entry 'a\\xff' has dtype");
-  std::string deep(100, '[');
+  std::string deep = "{\"a\":" + std::string(100, '[');
   expect_rejected(file_bytes(deep, ""), "nesting");
+  // The data section must be covered exactly: no trailing byte, no hole.
+  expect_rejected(file_bytes("{" + ok_entry + "}", data + "x"), "1 trailing bytes");
+  expect_rejected(file_bytes(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data), "hole of 4 bytes");
+  expect_rejected(file_bytes(R"({"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})",
+                             std::string(4, '\0')),
+                  "rank 17");
 }
 
 TEST(Safetensors, RandomCorruptionsNeverCrash) {
