@@ -53,7 +53,8 @@ def relabel(exc, api):
     """The exception to raise for `exc` escaping public function `api`
     ("oar.tile"), or None when exc already names it."""
     tagged = _TAG.match(str(exc))
-    if api in _PASS_THROUGH and tagged and tagged.group(1).startswith("oar."):
+    if api in _PASS_THROUGH and tagged and tagged.group(1).startswith("oar.") \
+            and not tagged.group(1).startswith("oar.autograd."):  # the engine's own errors are relabelled
         return None
     msg = str(exc.args[0]) if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
     nb = _NB_SIGNATURE.search(msg)
