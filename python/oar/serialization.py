@@ -360,11 +360,11 @@ def _load_pickle(path, return_numpy):
     # file's size (nested lists of shared lists). The walk below visits each
     # distinct object once and keeps sharing, so its work is linear in the
     # number of objects the unpickler made, itself bounded by the file size.
-    # It is iterative: nesting depth costs no Python stack.
+    # It is iterative: nesting depth costs no Python stack. Every object seen
+    # stays reachable from `obj` meanwhile, so ids are stable keys.
     done = {}  # id -> converted object
     open_ = set()  # ids whose children are being converted
     pending = [(obj, False)]
-    keep = []  # the originals stay alive while their ids are keys
     while pending:
         o, children_done = pending.pop()
         if id(o) in done:
@@ -385,13 +385,9 @@ def _load_pickle(path, return_numpy):
                 continue
             open_.discard(id(o))
             conv = [done.get(id(v), v) for v in items]
-            if isinstance(o, dict):
-                done[id(o)] = type(o)(zip(o.keys(), conv)) if type(o) is not dict else dict(zip(o.keys(), conv))
-            else:
-                done[id(o)] = type(o)(conv)
+            done[id(o)] = type(o)(zip(o.keys(), conv) if isinstance(o, dict) else conv)
         else:
             done[id(o)] = o
-        keep.append(o)
     return done[id(obj)]
 
 

@@ -45,16 +45,24 @@ Device pick_device(const OpDef& op, std::span<const Tensor> inputs) {
   return d;
 }
 
-// A new output tensor; running out of memory is an error naming the op.
+// A new output tensor; running out of memory is an error naming the op
+// (the allocators raise ErrorKind::Memory, or std::bad_alloc).
 Tensor allocate_output(const OpDef& op, const TensorMeta& m, Device dev) {
-  try {
-    return empty_tensor(m.shape, m.dtype, dev);
-  } catch (const std::bad_alloc&) {
+  auto out_of_memory = [&]() {
     int64_t bytes = 0;
     __builtin_mul_overflow(checked_numel(m.shape, op.name.c_str()), int64_t(itemsize(m.dtype)), &bytes);
     fail(ErrorKind::Memory, "[oar.", op.name, "] out of memory allocating an output of shape ",
-         ops::shape_str(m.shape), " (", bytes, " bytes of ", dtype_name(m.dtype), ")");
+         ops::shape_str(m.shape), " (", bytes, " bytes of ", dtype_name(m.dtype), " on ", dev.str(), ")");
+  };
+  try {
+    return empty_tensor(m.shape, m.dtype, dev);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Memory) throw;
+    out_of_memory();
+  } catch (const std::bad_alloc&) {
+    out_of_memory();
   }
+  __builtin_unreachable();
 }
 
 }  // namespace

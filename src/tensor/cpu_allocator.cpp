@@ -74,7 +74,7 @@ class CpuDevice final : public DeviceInterface {
       std::lock_guard<std::mutex> g(mu_);
       stats_.allocated -= sz;
       stats_.reserved -= sz;
-      fail(ErrorKind::Runtime, "[oar] out of memory: could not allocate ", nbytes, " bytes on the CPU");
+      fail(ErrorKind::Memory, "[oar] out of memory: could not allocate ", nbytes, " bytes on the CPU");
     }
     if (sz >= kHugeFrom) advise_huge_pages(p, sz);
     return p;

@@ -206,11 +206,9 @@ def main():
         _child(a.mem_mb)
         return 0
     t0 = time.time()
-    w = fuzz_ops.Worker(a.mem_mb, os.path.abspath(__file__))
-    names = w.targets
-    counts = {"ok": 0, "error": 0, "fail": 0}
+    camp = fuzz_ops.Campaign(a.mem_mb, a.timeout, os.path.abspath(__file__))
+    names = camp.worker.targets
     per_seed = {n: 0 for n in names}
-    failures = {}
     rng = random.Random(a.seed)
     n = 0
     while True:
@@ -223,24 +221,14 @@ def main():
                 break
             target, seed = rng.choice(names), rng.randrange(1 << 40)
         n += 1
-        if w is None:
-            w = fuzz_ops.Worker(a.mem_mb, os.path.abspath(__file__))
-        res = w.call({"target": target, "seed": seed}, a.timeout)
-        counts[res["status"]] += 1
+        camp.run({"target": target, "seed": seed})
         per_seed[target] += 1
-        if res["status"] == "fail":
-            key = (target, re.sub(r"\d+", "N", res["why"])[:100])
-            failures.setdefault(key, (seed, res["why"]))
-            if res["why"].startswith(("crash", "hang")):
-                w = None
-    if w is not None:
-        w.kill()
+    camp.close()
+    counts = camp.counts
     print(f"fuzz-loaders: {n} cases over {len(names)} seed files; {counts['ok']} loaded and ran, "
           f"{counts['error']} refused with a typed error, {counts['fail']} failures; {time.time() - t0:.0f} s")
     print("cases per seed file: " + ", ".join(f"{k} {v}" for k, v in sorted(per_seed.items())))
-    for (target, _), (seed, why) in sorted(failures.items()):
-        print(f"FAIL {target} seed={seed}: {why}")
-    return 1 if failures else 0
+    return camp.report(lambda case: f"seed={case['seed']}")
 
 
 if __name__ == "__main__":
