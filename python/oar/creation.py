@@ -61,6 +61,8 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
                 arr = arr.astype(np.complex64)
         if arr.dtype == object or arr.dtype.kind in "USV":
             raise TypeError(f"[oar.to_tensor] data must be numeric, got an array of dtype {arr.dtype}")
+        if not arr.dtype.isnative:  # big-endian data, e.g. from a file
+            arr = arr.astype(arr.dtype.newbyteorder("="))
         if arr.dtype.kind == "u" and arr.dtype != np.uint8:
             arr = arr.astype(np.int64)
         if dt is None and str(_C.get_default_dtype()) == "paddle.bfloat16" and arr.dtype == np.float32 \

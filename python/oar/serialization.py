@@ -18,6 +18,7 @@ intact.
 Paddle ``.pdparams``/``.pdopt`` files (pickles of dicts of NumPy arrays) are
 read with an unpickler that accepts only arrays, dtypes and plain containers.
 """
+import collections
 import json
 import os
 import pickle
@@ -53,6 +54,9 @@ _DTYPES = {
 }
 _FROM_OAR = {v[0]: k for k, v in _DTYPES.items()}
 _FROM_OAR["complex128"] = "F64"  # stored as float64 pairs, see _COMPLEX128
+
+
+_PARAM_NAMES_KEY = "StructuredToParameterName@@"
 
 
 def _err(path, what, exc=ValueError):
@@ -320,26 +324,139 @@ def _load_safetensors(path, return_numpy, api="oar.load"):
         raise _err(path, "the stored structure is nested too deeply") from None
 
 
+# Note [pickled arrays]
+# NumPy rebuilds a pickled array by handing whatever state the file holds to
+# ndarray.__setstate__ and dtype.__setstate__, and some malformed states crash
+# the process there. So no file content ever reaches NumPy's pickle hooks: the
+# globals an array pickle names resolve to the stand-ins below, which check
+# every field (numeric dtype, shape of non-negative ints, raw bytes of exactly
+# the right length) and build the array with np.frombuffer. The walk in
+# _load_pickle swaps each stand-in for the array it built.
+
+_PICKLE_DTYPES = frozenset("b1 i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 c8 c16".split())
+
+
+def _refuse(what):
+    return pickle.UnpicklingError(what)
+
+
+class _PickledDtype:
+    """What ``numpy.dtype`` names in a pickle: a numeric dtype and its byte order."""
+
+    def __init__(self, name, align=False, copy=True):
+        if not isinstance(name, str) or name not in _PICKLE_DTYPES:
+            raise _refuse(f"dtype {str(name)[:40]!r} is not a numeric dtype")
+        self.dtype = np.dtype(name)
+
+    def __setstate__(self, state):
+        if not (isinstance(state, tuple) and len(state) == 8 and state[0] in (3, 4)
+                and state[1] in ("<", ">", "|", "=") and state[2:5] == (None, None, None)):
+            raise _refuse("malformed dtype state")
+        if state[1] in ("<", ">"):
+            self.dtype = self.dtype.newbyteorder(state[1])
+
+
+class _PickledNdarrayClass:
+    """What ``numpy.ndarray`` names in a pickle: only an argument of _reconstruct."""
+
+    def __new__(cls, *args, **kwargs):
+        raise _refuse("numpy.ndarray may only be rebuilt through _reconstruct")
+
+
+class _PickledArray:
+    """The array _reconstruct makes; its __setstate__ receives the data."""
+
+    array = None
+
+    def __setstate__(self, state):
+        if not (isinstance(state, tuple) and len(state) == 5 and state[0] == 1 and isinstance(state[3], bool)):
+            raise _refuse("malformed array state")
+        _, shape, dtype, fortran, raw = state
+        self.array = _array_from(raw, dtype, shape, "F" if fortran else "C")
+
+
+def _array_from(raw, dtype, shape, order):
+    if not isinstance(dtype, _PickledDtype):
+        raise _refuse(f"expected a dtype, got {type(dtype).__name__}")
+    dtype = dtype.dtype
+    if not (isinstance(shape, tuple) and len(shape) <= 16 and all(type(n) is int and n >= 0 for n in shape)):
+        raise _refuse(f"array shape must be a tuple of at most 16 non-negative ints, got {str(shape)[:80]}")
+    if order not in ("C", "F"):
+        raise _refuse(f"array order must be 'C' or 'F', got {str(order)[:20]!r}")
+    if not isinstance(raw, (bytes, bytearray)):
+        raise _refuse(f"array data must be bytes, got {type(raw).__name__}")
+    numel = 1
+    for n in shape:
+        numel *= n
+    if numel * dtype.itemsize != len(raw):
+        raise _refuse(f"array of shape {shape} and dtype {dtype} needs {numel * dtype.itemsize} bytes, "
+                      f"the file holds {len(raw)}")
+    return np.frombuffer(raw, dtype, count=numel).reshape(shape, order=order).copy(order="K")
+
+
+def _pickled_reconstruct(cls, shape, typecode):
+    if cls is not _PickledNdarrayClass:
+        raise _refuse("_reconstruct may only rebuild numpy.ndarray")
+    return _PickledArray()
+
+
+def _pickled_frombuffer(buf, dtype, shape, order):
+    return _array_from(buf, dtype, shape, order)
+
+
+def _pickled_scalar(dtype, raw=None):
+    return _array_from(raw, dtype, (), "C")[()]
+
+
+def _pickled_encode(text, encoding="utf-8"):
+    # protocol 2 spells bytes as _codecs.encode(text, "latin1")
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        raise _refuse("_codecs.encode is accepted only for latin1 text")
+    return text.encode("latin1")
+
+
+def _pickled_tuple(items=()):
+    if not isinstance(items, (tuple, list)):
+        raise _refuse(f"tuple() is accepted only of a tuple or list, got {type(items).__name__}")
+    if len(items) == 2 and isinstance(items[0], str) and isinstance(items[1], _PickledArray):
+        return items[1]  # Paddle pickles a tensor as tuple((name, array)); it loads as the array
+    return tuple(items)
+
+
+def _pickled_bytes(*args):
+    # protocol 2 spells b"" as bytes()
+    if args:
+        raise _refuse("bytes() is accepted only without arguments")
+    return b""
+
+
 class _ArrayOnlyUnpickler(pickle.Unpickler):
     """Accepts NumPy arrays, dtypes and plain containers; refuses every other global."""
 
-    _ALLOWED = {
-        ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
-        ("numpy._core.multiarray", "scalar"), ("collections", "OrderedDict"), ("_codecs", "encode"),
+    _ALLOWED = {("numpy", "ndarray"): _PickledNdarrayClass, ("numpy", "dtype"): _PickledDtype,
+                ("collections", "OrderedDict"): collections.OrderedDict, ("_codecs", "encode"): _pickled_encode,
+                ("__builtin__", "bytes"): _pickled_bytes, ("builtins", "bytes"): _pickled_bytes,
+                ("__builtin__", "tuple"): _pickled_tuple, ("builtins", "tuple"): _pickled_tuple}
+    for _core in ("numpy.core", "numpy._core"):
+        _ALLOWED[(_core + ".multiarray", "_reconstruct")] = _pickled_reconstruct
+        _ALLOWED[(_core + ".multiarray", "scalar")] = _pickled_scalar
         # protocol 5 pickles rebuild arrays from their raw bytes
-        ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"),
-    }
+        _ALLOWED[(_core + ".numeric", "_frombuffer")] = _pickled_frombuffer
+    del _core
 
     def __init__(self, f, path):
         super().__init__(f)
         self._path = path
 
     def find_class(self, module, name):
-        if (module, name) in self._ALLOWED:
-            return super().find_class(module, name)
+        found = self._ALLOWED.get((module, name))
+        if found is not None:
+            return found
         raise _err(self._path, f"refusing to load {module}.{name}: only arrays and containers are accepted",
                    pickle.UnpicklingError)
+
+
+_PICKLE_LEAVES = (int, float, complex, bool, str, bytes, type(None), np.generic)
 
 
 def _load_pickle(path, return_numpy):
@@ -369,11 +486,13 @@ def _load_pickle(path, return_numpy):
         o, children_done = pending.pop()
         if id(o) in done:
             continue
-        if isinstance(o, np.ndarray):
-            if o.dtype.hasobject:
-                raise _err(path, "holds an array of Python objects; only numeric arrays are accepted",
-                           pickle.UnpicklingError)
-            done[id(o)] = o if return_numpy else to_tensor(o)
+        if isinstance(o, (_PickledArray, np.ndarray)):
+            a = o.array if isinstance(o, _PickledArray) else o
+            if a is None:
+                raise _err(path, "holds an array whose data never came", pickle.UnpicklingError)
+            done[id(o)] = a if return_numpy else to_tensor(a)
+        elif isinstance(o, _PickledDtype):
+            done[id(o)] = o.dtype
         elif isinstance(o, (dict, list, tuple)):
             items = list(o.values()) if isinstance(o, dict) else list(o)
             if not children_done:
@@ -386,15 +505,19 @@ def _load_pickle(path, return_numpy):
             open_.discard(id(o))
             conv = [done.get(id(v), v) for v in items]
             done[id(o)] = type(o)(zip(o.keys(), conv) if isinstance(o, dict) else conv)
-        else:
+        elif isinstance(o, _PICKLE_LEAVES):
             done[id(o)] = o
+        else:
+            raise _err(path, f"holds a {type(o).__name__} where arrays, containers and numbers were expected",
+                       pickle.UnpicklingError)
     return done[id(obj)]
 
 
 def load(path, return_numpy=False, **configs):
     """Loads what :func:`save` stored (or a Paddle ``.pdparams``/``.pdopt``
     pickle of arrays). Tensors come back as oar Tensors, or as NumPy arrays
-    with ``return_numpy=True``.
+    with ``return_numpy=True``. A Paddle pickle's parameter-name table
+    (``"StructuredToParameterName@@"``) is dropped unless ``keep_name_table=True``.
 
     >>> import oar, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "t.pdtensor")
@@ -408,7 +531,10 @@ def load(path, return_numpy=False, **configs):
     if not os.path.isfile(path):
         raise FileNotFoundError(f"[oar.load] {path}: no such file")
     if _is_pickle(path):
-        return _load_pickle(path, return_numpy)
+        obj = _load_pickle(path, return_numpy)
+        if isinstance(obj, dict) and not configs.get("keep_name_table", False):
+            obj.pop(_PARAM_NAMES_KEY, None)  # Paddle's structured-name -> parameter-name table
+        return obj
     return _load_safetensors(path, return_numpy)
 
 

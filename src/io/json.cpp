@@ -203,28 +203,6 @@ class Parser {
     }
   }
 
-  // Length of the well-formed UTF-8 sequence at p_ (RFC 3629: no overlong
-  // forms, no surrogates, nothing above U+10FFFF), or 0.
-  size_t utf8_len() const {
-    auto b = [&](size_t i) { return p_ + i < t_.size() ? (unsigned char)t_[p_ + i] : 0u; };
-    unsigned c = b(0);
-    auto cont = [&](size_t i) { return (b(i) & 0xC0) == 0x80; };
-    if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-      if (!cont(1) || !cont(2)) return 0;
-      unsigned c1 = b(1);
-      if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F)) return 0;
-      return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-      if (!cont(1) || !cont(2) || !cont(3)) return 0;
-      unsigned c1 = b(1);
-      if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return 0;
-      return 4;
-    }
-    return 0;
-  }
-
   std::string string() {
     ++p_;  // the opening quote
     std::string out;
@@ -269,7 +247,7 @@ class Parser {
         ++p_;
         continue;
       }
-      size_t n = utf8_len();
+      size_t n = utf8_sequence_length(t_, p_);
       if (!n) error("invalid UTF-8 in a string");
       out.append(t_.substr(p_, n));
       p_ += n;
@@ -282,6 +260,35 @@ class Parser {
 };
 
 }  // namespace
+
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  auto b = [&](size_t k) { return i + k < s.size() ? (unsigned char)s[i + k] : 0u; };
+  auto cont = [&](size_t k) { return (b(k) & 0xC0) == 0x80; };
+  const unsigned c = b(0), c1 = b(1);
+  if (i >= s.size()) return 0;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F)) return 0;  // overlong; surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return 0;  // overlong; above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+bool is_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence_length(s, i);
+    if (!n) return false;
+    i += n;
+  }
+  return true;
+}
 
 bool parse_json(std::string_view text, Json& out, JsonError& error, const JsonOptions& options) {
   out = Json();

@@ -58,6 +58,13 @@ struct JsonError {
   std::string str() const;
 };
 
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or 0.
+size_t utf8_sequence_length(std::string_view s, size_t i);
+
+// Whether all of `s` is well-formed UTF-8.
+bool is_utf8(std::string_view s);
+
 // False, with `error` set, for text that is not one strict JSON document.
 bool parse_json(std::string_view text, Json& out, JsonError& error, const JsonOptions& options = {});
 

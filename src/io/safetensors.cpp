@@ -19,23 +19,11 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; a big-endian host would have to swap bytes");
 
-bool valid_utf8(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
-    i += n;
-  }
-  return true;
-}
-
 // A name from the file, quoted for an error message: control bytes, and
 // every non-ASCII byte when the name is not valid UTF-8, are escaped, so the
 // message is always printable text.
 std::string quoted(const std::string& s) {
-  const bool utf8 = valid_utf8(s);
+  const bool utf8 = is_utf8(s);
   std::string out = "'";
   for (unsigned char c : s) {
     if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) {
@@ -77,8 +65,6 @@ Header validate(std::span<const char> bytes, uint64_t size, const std::string& f
   if (n == 0 || bytes[8] != '{')
     bad("the header must begin with '{' right after the 8-byte length (a header length of ", n,
         " does not fit the file, or this is not a safetensors file)");
-  // Names are kept as bytes (not checked for UTF-8) so that a message can
-  // show the offending name, escaped.
   const JsonOptions json_options{16, false};
   JsonError err;
   Json root;
@@ -89,6 +75,15 @@ Header validate(std::span<const char> bytes, uint64_t size, const std::string& f
   h.data_start = 8 + n;
   const uint64_t data_size = size - h.data_start;
   std::set<std::string> complex128;
+  // Names are checked for UTF-8 here (not by the parser) so that the
+  // message can show the offending name, escaped.
+  for (const auto& [key, v] : root.members) {
+    if (!is_utf8(key)) bad("entry name ", quoted(key), " is not valid UTF-8");
+    if (key == "__metadata__" && v.kind == Json::Kind::Object)
+      for (const auto& [mk, mv] : v.members)
+        if (!is_utf8(mk) || (mv.kind == Json::Kind::String && !is_utf8(mv.str)))
+          bad("__metadata__ entry ", quoted(mk), " is not valid UTF-8");
+  }
   for (const auto& [key, v] : root.members) {
     if (key != "__metadata__") continue;
     if (v.kind == Json::Kind::Null) continue;

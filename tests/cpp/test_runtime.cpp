@@ -115,8 +115,12 @@ TEST(Safetensors, RejectsMalformedFiles) {
   expect_rejected(file_bytes("{" + ok_entry + R"(,"__metadata__":{"oar.format":"9"}})", data), "newer");
   expect_rejected(file_bytes("{" + ok_entry + R"(,"__metadata__":{"k":1}})", data), "map strings to strings");
   // Names that are not UTF-8 are escaped, so that the message is printable text.
-  expect_rejected(file_bytes("{\"a\xff\":{\"dtype\":\"F99\",\"shape\":[2],\"data_offsets\":[0,8]}}", data),
-                  "entry 'a\\xff' has dtype");
+  expect_rejected(file_bytes("{\"a\xff\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", data),
+                  "entry name 'a\\xff' is not valid UTF-8");  // escaped, so the message stays printable
+  expect_rejected(file_bytes("{\"a\xed\xa0\x80\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", data),
+                  "is not valid UTF-8");  // a surrogate
+  expect_rejected(file_bytes("{\"a\":{\"dtype\":\"F99\",\"shape\":[2],\"data_offsets\":[0,8]}}", data),
+                  "entry 'a' has dtype");
   std::string deep = "{\"a\":" + std::string(100, '[');
   expect_rejected(file_bytes(deep, ""), "nesting");
   // The data section must be covered exactly: no trailing byte, no hole.

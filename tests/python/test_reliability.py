@@ -86,6 +86,17 @@ def test_holes_and_high_ranks_are_refused(tmp_path):
     assert oar.load(p)["a"].shape == [1] * MAX_RANK
 
 
+@pytest.mark.parametrize("name", [b"\xff", b"\xc0\x80", b"\xed\xa0\x80", b"\xf5\x80\x80\x80"])
+def test_names_that_are_not_utf8_are_refused(tmp_path, name):
+    # invalid byte, overlong NUL, a surrogate, above U+10FFFF
+    p = tmp_path / "u.safetensors"
+    for header in (b'{"' + name + b'":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}',
+                   b'{"__metadata__":{"k":"' + name + b'"},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'):
+        p.write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 4)
+        with pytest.raises(ValueError, match=r"^\[oar.load\] .*is not valid UTF-8"):
+            oar.load(p)
+
+
 def test_the_runtime_refuses_a_shifted_weights_file(tmp_path):
     prefix = str(tmp_path / "m")
     net = oar.nn.Linear(3, 2)
@@ -212,6 +223,69 @@ def test_deeply_nested_pickles_do_not_exhaust_the_stack(tmp_path):
     for _ in range(3000):
         out = out[0]
     assert isinstance(out, oar.Tensor)
+
+
+class _Reduce:
+    """Pickles as ``fn(*args)`` then ``__setstate__(state)``: hand-made array pickles."""
+
+    def __init__(self, fn, args, state=None):
+        self.fn, self.args, self.state = fn, args, state
+
+    def __reduce__(self):
+        return (self.fn, self.args) if self.state is None else (self.fn, self.args, self.state)
+
+
+_RECONSTRUCT = type(np.ones(1)).__reduce__(np.ones(1))[0]  # numpy's _reconstruct, wherever it lives
+
+
+def _array_pickle(state, dtype=None):
+    dtype = dtype if dtype is not None else _Reduce(np.dtype, ("f4", False, True), (3, "<", None, None, None,
+                                                                                    -1, -1, 0))
+    state = tuple(dtype if s == "DTYPE" else s for s in state)
+    return pickle.dumps({"w": _Reduce(_RECONSTRUCT, (np.ndarray, (0,), b"b"), state)}, protocol=4)
+
+
+@pytest.mark.parametrize("state,dtype,match", [
+    ((1, (2,), "DTYPE", False, [1.0, 2.0]), None, "data must be bytes"),  # once a segfault in NumPy
+    ((1, (2,), "DTYPE", False, b"\0" * 7), None, "needs 8 bytes, the file holds 7"),
+    ((1, (-2,), "DTYPE", False, b""), None, "non-negative ints"),
+    ((1, (2,), "DTYPE", "yes", b"\0" * 8), None, "malformed array state"),
+    ((1, (2,), "DTYPE", False, b"\0" * 16), _Reduce(np.dtype, ("m8", False, True)), "'m8' is not a numeric"),
+    ((1, (2,), "DTYPE", False, b"\0" * 16), _Reduce(np.dtype, ("O", False, True)), "'O' is not a numeric"),
+    ((1, (2,), "DTYPE", False, b"\0" * 8), _Reduce(np.dtype, ("f4", False, True), (3, "?", None, None, None)),
+     "malformed dtype state"),
+])
+def test_malformed_array_pickles_are_refused(tmp_path, state, dtype, match):
+    p = tmp_path / "a.pdparams"
+    p.write_bytes(_array_pickle(state, dtype))
+    with pytest.raises(pickle.UnpicklingError, match=r"^\[oar.load\] .*a.pdparams: .*" + match):
+        oar.load(p)
+
+
+def test_array_pickles_keep_byte_order_layout_and_scalars(tmp_path):
+    p = tmp_path / "a.pdparams"
+    d = {"be": np.arange(6, dtype=">f4").reshape(2, 3), "fortran": np.asfortranarray(np.arange(6.).reshape(2, 3)),
+         "empty": np.zeros((0, 3), "i8"), "c": np.array([1 + 2j], np.complex64), "s": np.float32(2.5)}
+    for protocol in (2, 4, 5):
+        p.write_bytes(pickle.dumps(d, protocol=protocol))
+        back = oar.load(p)
+        for k in ("be", "fortran", "empty", "c"):
+            np.testing.assert_array_equal(back[k].numpy(), d[k].astype(d[k].dtype.newbyteorder("=")))
+        assert back["s"] == np.float32(2.5)
+
+
+def test_paddle_tensor_pickles_load_as_tensors_without_the_name_table(tmp_path):
+    # paddle.save pickles a tensor inside other objects as tuple((name, array)),
+    # and a state dict carries a structured-name -> parameter-name table.
+    p = tmp_path / "pd.pdparams"
+    data = pickle.dumps({"StructuredToParameterName@@": {"w": "linear_0.w_0"}, "w": np.ones(3, "f4"),
+                         "opt": [_Reduce(tuple, (("m_0", np.zeros(2, "f4")),))], "t": (1, "a")}, protocol=4)
+    assert b"tuple" in data
+    p.write_bytes(data)
+    back = oar.load(p)
+    assert set(back) == {"w", "opt", "t"} and back["t"] == (1, "a")
+    assert isinstance(back["opt"][0], oar.Tensor) and back["opt"][0].numpy().tolist() == [0.0, 0.0]
+    assert oar.load(p, keep_name_table=True)["StructuredToParameterName@@"] == {"w": "linear_0.w_0"}
 
 
 # ---------------------------------------------------------------- killed saves

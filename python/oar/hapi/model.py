@@ -21,13 +21,11 @@ import warnings
 import numpy as np
 
 from .. import _C
+from ..serialization import _PARAM_NAMES_KEY  # Paddle's structured -> parameter names key
 from ..static import InputSpec
 from .callbacks import EarlyStopping, config_callbacks
 
 __all__ = ["Model", "InputSpec"]
-
-_PARAM_NAMES_KEY = "StructuredToParameterName@@"  # Paddle's key for structured -> parameter names
-
 
 def _is_spec(obj):
     return hasattr(obj, "shape") and hasattr(obj, "dtype")
@@ -616,7 +614,7 @@ class Model:
         params_file = path + ".pdparams"
         if not os.path.exists(params_file):
             raise FileNotFoundError(f"[oar.Model.load] parameters file {params_file!r} does not exist")
-        state = oar_load(params_file)
+        state = oar_load(params_file, keep_name_table=True)
         if not isinstance(state, dict):
             raise ValueError(f"[oar.Model.load] {params_file!r} does not hold a state dict")
         saved_names = state.pop(_PARAM_NAMES_KEY, None)
