@@ -13,15 +13,10 @@ namespace {
 using nb::arg;
 const auto kNone = nb::none();
 
-const char* kBinary[] = {"add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
-                         "maximum", "minimum", "fmax", "fmin", "atan2", "equal", "not_equal", "less_than",
-                         "less_equal", "greater_than", "greater_equal", "logical_and", "logical_or",
-                         "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"};
-const char* kUnary[] = {"neg", "abs", "sign", "exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-                        "square", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
-                        "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfinv", "lgamma", "digamma",
-                        "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "logical_not",
-                        "bitwise_not", "real", "imag", "conj", "angle"};
+// The declared elementwise ops (src/ops/elementwise.toml): names and docstrings.
+struct DeclaredOp { const char* name; const char* doc; };
+#include "gen/bind/elementwise.inc"
+
 // Python operators: (dunder, op, reflected).
 struct OpName { const char* py; const char* op; bool reflected; };
 const OpName kOperators[] = {
@@ -56,16 +51,16 @@ struct Resolved {
 void bind_ops(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<TensorImpl>>(m.attr("Tensor"));
 
-  for (const char* name : kBinary) {
+  for (const auto& [name, doc] : kDeclaredBinary) {
     const ops::BinaryOp* op = &ops::binary_op(name);
     m.def(name, [op](const Tensor& x, const Tensor& y, nb::handle) { return ops::binary(*op, x, y); },
-          arg("x"), arg("y"), arg("name") = kNone);
+          arg("x"), arg("y"), arg("name") = kNone, doc);
     m.def(name, [op](const Tensor& x, const Scalar& y, nb::handle) { return ops::binary_scalar(*op, x, y, false); },
           arg("x"), arg("y"), arg("name") = kNone);
     m.def(name, [op](const Scalar& x, const Tensor& y, nb::handle) { return ops::binary_scalar(*op, y, x, true); },
           arg("x"), arg("y"), arg("name") = kNone);
     cls.def(name, [op](TensorImpl* x, const Tensor& y, nb::handle) { return ops::binary(*op, Tensor(x), y); },
-            arg("y"), arg("name") = kNone);
+            arg("y"), arg("name") = kNone, doc);
     cls.def(name, [op](TensorImpl* x, const Scalar& y, nb::handle) {
       return ops::binary_scalar(*op, Tensor(x), y, false);
     }, arg("y"), arg("name") = kNone);
@@ -115,10 +110,10 @@ void bind_ops(nb::module_& m) {
   cls.def("__matmul__", [](TensorImpl* x, const Tensor& y) { return ops::matmul(Tensor(x), y); }, nb::is_operator());
   cls.def("__rmatmul__", [](TensorImpl* x, const Tensor& y) { return ops::matmul(y, Tensor(x)); }, nb::is_operator());
 
-  for (const char* name : kUnary) {
+  for (const auto& [name, doc] : kDeclaredUnary) {
     std::string op = name;
-    m.def(name, [op](const Tensor& x, nb::handle) { return ops::unary(op, x); }, arg("x"), arg("name") = kNone);
-    cls.def(name, [op](TensorImpl* x, nb::handle) { return ops::unary(op, Tensor(x)); }, arg("name") = kNone);
+    m.def(name, [op](const Tensor& x, nb::handle) { return ops::unary(op, x); }, arg("x"), arg("name") = kNone, doc);
+    cls.def(name, [op](TensorImpl* x, nb::handle) { return ops::unary(op, Tensor(x)); }, arg("name") = kNone, doc);
     std::string ip = op + "_";
     cls.def(ip.c_str(), [op](TensorImpl* x, nb::handle) { Tensor t(x); return ops::unary_(op, t); },
             arg("name") = kNone);

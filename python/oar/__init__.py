@@ -33,13 +33,8 @@ float64 = dtype.float64
 complex64 = dtype.complex64
 complex128 = dtype.complex128
 
-from ._C import (  # noqa: E402  elementwise, reductions, shape, linalg bound in C++
-    add, subtract, multiply, divide, floor_divide, remainder, pow, maximum, minimum, fmax, fmin, atan2,
-    equal, not_equal, less_than, less_equal, greater_than, greater_equal, logical_and, logical_or,
-    logical_xor, bitwise_and, bitwise_or, bitwise_xor,
-    neg, abs, sign, exp, expm1, log, log2, log10, log1p, sqrt, rsqrt, square, reciprocal, sin, cos, tan,
-    asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, sigmoid, erf, erfinv, lgamma, digamma,
-    floor, ceil, round, trunc, isnan, isinf, isfinite, logical_not, bitwise_not, real, imag, conj, angle,
+from ._ops_gen import *  # noqa: E402,F401,F403  the declared ops (src/ops/*.toml)
+from ._C import (  # noqa: E402  reductions, shape, linalg bound in C++
     cast, clone, where, clip, complex,
     sum, mean, prod, amax, amin,
     reshape, transpose, expand, squeeze, unsqueeze, flatten, strided_slice, slice_scatter,

@@ -20,10 +20,9 @@ thread_local AutocastConfig t_config;
 constexpr const char* kLowOps[] = {"matmul", "linear", "conv", "conv_transpose", "fused_attention",
                                    "fused_linear_act"};
 constexpr const char* kFloat32Ops[] = {
-    "exp",     "expm1",       "log",        "log2",         "log10",      "log1p",     "pow",
-    "square",  "sum",         "mean",       "softmax_cross_entropy",       "prod",         "softmax",    "log_softmax", "logsumexp",
-    "cumsum",  "cumprod",     "std",        "var",          "norm",       "layer_norm", "batch_norm",
-    "group_norm", "instance_norm", "rms_norm", "erfinv",     "lgamma",     "digamma"};
+#include "gen/ops/amp_float32.inc"  // the declared ops with amp = "float32"
+    "sum", "mean", "softmax_cross_entropy", "prod", "softmax", "log_softmax", "logsumexp", "cumsum", "cumprod",
+    "std", "var", "norm", "layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm"};
 
 struct Policies {
   std::mutex mu;

@@ -106,31 +106,6 @@ Tensors complex_grad(const GradCtx& c) {
           c.needs_grad(1) ? reduce_grad(ops::imag(g), c.in(1)) : Tensor()};
 }
 
-OAR_BINARY_META(add, OutKind::Same)
-OAR_BINARY_META(subtract, OutKind::Same)
-OAR_BINARY_META(multiply, OutKind::Same)
-OAR_BINARY_META(divide, OutKind::Same)
-OAR_BINARY_META(floor_divide, OutKind::Same)
-OAR_BINARY_META(remainder, OutKind::Same)
-OAR_BINARY_META(pow, OutKind::Same)
-OAR_BINARY_META(maximum, OutKind::Same)
-OAR_BINARY_META(minimum, OutKind::Same)
-OAR_BINARY_META(fmax, OutKind::Same)
-OAR_BINARY_META(fmin, OutKind::Same)
-OAR_BINARY_META(atan2, OutKind::Same)
-OAR_BINARY_META(equal, OutKind::Bool)
-OAR_BINARY_META(not_equal, OutKind::Bool)
-OAR_BINARY_META(less_than, OutKind::Bool)
-OAR_BINARY_META(less_equal, OutKind::Bool)
-OAR_BINARY_META(greater_than, OutKind::Bool)
-OAR_BINARY_META(greater_equal, OutKind::Bool)
-OAR_BINARY_META(logical_and, OutKind::Bool)
-OAR_BINARY_META(logical_or, OutKind::Bool)
-OAR_BINARY_META(logical_xor, OutKind::Bool)
-OAR_BINARY_META(bitwise_and, OutKind::Same)
-OAR_BINARY_META(bitwise_or, OutKind::Same)
-OAR_BINARY_META(bitwise_xor, OutKind::Same)
-
 Metas complex_meta(std::span<const Tensor> in, const Attrs&) {
   OAR_CHECK(in[0].dtype() == in[1].dtype() && (in[0].dtype() == DType::Float32 || in[0].dtype() == DType::Float64),
             Type, "[oar.complex] real and imag must both be float32 or both float64, got ",
@@ -142,30 +117,10 @@ constexpr OpTraits kBinaryTraits{.elementwise = true, .broadcast = true};
 
 #define OAR_DEF_BINARY(NAME, GRAD) \
   OpDef& k_##NAME = OpBuilder(#NAME).meta(NAME##_meta).grad(GRAD).traits(kBinaryTraits);
-OAR_DEF_BINARY(add, add_grad)
-OAR_DEF_BINARY(subtract, subtract_grad)
-OAR_DEF_BINARY(multiply, multiply_grad)
-OAR_DEF_BINARY(divide, divide_grad)
-OAR_DEF_BINARY(floor_divide, nullptr)
-OAR_DEF_BINARY(remainder, remainder_grad)
-OAR_DEF_BINARY(pow, pow_grad)
-OAR_DEF_BINARY(maximum, maximum_grad)
-OAR_DEF_BINARY(minimum, minimum_grad)
-OAR_DEF_BINARY(fmax, fmax_grad)
-OAR_DEF_BINARY(fmin, fmin_grad)
-OAR_DEF_BINARY(atan2, atan2_grad)
-OAR_DEF_BINARY(equal, nullptr)
-OAR_DEF_BINARY(not_equal, nullptr)
-OAR_DEF_BINARY(less_than, nullptr)
-OAR_DEF_BINARY(less_equal, nullptr)
-OAR_DEF_BINARY(greater_than, nullptr)
-OAR_DEF_BINARY(greater_equal, nullptr)
-OAR_DEF_BINARY(logical_and, nullptr)
-OAR_DEF_BINARY(logical_or, nullptr)
-OAR_DEF_BINARY(logical_xor, nullptr)
-OAR_DEF_BINARY(bitwise_and, nullptr)
-OAR_DEF_BINARY(bitwise_or, nullptr)
-OAR_DEF_BINARY(bitwise_xor, nullptr)
+// The declared binary ops (elementwise.toml): infer_meta, gradient, registration.
+#define OAR_GEN_BINARY_DEFS
+#include "gen/ops/binary_defs.inc"
+#undef OAR_GEN_BINARY_DEFS
 OAR_DEF_BINARY(complex, complex_grad)
 
 // How a binary op treats its operands' dtypes before the kernel runs.
@@ -180,30 +135,9 @@ using BinaryInfo = ops::BinaryOp;
 
 const std::unordered_map<std::string, BinaryInfo>& binary_table() {
   static const std::unordered_map<std::string, BinaryInfo> t = {
-      {"add", {&k_add, Promote::Arith}},
-      {"subtract", {&k_subtract, Promote::Arith}},
-      {"multiply", {&k_multiply, Promote::Arith}},
-      {"divide", {&k_divide, Promote::TrueDiv}},
-      {"floor_divide", {&k_floor_divide, Promote::Arith}},
-      {"remainder", {&k_remainder, Promote::Arith}},
-      {"pow", {&k_pow, Promote::Arith}},
-      {"maximum", {&k_maximum, Promote::Arith}},
-      {"minimum", {&k_minimum, Promote::Arith}},
-      {"fmax", {&k_fmax, Promote::Arith}},
-      {"fmin", {&k_fmin, Promote::Arith}},
-      {"atan2", {&k_atan2, Promote::Float}},
-      {"equal", {&k_equal, Promote::Compare}},
-      {"not_equal", {&k_not_equal, Promote::Compare}},
-      {"less_than", {&k_less_than, Promote::Compare}},
-      {"less_equal", {&k_less_equal, Promote::Compare}},
-      {"greater_than", {&k_greater_than, Promote::Compare}},
-      {"greater_equal", {&k_greater_equal, Promote::Compare}},
-      {"logical_and", {&k_logical_and, Promote::Logical}},
-      {"logical_or", {&k_logical_or, Promote::Logical}},
-      {"logical_xor", {&k_logical_xor, Promote::Logical}},
-      {"bitwise_and", {&k_bitwise_and, Promote::Bitwise}},
-      {"bitwise_or", {&k_bitwise_or, Promote::Bitwise}},
-      {"bitwise_xor", {&k_bitwise_xor, Promote::Bitwise}},
+#define OAR_GEN_BINARY_TABLE
+#include "gen/ops/binary_defs.inc"
+#undef OAR_GEN_BINARY_TABLE
   };
   return t;
 }
@@ -273,30 +207,9 @@ Tensor& binary_(const BinaryOp& info, Tensor& x, const Tensor& y) {
     static const BinaryInfo& info = binary_info(#NAME);    \
     return run_binary(info, x, y);                         \
   }
-OAR_BINARY_API(add)
-OAR_BINARY_API(subtract)
-OAR_BINARY_API(multiply)
-OAR_BINARY_API(divide)
-OAR_BINARY_API(floor_divide)
-OAR_BINARY_API(remainder)
-OAR_BINARY_API(pow)
-OAR_BINARY_API(maximum)
-OAR_BINARY_API(minimum)
-OAR_BINARY_API(fmax)
-OAR_BINARY_API(fmin)
-OAR_BINARY_API(atan2)
-OAR_BINARY_API(equal)
-OAR_BINARY_API(not_equal)
-OAR_BINARY_API(less_than)
-OAR_BINARY_API(less_equal)
-OAR_BINARY_API(greater_than)
-OAR_BINARY_API(greater_equal)
-OAR_BINARY_API(logical_and)
-OAR_BINARY_API(logical_or)
-OAR_BINARY_API(logical_xor)
-OAR_BINARY_API(bitwise_and)
-OAR_BINARY_API(bitwise_or)
-OAR_BINARY_API(bitwise_xor)
+#define OAR_GEN_BINARY_API
+#include "gen/ops/binary_defs.inc"
+#undef OAR_GEN_BINARY_API
 
 Tensor complex(const Tensor& re, const Tensor& im) {
   Tensor in[2] = {re, im};

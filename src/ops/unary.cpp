@@ -63,62 +63,7 @@ Tensor zeros_grad(const GradCtx& c) { return zeros_like(c.in(0)); }
 #define G c.grad()
 #define X c.in(0)
 #define Y c.out(0)
-#define UNARY(NAME, KIND, SAVE_IN, SAVE_OUT, RULE)                                           \
-  Metas NAME##_meta(std::span<const Tensor> in, const Attrs& a) {                           \
-    return unary_meta(in, a, UKind::KIND, #NAME);                                           \
-  }                                                                                          \
-  Tensors NAME##_grad(const GradCtx& c) { return {RULE}; }                                  \
-  UnaryReg NAME##_reg(#NAME, UKind::KIND, NAME##_meta, NAME##_grad, SAVE_IN, SAVE_OUT);
-#define UNARY_NOGRAD(NAME, KIND)                                                             \
-  Metas NAME##_meta(std::span<const Tensor> in, const Attrs& a) {                           \
-    return unary_meta(in, a, UKind::KIND, #NAME);                                           \
-  }                                                                                          \
-  UnaryReg NAME##_reg(#NAME, UKind::KIND, NAME##_meta, nullptr, false, false);
-
 constexpr double kPi = std::numbers::pi;
-
-UNARY(neg, Same, false, false, neg(G))
-UNARY(exp, Float, false, true, mul(G, C(Y)))
-UNARY(expm1, Real, false, true, mul(G, C(adds(Y, 1))))
-UNARY(log, Float, true, false, divide(G, C(X)))
-UNARY(log2, Real, true, false, divide(G, C(muls(X, std::log(2.0)))))
-UNARY(log10, Float, true, false, divide(G, C(muls(X, std::log(10.0)))))
-UNARY(log1p, Real, true, false, divide(G, C(adds(X, 1))))
-UNARY(sqrt, Float, false, true, divide(G, C(muls(Y, 2))))
-UNARY(rsqrt, Float, false, true, mul(G, C(muls(mul(Y, mul(Y, Y)), -0.5))))
-UNARY(square, Same, true, false, mul(G, C(muls(X, 2))))
-UNARY(reciprocal, Float, false, true, mul(G, C(neg(mul(Y, Y)))))
-UNARY(sin, Float, true, false, mul(G, C(cos(X))))
-UNARY(cos, Float, true, false, neg(mul(G, C(sin(X)))))
-UNARY(tan, Float, false, true, mul(G, C(adds(mul(Y, Y), 1))))
-UNARY(asin, Float, true, false, divide(G, C(sqrt(rsubs(1, mul(X, X))))))
-UNARY(acos, Float, true, false, neg(divide(G, C(sqrt(rsubs(1, mul(X, X)))))))
-UNARY(atan, Float, true, false, divide(G, C(adds(mul(X, X), 1))))
-UNARY(sinh, Float, true, false, mul(G, C(unary("cosh", X))))
-UNARY(cosh, Float, true, false, mul(G, C(unary("sinh", X))))
-UNARY(tanh, Float, false, true, mul(G, C(rsubs(1, mul(Y, Y)))))
-UNARY(asinh, Float, true, false, divide(G, C(sqrt(adds(mul(X, X), 1)))))
-UNARY(acosh, Float, true, false, divide(G, C(sqrt(adds(mul(X, X), -1)))))
-UNARY(atanh, Float, true, false, divide(G, C(rsubs(1, mul(X, X)))))
-UNARY(sigmoid, Float, false, true, mul(G, C(mul(Y, rsubs(1, Y)))))
-UNARY(erf, Real, true, false, mul(G, muls(exp(neg(mul(X, X))), 2.0 / std::sqrt(kPi))))
-UNARY(erfinv, Real, false, true, mul(G, muls(exp(mul(Y, Y)), std::sqrt(kPi) / 2.0)))
-UNARY(lgamma, Real, true, false, mul(G, unary("digamma", X)))
-UNARY(digamma, Real, true, false, mul(G, unary("trigamma", X)))
-UNARY_NOGRAD(trigamma, Real)
-UNARY(floor, Real, true, false, zeros_grad(c))
-UNARY(ceil, Real, true, false, zeros_grad(c))
-UNARY(round, Real, true, false, zeros_grad(c))
-UNARY(trunc, Real, true, false, zeros_grad(c))
-UNARY(sign, Same, true, false, zeros_grad(c))
-UNARY(conj, Same, false, false, conj(G))
-UNARY(real, ToReal, true, false, cast(G, X.dtype()))
-UNARY(imag, ToReal, true, false, complex(zeros_like(G), G))
-UNARY_NOGRAD(isnan, Bool)
-UNARY_NOGRAD(isinf, Bool)
-UNARY_NOGRAD(isfinite, Bool)
-UNARY_NOGRAD(logical_not, Bool)
-UNARY_NOGRAD(bitwise_not, Int)
 
 // abs: sign(x) for real x, x/|x| for complex x (0 at 0).
 Tensors abs_grad(const GradCtx& c) {
@@ -129,8 +74,6 @@ Tensors abs_grad(const GradCtx& c) {
   Tensor safe = where(equal(r, zeros_like(r)), ones_like(r), r);
   return {mul(cast(divide(g, safe), x.dtype()), x)};
 }
-Metas abs_meta(std::span<const Tensor> in, const Attrs& a) { return unary_meta(in, a, UKind::ToReal, "abs"); }
-UnaryReg abs_reg("abs", UKind::ToReal, abs_meta, abs_grad, true, false);
 
 // angle: 0 for real x; for complex z, d angle = i z / |z|^2.
 Tensors angle_grad(const GradCtx& c) {
@@ -141,8 +84,9 @@ Tensors angle_grad(const GradCtx& c) {
   Tensor i = scalar_tensor(Scalar(std::complex<double>(0, 1)), x.dtype());
   return {mul(cast(divide(c.grad(), safe), x.dtype()), mul(i, x))};
 }
-Metas angle_meta(std::span<const Tensor> in, const Attrs& a) { return unary_meta(in, a, UKind::ToReal, "angle"); }
-UnaryReg angle_reg("angle", UKind::Float, angle_meta, angle_grad, true, false);
+
+// The declared unary ops (elementwise.toml): infer_meta, gradient, registration.
+#include "gen/ops/unary_defs.inc"
 
 #undef G
 #undef X

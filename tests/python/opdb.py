@@ -262,6 +262,7 @@ _binary("minimum", np.minimum, REAL, grad=True, gradgrad=True)
 _binary("fmax", np.fmax, REAL, grad=True)
 _binary("fmin", np.fmin, REAL, grad=True)
 _binary("atan2", np.arctan2, FLOATS, grad=True, gradgrad=True)
+_binary("logaddexp", np.logaddexp, FLOATS, grad=True, gradgrad=True, lo=-30.0, hi=30.0)
 for _n, _r in [("equal", np.equal), ("not_equal", np.not_equal)]:
     _binary(_n, _r, ALL, out=to_bool, lo=-2, hi=2)
 for _n, _r in [("less_than", np.less), ("less_equal", np.less_equal), ("greater_than", np.greater),

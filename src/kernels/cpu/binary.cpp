@@ -77,27 +77,9 @@ template <typename T> void check_nonzero(const Tensor& y, const char* api) {
   }                                                                                              \
   KernelRegistrar NAME##_reg(#NAME, DeviceType::CPU, DTYPES, NAME##_kernel);
 
-OAR_BINARY_KERNEL(add, visit_numeric, OAR_NUMERIC_DTYPES, T, a + b)
-OAR_BINARY_KERNEL(subtract, visit_numeric, OAR_NUMERIC_DTYPES, T, a - b)
-OAR_BINARY_KERNEL(multiply, visit_numeric, OAR_NUMERIC_DTYPES, T, a * b)
-OAR_BINARY_KERNEL(divide, visit_inexact, OAR_INEXACT_DTYPES, T, a / b)
-OAR_BINARY_KERNEL(maximum, visit_real, OAR_REAL_DTYPES, T, nan_of(a) ? a : (nan_of(b) ? b : (a > b ? a : b)))
-OAR_BINARY_KERNEL(minimum, visit_real, OAR_REAL_DTYPES, T, nan_of(a) ? a : (nan_of(b) ? b : (a < b ? a : b)))
-OAR_BINARY_KERNEL(fmax, visit_real, OAR_REAL_DTYPES, T, (a >= b || nan_of(b)) ? a : b)
-OAR_BINARY_KERNEL(fmin, visit_real, OAR_REAL_DTYPES, T, (a <= b || nan_of(b)) ? a : b)
-OAR_BINARY_KERNEL(atan2, visit_float, OAR_FLOAT_DTYPES, T, std::atan2(a, b))
-OAR_BINARY_KERNEL(equal, visit_dtype, OAR_ALL_DTYPES, bool, a == b)
-OAR_BINARY_KERNEL(not_equal, visit_dtype, OAR_ALL_DTYPES, bool, a != b)
-OAR_BINARY_KERNEL(less_than, visit_real, OAR_REAL_DTYPES, bool, a < b)
-OAR_BINARY_KERNEL(less_equal, visit_real, OAR_REAL_DTYPES, bool, a <= b)
-OAR_BINARY_KERNEL(greater_than, visit_real, OAR_REAL_DTYPES, bool, a > b)
-OAR_BINARY_KERNEL(greater_equal, visit_real, OAR_REAL_DTYPES, bool, a >= b)
-OAR_BINARY_KERNEL(logical_and, visit_int, {DType::Bool}, bool, a && b)
-OAR_BINARY_KERNEL(logical_or, visit_int, {DType::Bool}, bool, a || b)
-OAR_BINARY_KERNEL(logical_xor, visit_int, {DType::Bool}, bool, bool(a) != bool(b))
-OAR_BINARY_KERNEL(bitwise_and, visit_int, OAR_INT_BOOL_DTYPES, T, T(a & b))
-OAR_BINARY_KERNEL(bitwise_or, visit_int, OAR_INT_BOOL_DTYPES, T, T(a | b))
-OAR_BINARY_KERNEL(bitwise_xor, visit_int, OAR_INT_BOOL_DTYPES, T, T(a ^ b))
+// The declared binary ops' kernels (ops/elementwise.toml); pow, floor_divide
+// and remainder have their own below.
+#include "gen/kernels/binary.inc"
 
 void pow_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
   visit_numeric(in[0].dtype(), [&](auto tag) {

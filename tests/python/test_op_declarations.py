@@ -1,0 +1,92 @@
+"""The op declarations (Note [op declarations], tools/gen_ops.py): every
+declared op is bound with its docstring, exported, has Tensor methods and an
+op-database entry; malformed declarations are refused by the generator."""
+import glob
+import os
+import sys
+
+import pytest
+
+import oar
+from oar import _ops_gen
+
+from opdb import OP_DB
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import gen_ops  # noqa: E402
+
+DECLS = sorted(glob.glob(os.path.join(ROOT, "src", "ops", "*.toml")))
+OPS = gen_ops.load(DECLS)
+PUBLIC = [(fam, n) for fam in OPS for n, d in OPS[fam].items() if d.get("public", True)]
+
+
+def test_declarations_exist_and_are_generated():
+    assert DECLS and len(PUBLIC) > 60
+    assert sorted(_ops_gen.__all__) == sorted(n for _, n in PUBLIC)
+    assert set(_ops_gen.__test__) == set(_ops_gen.__all__)
+
+
+@pytest.mark.parametrize("family,name", PUBLIC)
+def test_declared_op_is_bound_documented_and_in_the_op_database(family, name):
+    fn = getattr(oar, name)
+    doc = OPS[family][name]["doc"].strip()
+    assert doc in fn.__doc__ and ">>> " in fn.__doc__
+    assert doc in getattr(oar.Tensor, name).__doc__
+    assert callable(getattr(oar.Tensor, name + "_"))
+    assert name in {info.name for info in OP_DB}, f"{name} has no op-database entry (tests/python/opdb.py)"
+    assert name in oar._C._registered_ops()
+
+
+def test_amp_float32_ops_run_in_float32():
+    x = oar.to_tensor([0.5, 1.0])
+    with oar.amp.auto_cast(dtype="bfloat16"):
+        assert oar.logaddexp(x.astype("bfloat16"), x.astype("bfloat16")).dtype == oar.float32
+        assert oar.exp(x.astype("bfloat16")).dtype == oar.float32
+        assert oar.sin(x).dtype == oar.float32  # follows its input
+
+
+def _decl(tmp_path, text):
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    return [str(p)]
+
+
+GOOD = '''
+[binary.f]
+promote = "Float"
+dtypes = "float"
+scalar = "a + b"
+doc = "A doc."
+example = """
+>>> 1
+1
+"""
+'''
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda s: s.replace('example = """\n>>> 1\n1\n"""', ""), "needs a runnable example"),
+    (lambda s: s.replace('doc = "A doc."', ""), "needs a doc"),
+    (lambda s: s.replace('dtypes = "float"', 'dtypes = "floaty"'), "dtypes must be one of"),
+    (lambda s: s.replace('promote = "Float"', 'promote = "Up"'), "promote must be one of"),
+    (lambda s: s + 'grad = ["G"]\n', "grad must be two expressions"),
+    (lambda s: s + 'colour = "red"\n', "unknown fields"),
+    (lambda s: s.replace("[binary.f]", "[ternary.f]"), "unknown family"),
+    (lambda s: s + s.replace("[binary.f]", "[unary.f]\nkind = \"Same\""), "declared once"),
+])
+def test_the_generator_refuses_malformed_declarations(tmp_path, edit, match):
+    assert gen_ops.load(_decl(tmp_path, GOOD))["binary"]["f"]["scalar"] == "a + b"
+    with pytest.raises(gen_ops.DeclError, match=match):
+        gen_ops.load(_decl(tmp_path, edit(GOOD)))
+
+
+def test_the_generator_rewrites_only_changed_outputs(tmp_path):
+    out, py = tmp_path / "gen", tmp_path / "ops.py"
+    gen_ops.main(["--out", str(out), "--python", str(py)] + _decl(tmp_path, GOOD))
+    inc = out / "kernels" / "binary.inc"
+    assert "OAR_BINARY_KERNEL(f, visit_float, OAR_FLOAT_DTYPES, T, a + b)" in inc.read_text()
+    before = inc.stat().st_mtime_ns
+    os.utime(inc, ns=(before - 10**9, before - 10**9))
+    gen_ops.main(["--out", str(out), "--python", str(py)] + _decl(tmp_path, GOOD))
+    assert inc.stat().st_mtime_ns == before - 10**9  # unchanged content: not rewritten
