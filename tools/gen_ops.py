@@ -11,6 +11,8 @@ This script turns the declarations into
   gen/ops/binary_defs.inc      the same for binary ops, their promotion table
                                entries and their C++ API functions
   gen/ops/amp_float32.inc      the ops AMP keeps in float32
+  gen/kernels/scalar_fns.inc   one functor per scalar function, called by the
+                               CPU kernels and the fused interpreter alike
   gen/kernels/unary.inc        CPU kernels from the scalar functions
   gen/kernels/binary.inc
   gen/bind/elementwise.inc     the names and docstrings the bindings define
@@ -28,7 +30,7 @@ Fields, unary ([unary.NAME]):
            (integers promoted to float for Float/Real, bool output, ...)
   meta     the output rule when it differs from kind (angle: ToReal)
   dtypes   numeric | inexact | float | real | all | complex | int_bool | bool
-  scalar   C++ expression in x (compute type C) for the CPU kernel
+  scalar   C++ expression in x (compute type C): the scalar function
   out      C++ output element type when it is not the input's (bool, real_t<T>)
   vec      vmath::Fn with a dense vectorised path (exp, log, ...)
   grad     the gradient as one C++ expression of G (output grad), X (input),
@@ -160,6 +162,17 @@ def binary_defs(ops):
             "#ifdef OAR_GEN_BINARY_API\n" + "\n".join(apis) + "\n#endif\n")
 
 
+def scalar_fns(ops):
+    """One functor per declared op with a scalar function: what kernels and the fused interpreter call."""
+    out = []
+    for family, args in (("unary", "C x"), ("binary", "C a, C b")):
+        for name, d in ops[family].items():
+            if d.get("kernel") != "custom":
+                out.append(f"struct op_{name} {{\n  template <typename C> static auto apply({args}) {{ "
+                           f"return {d['scalar']}; }}\n}};")
+    return "\n".join(out) + "\n"
+
+
 def kernels(ops, family):
     out = []
     for name, d in ops.items():
@@ -167,14 +180,15 @@ def kernels(ops, family):
             continue
         visit, dtypes = DTYPE_SETS[d["dtypes"]]
         if family == "unary":
+            call = f"scalar::op_{name}::apply(x)"
             if "out" in d:
-                out.append(f"OAR_UNARY_TO({name}, {visit}, {dtypes}, {d['out']}, {d['scalar']})")
+                out.append(f"OAR_UNARY_TO({name}, {visit}, {dtypes}, {d['out']}, {call})")
             else:
                 vec = f"vmath::Fn::{d['vec']}" if "vec" in d else "kNoVec"
-                out.append(f"OAR_UNARY_KERNEL({name}, {visit}, {dtypes}, {vec}, {d['scalar']})")
+                out.append(f"OAR_UNARY_KERNEL({name}, {visit}, {dtypes}, {vec}, {call})")
         else:
             o = "bool" if d["promote"] in ("Compare", "Logical") else "T"
-            out.append(f"OAR_BINARY_KERNEL({name}, {visit}, {dtypes}, {o}, {d['scalar']})")
+            out.append(f"OAR_BINARY_KERNEL({name}, {visit}, {dtypes}, {o}, scalar::op_{name}::apply(a, b))")
     return "\n".join(out) + "\n"
 
 
@@ -236,6 +250,7 @@ def main(argv=None):
     write(os.path.join(args.out, "ops/unary_defs.inc"), h + unary_defs(ops["unary"]))
     write(os.path.join(args.out, "ops/binary_defs.inc"), h + binary_defs(ops["binary"]))
     write(os.path.join(args.out, "ops/amp_float32.inc"), h + amp_float32(ops))
+    write(os.path.join(args.out, "kernels/scalar_fns.inc"), h + scalar_fns(ops))
     write(os.path.join(args.out, "kernels/unary.inc"), h + kernels(ops["unary"], "unary"))
     write(os.path.join(args.out, "kernels/binary.inc"), h + kernels(ops["binary"], "binary"))
     write(os.path.join(args.out, "bind/elementwise.inc"), h + bindings(ops))

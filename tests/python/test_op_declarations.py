@@ -85,7 +85,8 @@ def test_the_generator_rewrites_only_changed_outputs(tmp_path):
     out, py = tmp_path / "gen", tmp_path / "ops.py"
     gen_ops.main(["--out", str(out), "--python", str(py)] + _decl(tmp_path, GOOD))
     inc = out / "kernels" / "binary.inc"
-    assert "OAR_BINARY_KERNEL(f, visit_float, OAR_FLOAT_DTYPES, T, a + b)" in inc.read_text()
+    assert "OAR_BINARY_KERNEL(f, visit_float, OAR_FLOAT_DTYPES, T, scalar::op_f::apply(a, b))" in inc.read_text()
+    assert "return a + b;" in (out / "kernels" / "scalar_fns.inc").read_text()
     before = inc.stat().st_mtime_ns
     os.utime(inc, ns=(before - 10**9, before - 10**9))
     gen_ops.main(["--out", str(out), "--python", str(py)] + _decl(tmp_path, GOOD))

@@ -4,54 +4,12 @@
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/scalar_fns.h"
 
 namespace oar::cpu {
 namespace {
 
-template <typename C> inline bool nan_of(C v) {
-  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
-  else return false;
-}
-
-template <typename C> inline C int_pow(C a, C b) {
-  if (b < 0) return a == 1 ? C(1) : (a == C(-1) ? (b % 2 ? C(-1) : C(1)) : C(0));
-  using U = std::make_unsigned_t<C>;
-  U r = 1, base = U(a);
-  for (auto e = b; e > 0; e >>= 1) {
-    if (e & 1) r *= base;
-    base *= base;
-  }
-  return C(r);
-}
-
-template <typename C> inline C floor_div(C a, C b) {
-  if constexpr (std::is_integral_v<C>) {
-    if constexpr (std::is_signed_v<C>) {
-      if (b == -1) return C(-static_cast<std::make_unsigned_t<C>>(a));  // no overflow trap at INT_MIN
-      C q = a / b;
-      return (q * b != a && ((a < 0) != (b < 0))) ? C(q - 1) : q;
-    } else {
-      return a / b;
-    }
-  } else {
-    return std::floor(a / b);
-  }
-}
-
-template <typename C> inline C py_mod(C a, C b) {
-  if constexpr (std::is_integral_v<C>) {
-    if constexpr (std::is_signed_v<C>) {
-      if (b == -1) return 0;
-      C r = a % b;
-      return (r != 0 && ((r < 0) != (b < 0))) ? C(r + b) : r;
-    } else {
-      return a % b;
-    }
-  } else {
-    C r = std::fmod(a, b);
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  }
-}
+using namespace scalar;
 
 // Integer division by zero would trap; it is a user error.
 template <typename T> void check_nonzero(const Tensor& y, const char* api) {

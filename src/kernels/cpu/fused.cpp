@@ -5,6 +5,7 @@
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/scalar_fns.h"
 #include "kernels/cpu/vmath.h"
 #include "ops/fused.h"
 
@@ -22,7 +23,9 @@ template <typename C> void vm(vmath::Fn fn, const C* x, C* y, int64_t m) {
   else vmath::apply_f64(fn, x, y, m);
 }
 
-// y = op(a[, b]) over m values; y may alias a or b.
+// y = op(a[, b]) over m values; y may alias a or b. The declared ops run
+// their one scalar function (kernels/cpu/scalar_fns.h), vectorised through
+// vmath where it has one.
 template <typename C> void eval(EwCode code, const C* a, const C* b, C* y, int64_t m) {
   using vmath::Fn;
   switch (code) {
@@ -42,22 +45,21 @@ template <typename C> void eval(EwCode code, const C* a, const C* b, C* y, int64
     }                                              \
     return;                                        \
   }
-    case EwCode::Add: OAR_EW_LOOP2(x + z)
-    case EwCode::Subtract: OAR_EW_LOOP2(x - z)
-    case EwCode::Multiply: OAR_EW_LOOP2(x * z)
-    case EwCode::Divide: OAR_EW_LOOP2(x / z)
-    // NaN-propagating, as the maximum/minimum kernels
-    case EwCode::Maximum: OAR_EW_LOOP2(x != x ? x : (z != z ? z : (x > z ? x : z)))
-    case EwCode::Minimum: OAR_EW_LOOP2(x != x ? x : (z != z ? z : (x < z ? x : z)))
+    case EwCode::Add: OAR_EW_LOOP2(scalar::op_add::apply(x, z))
+    case EwCode::Subtract: OAR_EW_LOOP2(scalar::op_subtract::apply(x, z))
+    case EwCode::Multiply: OAR_EW_LOOP2(scalar::op_multiply::apply(x, z))
+    case EwCode::Divide: OAR_EW_LOOP2(scalar::op_divide::apply(x, z))
+    case EwCode::Maximum: OAR_EW_LOOP2(scalar::op_maximum::apply(x, z))
+    case EwCode::Minimum: OAR_EW_LOOP2(scalar::op_minimum::apply(x, z))
     case EwCode::Pow:
       for (int64_t i = 0; i < m; ++i) y[i] = std::pow(a[i], b[i]);
       return;
-    case EwCode::Neg: OAR_EW_LOOP(-x)
-    case EwCode::Sqrt: OAR_EW_LOOP(std::sqrt(x))
-    case EwCode::Rsqrt: OAR_EW_LOOP(C(1) / std::sqrt(x))
-    case EwCode::Square: OAR_EW_LOOP(x * x)
-    case EwCode::Reciprocal: OAR_EW_LOOP(C(1) / x)
-    case EwCode::Abs: OAR_EW_LOOP(std::abs(x))
+    case EwCode::Neg: OAR_EW_LOOP(scalar::op_neg::apply(x))
+    case EwCode::Sqrt: OAR_EW_LOOP(scalar::op_sqrt::apply(x))
+    case EwCode::Rsqrt: OAR_EW_LOOP(scalar::op_rsqrt::apply(x))
+    case EwCode::Square: OAR_EW_LOOP(scalar::op_square::apply(x))
+    case EwCode::Reciprocal: OAR_EW_LOOP(scalar::op_reciprocal::apply(x))
+    case EwCode::Abs: OAR_EW_LOOP(scalar::op_abs::apply(x))
     case EwCode::Relu: OAR_EW_LOOP(x < C(0) ? C(0) : x)
     case EwCode::Exp: return vm(Fn::Exp, a, y, m);
     case EwCode::Log: return vm(Fn::Log, a, y, m);

@@ -1,0 +1,105 @@
+// The scalar functions of the declared elementwise ops (Note [op
+// declarations]): the helpers their declared expressions use, and the
+// generated functors, one per op, that the CPU kernels (unary.cpp,
+// binary.cpp) and the fused elementwise interpreter (fused.cpp) both call,
+// so that each scalar function is written once.
+#pragma once
+#include <cmath>
+#include <complex>
+#include <type_traits>
+
+#include "kernels/cpu/dtype_lists.h"
+#include "kernels/cpu/special.h"
+
+namespace oar::cpu::scalar {
+
+template <typename C> inline C sign_of(C x) {
+  if constexpr (is_complex_v<C>) {
+    auto r = std::abs(x);
+    return r == 0 ? C(0) : x / r;
+  } else if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>) {
+    return C(x != 0);
+  } else {
+    return C((C(0) < x) - (x < C(0)));
+  }
+}
+
+template <typename C> inline C conj_of(C x) {
+  if constexpr (is_complex_v<C>) return std::conj(x);
+  else return x;
+}
+
+template <typename C> inline auto abs_of(C x) {
+  if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>) return x;
+  else if constexpr (std::is_integral_v<C>) return x < 0 ? C(-x) : x;
+  else return std::abs(x);
+}
+
+template <typename T> struct real_of { using type = T; };
+template <> struct real_of<complex64> { using type = float; };
+template <> struct real_of<complex128> { using type = double; };
+template <typename T> using real_t = typename real_of<T>::type;
+
+template <typename C> C bit_not(C x) {
+  if constexpr (std::is_same_v<C, bool>) return !x;
+  else return C(~x);
+}
+template <typename C> inline bool is_inf(C x) {
+  if constexpr (is_complex_v<C>) return std::isinf(x.real()) || std::isinf(x.imag());
+  else if constexpr (std::is_floating_point_v<C>) return std::isinf(x);
+  else return false;
+}
+template <typename C> inline bool is_fin(C x) {
+  if constexpr (is_complex_v<C>) return std::isfinite(x.real()) && std::isfinite(x.imag());
+  else if constexpr (std::is_floating_point_v<C>) return std::isfinite(x);
+  else return true;
+}
+template <typename C> inline bool nan_of(C v) {
+  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+  else return false;
+}
+
+template <typename C> inline C int_pow(C a, C b) {
+  if (b < 0) return a == 1 ? C(1) : (a == C(-1) ? (b % 2 ? C(-1) : C(1)) : C(0));
+  using U = std::make_unsigned_t<C>;
+  U r = 1, base = U(a);
+  for (auto e = b; e > 0; e >>= 1) {
+    if (e & 1) r *= base;
+    base *= base;
+  }
+  return C(r);
+}
+
+template <typename C> inline C floor_div(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if constexpr (std::is_signed_v<C>) {
+      if (b == -1) return C(-static_cast<std::make_unsigned_t<C>>(a));  // no overflow trap at INT_MIN
+      C q = a / b;
+      return (q * b != a && ((a < 0) != (b < 0))) ? C(q - 1) : q;
+    } else {
+      return a / b;
+    }
+  } else {
+    return std::floor(a / b);
+  }
+}
+
+template <typename C> inline C py_mod(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if constexpr (std::is_signed_v<C>) {
+      if (b == -1) return 0;
+      C r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? C(r + b) : r;
+    } else {
+      return a % b;
+    }
+  } else {
+    C r = std::fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+}
+
+// One struct per declared op: apply(x) or apply(a, b) with C the compute type.
+#include "gen/kernels/scalar_fns.inc"
+
+}  // namespace oar::cpu::scalar
