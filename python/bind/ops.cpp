@@ -64,15 +64,20 @@ void bind_ops(nb::module_& m) {
     cls.def(name, [op](TensorImpl* x, const Scalar& y, nb::handle) {
       return ops::binary_scalar(*op, Tensor(x), y, false);
     }, arg("y"), arg("name") = kNone);
+    // The in-place form, as a Tensor method and as a function (paddle.add_).
     std::string ip = std::string(name) + "_";
-    cls.def(ip.c_str(), [op](TensorImpl* x, const Tensor& y, nb::handle) {
+    auto inplace = [op](TensorImpl* x, const Tensor& y, nb::handle) -> Tensor {
       Tensor t(x);
       return ops::binary_(*op, t, y);
-    }, arg("y"), arg("name") = kNone);
-    cls.def(ip.c_str(), [op](TensorImpl* x, const Scalar& y, nb::handle) {
+    };
+    auto inplace_scalar = [op](TensorImpl* x, const Scalar& y, nb::handle) -> Tensor {
       Tensor t(x);
       return ops::binary_(*op, t, ops::scalar_tensor(y, ops::result_type(t, y)));
-    }, arg("y"), arg("name") = kNone);
+    };
+    cls.def(ip.c_str(), inplace, arg("y"), arg("name") = kNone);
+    cls.def(ip.c_str(), inplace_scalar, arg("y"), arg("name") = kNone);
+    m.def(ip.c_str(), inplace, arg("x"), arg("y"), arg("name") = kNone);
+    m.def(ip.c_str(), inplace_scalar, arg("x"), arg("y"), arg("name") = kNone);
   }
   for (const OpName& o : kOperators) {
     Resolved op(o.op);
@@ -115,8 +120,9 @@ void bind_ops(nb::module_& m) {
     m.def(name, [op](const Tensor& x, nb::handle) { return ops::unary(op, x); }, arg("x"), arg("name") = kNone, doc);
     cls.def(name, [op](TensorImpl* x, nb::handle) { return ops::unary(op, Tensor(x)); }, arg("name") = kNone, doc);
     std::string ip = op + "_";
-    cls.def(ip.c_str(), [op](TensorImpl* x, nb::handle) { Tensor t(x); return ops::unary_(op, t); },
-            arg("name") = kNone);
+    auto inplace = [op](TensorImpl* x, nb::handle) -> Tensor { Tensor t(x); return ops::unary_(op, t); };
+    cls.def(ip.c_str(), inplace, arg("name") = kNone);
+    m.def(ip.c_str(), inplace, arg("x"), arg("name") = kNone);
   }
 
   // Creation

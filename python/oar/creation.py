@@ -230,11 +230,6 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     return out.astype(x.dtype) if out.dtype != x.dtype else out
 
 
-def multiply_(x, y):
-    """In-place x *= y."""
-    return x.multiply_(y)
-
-
 def add_n(inputs, name=None):
     """Sum of a list of tensors.
 

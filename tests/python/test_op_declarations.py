@@ -23,8 +23,8 @@ PUBLIC = [(fam, n) for fam in OPS for n, d in OPS[fam].items() if d.get("public"
 
 def test_declarations_exist_and_are_generated():
     assert DECLS and len(PUBLIC) > 60
-    assert sorted(_ops_gen.__all__) == sorted(n for _, n in PUBLIC)
-    assert set(_ops_gen.__test__) == set(_ops_gen.__all__)
+    assert sorted(_ops_gen.__all__) == sorted(m for _, n in PUBLIC for m in (n, n + "_"))
+    assert set(_ops_gen.__test__) == {n for _, n in PUBLIC}
 
 
 @pytest.mark.parametrize("family,name", PUBLIC)
@@ -33,9 +33,18 @@ def test_declared_op_is_bound_documented_and_in_the_op_database(family, name):
     doc = OPS[family][name]["doc"].strip()
     assert doc in fn.__doc__ and ">>> " in fn.__doc__
     assert doc in getattr(oar.Tensor, name).__doc__
-    assert callable(getattr(oar.Tensor, name + "_"))
+    assert callable(getattr(oar.Tensor, name + "_")) and callable(getattr(oar, name + "_"))
     assert name in {info.name for info in OP_DB}, f"{name} has no op-database entry (tests/python/opdb.py)"
     assert name in oar._C._registered_ops()
+
+
+def test_in_place_forms_write_into_their_input():
+    x = oar.to_tensor([1.0, 4.0])
+    assert oar.sqrt_(x) is x and x.numpy().tolist() == [1.0, 2.0]
+    assert oar.add_(x, 1.0) is x and x.numpy().tolist() == [2.0, 3.0]
+    assert oar.multiply_(x, oar.to_tensor([2.0, 0.5])) is x and x.numpy().tolist() == [4.0, 1.5]
+    with pytest.raises(TypeError, match=r"^\[oar.sqrt_\]"):
+        oar.sqrt_(oar.to_tensor([4]))  # an int tensor cannot hold the float result
 
 
 def test_amp_float32_ops_run_in_float32():

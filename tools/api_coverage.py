@@ -1,0 +1,131 @@
+"""How much of Paddle's public API oar provides, per module.
+
+Paddle's names are each module's ``__all__`` (for ``Tensor``: its public
+attributes), read from the PaddlePaddle installed in the peers' environment
+(benchmarks/setup_peers.sh); a name counts as provided when oar's module of
+the same path has it. Names oar deliberately leaves out are listed in
+DELIBERATELY_ABSENT with the reason, and counted apart.
+
+    python tools/api_coverage.py [--peers .venv-peers/bin/python] [--out docs/api_coverage.md]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The modules of issue scope, as dotted paths under paddle ("" is paddle itself).
+MODULES = ["", "nn", "nn.functional", "linalg", "Tensor", "static", "static.nn", "autograd", "device",
+           "distributed", "distributed.fleet", "vision.models", "vision.ops", "text", "utils", "amp", "inference",
+           "profiler"]
+
+# "module:name" -> why oar does not provide it.
+DELIBERATELY_ABSENT = {}
+
+_COLLECT = r"""
+import json, sys, warnings
+warnings.filterwarnings("ignore")
+import paddle
+out = {}
+for mod in json.loads(sys.argv[1]):
+    if mod == "Tensor":
+        out[mod] = sorted(n for n in dir(paddle.Tensor) if not n.startswith("_"))
+        continue
+    obj = paddle
+    try:
+        for part in [p for p in mod.split(".") if p]:
+            obj = getattr(obj, part) if hasattr(obj, part) else __import__(obj.__name__ + "." + part, fromlist=["x"])
+    except Exception as e:
+        out[mod] = {"error": str(e)}
+        continue
+    names = getattr(obj, "__all__", None)
+    if names is None:
+        names = [n for n in dir(obj) if not n.startswith("_")]
+    out[mod] = sorted(set(names))
+print(json.dumps(out))
+"""
+
+
+def paddle_names(peers_python):
+    r = subprocess.run([peers_python, "-c", _COLLECT, json.dumps(MODULES)], capture_output=True, text=True,
+                       check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1]), subprocess.run(
+        [peers_python, "-c", "import paddle; print(paddle.__version__)"], capture_output=True, text=True,
+        check=True).stdout.strip()
+
+
+def oar_object(path):
+    import importlib
+    import oar
+    if path == "Tensor":
+        return oar.Tensor
+    obj = oar
+    for part in [p for p in path.split(".") if p]:
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            try:
+                obj = importlib.import_module(obj.__name__ + "." + part)
+            except ImportError:
+                return None
+    return obj
+
+
+def coverage(names):
+    rows = []
+    for mod in MODULES:
+        want = names.get(mod)
+        if not isinstance(want, list):
+            rows.append((mod, 0, 0, 0, [], f"not importable from Paddle: {want}"))
+            continue
+        obj = oar_object(mod)
+        absent = [n for n in want if f"{mod}:{n}" in DELIBERATELY_ABSENT]
+        counted = [n for n in want if f"{mod}:{n}" not in DELIBERATELY_ABSENT]
+        have = [n for n in counted if obj is not None and hasattr(obj, n)]
+        missing = [n for n in counted if n not in have]
+        rows.append((mod, len(have), len(counted), len(absent), missing, ""))
+    return rows
+
+
+def report(rows, version):
+    total_have = sum(r[1] for r in rows)
+    total = sum(r[2] for r in rows)
+    lines = ["# Paddle API coverage", "",
+             f"Measured by `tools/api_coverage.py` against PaddlePaddle {version}: a name counts when oar's "
+             "module of the same path has it. Deliberate omissions are counted apart and listed with the reason.",
+             "", "| module | provided | of Paddle's | coverage | deliberately absent |", "|---|---|---|---|---|"]
+    for mod, have, n, absent, _, err in rows:
+        name = "paddle" + ("." + mod if mod else "")
+        pct = f"{100 * have / n:.0f}%" if n else "-"
+        lines.append(f"| `{name}` | {have} | {n} | {pct} | {absent} |" + (f" {err}" if err else ""))
+    lines.append(f"| **all** | {total_have} | {total} | {100 * total_have / max(total, 1):.0f}% | |")
+    lines += ["", "## Deliberately absent", ""]
+    lines += [f"- `paddle{'.' + k.split(':')[0] if k.split(':')[0] else ''}.{k.split(':')[1]}`: {v}"
+              for k, v in sorted(DELIBERATELY_ABSENT.items())]
+    lines += ["", "## Missing", ""]
+    for mod, _, _, _, missing, _ in rows:
+        if missing:
+            lines.append(f"- `paddle{'.' + mod if mod else ''}` ({len(missing)}): " +
+                         ", ".join(f"`{m}`" for m in missing))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--peers", default=os.path.join(ROOT, ".venv-peers", "bin", "python"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "api_coverage.md"))
+    args = ap.parse_args()
+    if not os.path.exists(args.peers):
+        sys.exit(f"api_coverage: no Paddle environment at {args.peers}; run benchmarks/setup_peers.sh")
+    names, version = paddle_names(args.peers)
+    rows = coverage(names)
+    text = report(rows, version)
+    with open(args.out, "w") as f:
+        f.write(text)
+    print("\n".join(text.splitlines()[4:4 + len(rows) + 3]))
+
+
+if __name__ == "__main__":
+    main()
