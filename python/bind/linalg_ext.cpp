@@ -21,7 +21,6 @@ void bind_linalg_ext(nb::module_& m) {
   m.def("_lerp", &ops::lerp, arg("x"), arg("y"), arg("weight"));
   m.def("_nan_to_num", &ops::nan_to_num, arg("x"), arg("nan") = 0.0, arg("posinf") = nb::none(),
         arg("neginf") = nb::none());
-  m.def("_frac", &ops::frac, arg("x"));
   m.def("_logspace", [](double start, double stop, int64_t num, double base, nb::handle dtype) {
     return ops::logspace(start, stop, num, base,
                          opt_dtype(dtype, "oar.logspace").value_or(default_float_dtype()));

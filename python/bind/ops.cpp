@@ -14,7 +14,7 @@ using nb::arg;
 const auto kNone = nb::none();
 
 // The declared elementwise ops (src/ops/elementwise.toml): names and docstrings.
-struct DeclaredOp { const char* name; const char* doc; };
+struct DeclaredOp { const char* name; const char* op; const char* doc; };  // name: the op's or an alias
 #include "gen/bind/elementwise.inc"
 
 // Python operators: (dunder, op, reflected).
@@ -51,8 +51,8 @@ struct Resolved {
 void bind_ops(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<TensorImpl>>(m.attr("Tensor"));
 
-  for (const auto& [name, doc] : kDeclaredBinary) {
-    const ops::BinaryOp* op = &ops::binary_op(name);
+  for (const auto& [name, op_name, doc] : kDeclaredBinary) {
+    const ops::BinaryOp* op = &ops::binary_op(op_name);
     m.def(name, [op](const Tensor& x, const Tensor& y, nb::handle) { return ops::binary(*op, x, y); },
           arg("x"), arg("y"), arg("name") = kNone, doc);
     m.def(name, [op](const Tensor& x, const Scalar& y, nb::handle) { return ops::binary_scalar(*op, x, y, false); },
@@ -115,11 +115,11 @@ void bind_ops(nb::module_& m) {
   cls.def("__matmul__", [](TensorImpl* x, const Tensor& y) { return ops::matmul(Tensor(x), y); }, nb::is_operator());
   cls.def("__rmatmul__", [](TensorImpl* x, const Tensor& y) { return ops::matmul(y, Tensor(x)); }, nb::is_operator());
 
-  for (const auto& [name, doc] : kDeclaredUnary) {
-    std::string op = name;
+  for (const auto& [name, op_name, doc] : kDeclaredUnary) {
+    std::string op = op_name;
     m.def(name, [op](const Tensor& x, nb::handle) { return ops::unary(op, x); }, arg("x"), arg("name") = kNone, doc);
     cls.def(name, [op](TensorImpl* x, nb::handle) { return ops::unary(op, Tensor(x)); }, arg("name") = kNone, doc);
-    std::string ip = op + "_";
+    std::string ip = std::string(name) + "_";
     auto inplace = [op](TensorImpl* x, nb::handle) -> Tensor { Tensor t(x); return ops::unary_(op, t); };
     cls.def(ip.c_str(), inplace, arg("name") = kNone);
     m.def(ip.c_str(), inplace, arg("x"), arg("name") = kNone);

@@ -45,7 +45,7 @@ from .framework import set_default_dtype, get_default_dtype, is_tensor, in_dynam
 from .framework import enable_static, disable_static  # noqa: E402
 from .creation import (  # noqa: E402
     to_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like, arange, linspace,
-    eye, broadcast_to, slice, mod, floor_mod, scale, add_n, numel, shape, rank,
+    eye, broadcast_to, slice, scale, add_n, numel, shape, rank,
 )
 from .autograd import grad, no_grad, enable_grad, set_grad_enabled, is_grad_enabled  # noqa: E402
 from ._reduce_ext import *  # noqa: E402,F401,F403

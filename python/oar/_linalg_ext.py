@@ -1,5 +1,5 @@
 """Linear-algebra extras (bmm, mm, dot, outer, t, kron, cross, einsum) and the
-elementwise/creation functions lerp, nan_to_num, frac and logspace.
+elementwise/creation functions lerp, nan_to_num and logspace.
 
 The computations are composites in C++ (src/ops/linalg_ext.cpp); this module
 gives them Paddle's signatures and attaches the matching Tensor methods.
@@ -8,7 +8,7 @@ import numbers
 
 from . import _C
 
-__all__ = ["bmm", "mm", "dot", "outer", "t", "kron", "cross", "einsum", "lerp", "nan_to_num", "frac", "logspace"]
+__all__ = ["bmm", "mm", "dot", "outer", "t", "kron", "cross", "einsum", "lerp", "nan_to_num", "logspace"]
 
 
 def bmm(x, y, name=None):
@@ -137,16 +137,6 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None, name=None):
                           None if neginf is None else float(neginf))
 
 
-def frac(x, name=None):
-    """The fractional part x - trunc(x), with the sign of x.
-
-    >>> import oar
-    >>> oar.frac(oar.to_tensor([1.5, -2.25])).numpy().tolist()
-    [0.5, -0.25]
-    """
-    return _C._frac(x)
-
-
 def _number(v, api, what):
     if isinstance(v, _C.Tensor):
         if v.size != 1:
@@ -172,6 +162,6 @@ def logspace(start, stop, num, base=10.0, dtype=None, name=None):
     return _C._logspace(float(start), float(stop), int(num), float(base), dtype)
 
 
-for _f in (dot, outer, lerp, frac, nan_to_num, t, mm, bmm, kron, cross):
+for _f in (dot, outer, lerp, nan_to_num, t, mm, bmm, kron, cross):
     setattr(_C.Tensor, _f.__name__, _f)
 del _f

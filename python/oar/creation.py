@@ -209,14 +209,6 @@ def slice(input, axes, starts, ends):  # noqa: A001 - Paddle's name
     return _C.strided_slice(input, list(axes), starts, ends, [1] * len(axes))
 
 
-def mod(x, y, name=None):
-    """Elementwise remainder with the sign of y (Python's %)."""
-    return _C.remainder(x, y)
-
-
-floor_mod = mod
-
-
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     """scale * x + bias (or scale * (x + bias)).
 

@@ -377,14 +377,6 @@ Tensor nan_to_num(const Tensor& x, double nan, std::optional<double> posinf, std
   return where(equal(x, scalar_tensor(Scalar(-inf), dt)), scalar_tensor(Scalar(neginf.value_or(-big)), dt), out);
 }
 
-Tensor frac(const Tensor& x) {
-  DType dt = x.dtype();
-  OAR_CHECK(dt != DType::Bool && !is_complex(dt), Type, "[oar.frac] needs an integer or floating point tensor, got ",
-            dtype_name(dt));
-  if (is_integral(dt)) return zeros_like(x);
-  return subtract(x, unary("trunc", x));
-}
-
 Tensor logspace(double start, double stop, int64_t num, double base, DType dtype) {
   OAR_CHECK(num >= 0, Value, "[oar.logspace] num must be non-negative, got ", num);
   Tensor e = linspace(start, stop, num, DType::Float64);

@@ -1,5 +1,5 @@
 // Linear-algebra extras (bmm, dot, outer, kron, cross, einsum) and a few
-// elementwise/creation leftovers (lerp, nan_to_num, frac, logspace). All are
+// elementwise/creation leftovers (lerp, nan_to_num, logspace). All are
 // composites of existing ops, so their gradients (of any order) come from the
 // ops they are built from.
 #pragma once
@@ -26,7 +26,6 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 Tensor lerp(const Tensor& x, const Tensor& y, const Tensor& weight);
 Tensor nan_to_num(const Tensor& x, double nan = 0.0, std::optional<double> posinf = std::nullopt,
                   std::optional<double> neginf = std::nullopt);
-Tensor frac(const Tensor& x);
 Tensor logspace(double start, double stop, int64_t num, double base, DType dtype);
 
 }  // namespace oar::ops

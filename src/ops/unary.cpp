@@ -20,6 +20,7 @@ enum class UKind {
   Bool,   // result is bool (isnan, logical_not)
   ToReal, // complex -> its real dtype (abs, real, imag, angle)
   Int,    // integer or bool only (bitwise_not)
+  RealSame,  // integer or floating point, result has the input dtype (frac)
 };
 
 struct UnaryInfo { OpDef* op; UKind kind; };
@@ -35,6 +36,10 @@ Metas unary_meta(std::span<const Tensor> in, const Attrs& a, UKind k, const char
     case UKind::ToReal: t = to_real(t); break;
     case UKind::Real:
       OAR_CHECK(!is_complex(t), Type, "[oar.", name, "] does not support complex input (", dtype_name(t), ")");
+      break;
+    case UKind::RealSame:
+      OAR_CHECK(!is_complex(t) && t != DType::Bool, Type, "[oar.", name,
+                "] needs an integer or floating point tensor, got ", dtype_name(t));
       break;
     case UKind::Int:
       OAR_CHECK(is_integral(t) || t == DType::Bool, Type, "[oar.", name, "] expects an integer or bool tensor, got ",
@@ -83,6 +88,15 @@ Tensors angle_grad(const GradCtx& c) {
   Tensor safe = where(equal(r2, zeros_like(r2)), ones_like(r2), r2);
   Tensor i = scalar_tensor(Scalar(std::complex<double>(0, 1)), x.dtype());
   return {mul(cast(divide(c.grad(), safe), x.dtype()), mul(i, x))};
+}
+
+// sinc: (cos(pi x) - sinc(x)) / x, and 0 at 0.
+Tensors sinc_grad(const GradCtx& c) {
+  const Tensor& x = c.in(0);
+  Tensor zero = equal(x, zeros_like(x));
+  Tensor safe = where(zero, ones_like(x), x);
+  Tensor d = divide(subtract(cos(muls(safe, kPi)), unary("sinc", safe)), safe);
+  return {mul(c.grad(), where(zero, zeros_like(x), d))};
 }
 
 // The declared unary ops (elementwise.toml): infer_meta, gradient, registration.

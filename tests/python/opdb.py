@@ -263,6 +263,11 @@ _binary("fmax", np.fmax, REAL, grad=True)
 _binary("fmin", np.fmin, REAL, grad=True)
 _binary("atan2", np.arctan2, FLOATS, grad=True, gradgrad=True)
 _binary("logaddexp", np.logaddexp, FLOATS, grad=True, gradgrad=True, lo=-30.0, hi=30.0)
+_binary("hypot", np.hypot, FLOATS, grad=True, gradgrad=True, lo=0.5, hi=3.0)
+_binary("copysign", np.copysign, FLOATS, grad=True, gradgrad=True, lo=0.5, hi=3.0, ylo=-3.0, yhi=3.0)
+_binary("heaviside", np.heaviside, ("int32", "int64", "float32", "float64"), grad=True, gradgrad=False, lo=-2, hi=2)
+_binary("gcd", np.gcd, ("int8", "int16", "int32", "int64"), lo=-50, hi=50, scalar=False)
+_binary("lcm", np.lcm, ("int16", "int32", "int64"), lo=-50, hi=50, scalar=False)
 for _n, _r in [("equal", np.equal), ("not_equal", np.not_equal)]:
     _binary(_n, _r, ALL, out=to_bool, lo=-2, hi=2)
 for _n, _r in [("less_than", np.less), ("less_equal", np.less_equal), ("greater_than", np.greater),
@@ -365,6 +370,13 @@ _unary("real", np.real, COMPLEX, out=to_real, complex_grad=True, gradgrad=False,
 _unary("imag", np.imag, COMPLEX, out=to_real, complex_grad=True, gradgrad=False, grad=False)
 _unary("conj", np.conj, COMPLEX, complex_grad=True, gradgrad=False, grad=False)
 _unary("angle", np.angle, INEXACT, out=to_real, grad=True, gradgrad=False, lo=0.2, hi=2.0)
+_unary("deg2rad", np.deg2rad, FLOATS, lo=-400, hi=400)
+_unary("rad2deg", np.rad2deg, FLOATS, lo=-7, hi=7)
+_unary("sinc", np.sinc, FLOATS, lo=-3, hi=3, special=[0.0, -0.0, 1.0, np.inf])
+_unary("frac", lambda x: x - np.trunc(x), ("int32", "int64", "float32", "float64"), lo=-5, hi=5, special=_SPECIAL)
+_unary("signbit", np.signbit, REAL, out=to_bool, grad=False, special=_SPECIAL)
+_unary("isposinf", np.isposinf, REAL, out=to_bool, grad=False, special=_SPECIAL)
+_unary("isneginf", np.isneginf, REAL, out=to_bool, grad=False, special=_SPECIAL)
 
 
 # ---------------------------------------------------------------- where, clip, complex, cast

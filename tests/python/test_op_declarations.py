@@ -23,7 +23,8 @@ PUBLIC = [(fam, n) for fam in OPS for n, d in OPS[fam].items() if d.get("public"
 
 def test_declarations_exist_and_are_generated():
     assert DECLS and len(PUBLIC) > 60
-    assert sorted(_ops_gen.__all__) == sorted(m for _, n in PUBLIC for m in (n, n + "_"))
+    names = [m for f, n in PUBLIC for a in [n] + OPS[f][n].get("aliases", []) for m in (a, a + "_")]
+    assert sorted(_ops_gen.__all__) == sorted(names)
     assert set(_ops_gen.__test__) == {n for _, n in PUBLIC}
 
 
@@ -36,6 +37,17 @@ def test_declared_op_is_bound_documented_and_in_the_op_database(family, name):
     assert callable(getattr(oar.Tensor, name + "_")) and callable(getattr(oar, name + "_"))
     assert name in {info.name for info in OP_DB}, f"{name} has no op-database entry (tests/python/opdb.py)"
     assert name in oar._C._registered_ops()
+
+
+def test_aliases_are_the_same_function():
+    x, y = oar.to_tensor([1.0, 5.0]), oar.to_tensor([3.0, 2.0])
+    for alias, name in [("mul", "multiply"), ("sub", "subtract"), ("true_divide", "divide"), ("gt", "greater_than"),
+                        ("less", "less_than"), ("ne", "not_equal"), ("floor_mod", "remainder")]:
+        assert getattr(oar, alias)(x, y).numpy().tolist() == getattr(oar, name)(x, y).numpy().tolist()
+        assert getattr(x, alias)(y).numpy().tolist() == getattr(oar, name)(x, y).numpy().tolist()
+        assert f"oar.{name}" in getattr(oar, alias).__doc__
+    assert oar.negative(x).numpy().tolist() == [-1.0, -5.0]
+    assert oar.bitwise_invert(oar.to_tensor([0, 5])).numpy().tolist() == [-1, -6]
 
 
 def test_in_place_forms_write_into_their_input():
@@ -82,6 +94,8 @@ example = """
     (lambda s: s + 'grad = ["G"]\n', "grad must be two expressions"),
     (lambda s: s + 'colour = "red"\n', "unknown fields"),
     (lambda s: s.replace("[binary.f]", "[ternary.f]"), "unknown family"),
+    (lambda s: s + 'aliases = ["f"]\n', "declared twice"),
+    (lambda s: s + 'aliases = "g"\n', "aliases must be a list"),
     (lambda s: s + s.replace("[binary.f]", "[unary.f]\nkind = \"Same\""), "declared once"),
 ])
 def test_the_generator_refuses_malformed_declarations(tmp_path, edit, match):

@@ -4,7 +4,9 @@
 // binary.cpp) and the fused elementwise interpreter (fused.cpp) both call,
 // so that each scalar function is written once.
 #pragma once
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <complex>
 #include <type_traits>
 
@@ -96,6 +98,41 @@ template <typename C> inline C py_mod(C a, C b) {
   } else {
     C r = std::fmod(a, b);
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+}
+
+// (std::signbit here made GCC 12 fail with an internal error when vectorising.)
+template <typename C> inline bool sign_bit_of(C x) {
+  if constexpr (std::is_same_v<C, float>) return std::bit_cast<uint32_t>(x) >> 31;
+  else if constexpr (std::is_same_v<C, double>) return std::bit_cast<uint64_t>(x) >> 63;
+  else if constexpr (std::is_signed_v<C>) return x < 0;
+  else return false;
+}
+
+// gcd and lcm of integers, computed on magnitudes in the unsigned type (no
+// overflow trap at the most negative value; the result wraps as NumPy's).
+template <typename C> inline C gcd_of(C a, C b) {
+  if constexpr (std::is_same_v<C, bool>) {
+    return a || b;
+  } else {
+    using U = std::make_unsigned_t<C>;
+    U x = a < 0 ? U(U(0) - U(a)) : U(a), y = b < 0 ? U(U(0) - U(b)) : U(b);
+    while (y) {
+      U t = U(x % y);
+      x = y;
+      y = t;
+    }
+    return C(x);
+  }
+}
+template <typename C> inline C lcm_of(C a, C b) {
+  if constexpr (std::is_same_v<C, bool>) {
+    return a && b;
+  } else {
+    using U = std::make_unsigned_t<C>;
+    if (a == 0 || b == 0) return C(0);
+    U x = a < 0 ? U(U(0) - U(a)) : U(a), y = b < 0 ? U(U(0) - U(b)) : U(b);
+    return C(U(x / U(gcd_of(a, b))) * y);
   }
 }
 
