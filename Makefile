@@ -61,7 +61,8 @@ test-asan: deps venv
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure
 	rm -rf $(ASAN_BUILD)/pkg && mkdir -p $(ASAN_BUILD)/pkg && cp -r python/oar $(ASAN_BUILD)/pkg/
-	rm -f $(ASAN_BUILD)/pkg/oar/*.so && cp $(ASAN_BUILD)/_C*.so $(ASAN_BUILD)/liboar*.so $(ASAN_BUILD)/pkg/oar/
+	rm -f $(ASAN_BUILD)/pkg/oar/*.so && cp $(ASAN_BUILD)/_C*.so $(ASAN_BUILD)/liboar*.so $(ASAN_BUILD)/_build_config.py \
+	  $(ASAN_BUILD)/pkg/oar/
 	ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	  PYTHONPATH=$(CURDIR)/$(ASAN_BUILD)/pkg $(VPY) -m pytest tests/python -x -q -p no:cacheprovider
 

@@ -5,8 +5,21 @@ import shutil
 import subprocess
 import sys
 
+import oar
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The folder the oar under test came from (python/ in the tree; the sanitizer
+# build's package under `make test-asan`): child processes import the same.
+OAR_PATH = os.path.dirname(os.path.dirname(os.path.abspath(oar.__file__)))
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dist_scripts")
+
+
+def child_env(**extra):
+    """os.environ for a child process that imports the same oar as this one."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = OAR_PATH + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    e.update(extra)
+    return e
 
 
 def mpirun_cmd(n):
@@ -21,8 +34,7 @@ def mpirun_cmd(n):
 def run_ranks(n, script, *args, timeout=120, env=None):
     """Runs dist_scripts/<script> on n ranks; returns the CompletedProcess."""
     assert shutil.which("mpirun"), "mpirun is missing: `make test` installs openmpi-bin"
-    e = dict(os.environ)
-    e["PYTHONPATH"] = os.path.join(ROOT, "python")
+    e = child_env()
     e.setdefault("OMP_NUM_THREADS", "1")
     e.update(env or {})
     cmd = mpirun_cmd(n) + [sys.executable, os.path.join(SCRIPTS, script), *map(str, args)]

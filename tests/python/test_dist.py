@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import oar
-from dist_util import ROOT, SCRIPTS, ranks_ok, run_ranks
+from dist_util import ROOT, SCRIPTS, child_env, ranks_ok, run_ranks
 
 pytestmark = pytest.mark.skipif(not oar.distributed.is_available(), reason="oar was built without MPI")
 
@@ -54,7 +54,7 @@ def test_data_parallel_no_sync_and_unused_parameters(mode):
 def test_single_process_job():
     # Under mpirun with one rank, and without any launcher (no MPI at all).
     ranks_ok(run_ranks(1, "collectives.py"), 1, r"rank 0: \d+ checks passed")
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    env = child_env()
     p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "collectives.py")], capture_output=True, text=True,
                        timeout=120, env=env)
     ranks_ok(p, 1, r"rank 0: \d+ checks passed")

@@ -2,13 +2,13 @@
 import os
 import subprocess
 import sys
+from dist_util import child_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _run(script, *args):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env = child_env()
     return subprocess.run([sys.executable, os.path.join(ROOT, "examples", script), *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
 

@@ -13,6 +13,7 @@ import textwrap
 import time
 
 import pytest
+from dist_util import child_env
 
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None,
                                 reason="mpirun is not installed (Debian: openmpi-bin)")
@@ -23,8 +24,7 @@ TAG = "[oar.distributed.launch]"
 
 
 def _env(**extra):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = PYDIR + os.pathsep + env.get("PYTHONPATH", "")
+    env = child_env()
     env.pop("OMP_NUM_THREADS", None)
     env.update(extra)
     return env

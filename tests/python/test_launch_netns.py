@@ -15,6 +15,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from dist_util import child_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AGENT = os.path.join(ROOT, "tests", "dist", "netns_agent.sh")
@@ -76,7 +77,7 @@ def launch_on(hosts, tmp_path, script_body, extra=(), timeout=120):
     mpi_args = (f"--mca plm_rsh_agent 'sh {AGENT}' --mca pml ob1 --mca btl tcp,self "
                 f"--mca btl_tcp_if_include {SUBNET} --mca oob_tcp_if_include {SUBNET}")
     env = dict(os.environ, OAR_NETNS_HOSTS=" ".join("=".join(h) for h in hosts),
-               PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+               PYTHONPATH=child_env()["PYTHONPATH"])
     env.pop("OMP_NUM_THREADS", None)
     ip, ns, name = hosts[0]
     cmd = ["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', name,

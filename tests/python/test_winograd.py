@@ -18,6 +18,7 @@ import pytest
 import oar
 from oar.inference import Config, create_predictor
 from oar.static import InputSpec
+from dist_util import child_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -94,7 +95,7 @@ def _kernels(prefix, batch, ch, hw, winograd):
         p = create_predictor(c)
         p.run([np.ones(({batch}, {ch}, {hw}, {hw}), "float32")])
     """)
-    env = dict(os.environ, DNNL_VERBOSE="1", PYTHONPATH=os.path.join(ROOT, "python"))
+    env = child_env(DNNL_VERBOSE="1")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     return [ln.split(",")[4] for ln in r.stdout.splitlines() if ln.startswith("onednn_verbose,exec,cpu,convolution")]
@@ -171,6 +172,6 @@ def test_winograd_predictors_in_threads(tmp_path):
         print("errors", errors)
         assert not errors
     """)
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    env = child_env()
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
