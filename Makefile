@@ -63,8 +63,10 @@ test-asan: deps venv
 	rm -rf $(ASAN_BUILD)/pkg && mkdir -p $(ASAN_BUILD)/pkg && cp -r python/oar $(ASAN_BUILD)/pkg/
 	rm -f $(ASAN_BUILD)/pkg/oar/*.so && cp $(ASAN_BUILD)/_C*.so $(ASAN_BUILD)/liboar*.so $(ASAN_BUILD)/_build_config.py \
 	  $(ASAN_BUILD)/pkg/oar/
-	ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
-	  PYTHONPATH=$(CURDIR)/$(ASAN_BUILD)/pkg $(VPY) -m pytest tests/python -x -q -p no:cacheprovider
+	# a failed huge allocation is a MemoryError, as without the sanitizer; a
+	# crash is a signal the fuzzers' harness recognises
+	ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:handle_segv=0 LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	  PYTHONPATH=$(CURDIR)/$(ASAN_BUILD)/pkg $(VPY) -m pytest tests/python -q -n $(JOBS) -p no:cacheprovider
 
 bench: build
 	bash benchmarks/setup_peers.sh

@@ -175,11 +175,14 @@ void Liveness::serve() {
       for (Conn& c : conns) ::close(c.fd);
       return;
     }
+    // Only the connections that were polled have an entry in fds: one
+    // accepted below is read from the next round on.
+    const size_t polled = conns.size();
     if (fds[1].revents & POLLIN) {
       int fd = ::accept(listen_fd_, nullptr, nullptr);
       if (fd >= 0) conns.push_back({fd, -1, {}, false});
     }
-    for (size_t i = 0; i < conns.size(); ++i) {
+    for (size_t i = 0; i < polled; ++i) {
       Conn& c = conns[i];
       if (!(fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       std::vector<std::string> lines;

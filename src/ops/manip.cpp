@@ -66,8 +66,9 @@ Tensors concat_grad(const GradCtx& c) {
 
 // Length of the `offset` diagonal of an (n1, n2) plane.
 int64_t diag_len(int64_t n1, int64_t n2, int64_t offset) {
-  int64_t l = offset >= 0 ? std::min(n1, n2 - offset) : std::min(n1 + offset, n2);
-  return std::max<int64_t>(l, 0);
+  // (compared before subtracting: n2 - offset overflows for offset = INT64_MIN)
+  if (offset >= 0) return offset >= n2 ? 0 : std::min(n1, n2 - offset);
+  return offset <= -n1 ? 0 : std::min(n1 + offset, n2);
 }
 
 // diagonal: attrs offset, axis1, axis2 (normalised, distinct).
@@ -473,7 +474,8 @@ Tensor diag(const Tensor& x, int64_t offset, double padding_value) {
   Tensor v = x.dim() == 0 ? reshape_exact(x, Dims{1}) : x;
   int64_t len = v.shape()[0];
   int64_t n;
-  OAR_CHECK(!__builtin_add_overflow(len, offset < 0 ? -offset : offset, &n), Value, "[oar.diag] size overflows");
+  OAR_CHECK(offset != INT64_MIN && !__builtin_add_overflow(len, offset < 0 ? -offset : offset, &n), Value,
+            "[oar.diag] the offset ", offset, " makes the result size overflow");
   int64_t nn;
   OAR_CHECK(!__builtin_mul_overflow(n, n, &nn), Value, "[oar.diag] result size overflows");
   Scalar pv = is_inexact(x.dtype()) ? Scalar(padding_value) : Scalar(int64_t(padding_value));

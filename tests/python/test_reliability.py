@@ -167,6 +167,44 @@ def test_pooling_with_huge_strides_is_cheap_or_refused(stride):
         assert y.shape == [1, 1, 1, 1] and float(y.numpy().ravel()[0]) == 1.0
 
 
+# ---------------------------------------------------------------- integer overflow wraps
+
+_BIG = np.array([2 ** 62, -2 ** 63, 2 ** 63 - 1, 3], dtype=np.int64)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_integer_arithmetic_wraps_as_numpy(dtype):
+    # Signed overflow is undefined in C++ (UBSan stopped on it); results wrap as NumPy's.
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, info.max // 2 + 1, -1], dtype=dtype)
+    b = np.array([1, -1, 4, info.min], dtype=dtype)
+    x, y = oar.to_tensor(a), oar.to_tensor(b)
+    with np.errstate(over="ignore"):
+        for fn, ref in [(oar.add, np.add), (oar.subtract, np.subtract), (oar.multiply, np.multiply)]:
+            np.testing.assert_array_equal(fn(x, y).numpy(), ref(a, b))
+        np.testing.assert_array_equal(oar.square(x).numpy(), a * a)
+        np.testing.assert_array_equal(oar.neg(x).numpy(), -a)
+        np.testing.assert_array_equal(oar.abs(x).numpy(), np.abs(a))
+        for fn, ref in [(oar.prod, np.prod), (lambda t: oar.cumprod(t, 0), np.cumprod),
+                        (lambda t: oar.cumsum(t, 0), np.cumsum)]:
+            got = fn(x).numpy()  # in the op's result dtype (int64 accumulation for narrow ints)
+            np.testing.assert_array_equal(got, ref(a.astype(got.dtype), dtype=got.dtype))
+
+
+def test_int64_sums_wrap_as_numpy():
+    x = oar.to_tensor(np.tile(_BIG, 300))
+    with np.errstate(over="ignore"):
+        assert int(oar.sum(x)) == int(np.sum(np.tile(_BIG, 300)))
+
+
+def test_extreme_diagonal_offsets_are_empty_or_refused():
+    x = oar.ones([3, 4])
+    for off in (-2 ** 63, 2 ** 63 - 1):
+        assert oar.diagonal(x, off).shape == [0]
+        with pytest.raises(ValueError, match=r"^\[oar.diag\]"):
+            oar.diag(oar.ones([3]), off)
+
+
 # ---------------------------------------------------------------- pickle loader bounds
 
 def _nested_shared_lists(depth):

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/wrap.h"
 
 namespace oar::cpu {
 namespace {
@@ -151,12 +152,12 @@ void run_reduce(const Tensor& x, Tensor& out, const Dims& axes, const R& r) {
 template <typename T, typename A> struct SumR {
   using Acc = A;
   Acc init() const { return Acc(0); }
-  Acc step(Acc a, T x) const { return a + Acc(compute_t<T>(x)); }
-  Acc combine(Acc a, Acc b) const { return a + b; }
+  Acc step(Acc a, T x) const { return wrap_add(a, Acc(compute_t<T>(x))); }
+  Acc combine(Acc a, Acc b) const { return wrap_add(a, b); }
   Acc dense(const T* p, int64_t n) const {
     Acc s = Acc(0);
     if constexpr (is_complex_v<Acc>) {
-      for (int64_t i = 0; i < n; ++i) s += Acc(p[i]);
+      for (int64_t i = 0; i < n; ++i) s += Acc(p[i]);  // complex
     } else {
       // Independent lanes: one accumulator chain would bound the loop by the
       // add latency rather than by memory bandwidth.
@@ -164,9 +165,9 @@ template <typename T, typename A> struct SumR {
       int64_t i = 0;
       for (; i + kLanes <= n; i += kLanes)
 #pragma omp simd
-        for (int k = 0; k < kLanes; ++k) lane[k] += Acc(compute_t<T>(p[i + k]));
-      for (; i < n; ++i) s += Acc(compute_t<T>(p[i]));
-      for (int k = 0; k < kLanes; ++k) s += lane[k];
+        for (int k = 0; k < kLanes; ++k) lane[k] = wrap_add(lane[k], Acc(compute_t<T>(p[i + k])));
+      for (; i < n; ++i) s = wrap_add(s, Acc(compute_t<T>(p[i])));
+      for (int k = 0; k < kLanes; ++k) s = wrap_add(s, lane[k]);
     }
     return s;
   }
@@ -178,11 +179,11 @@ template <typename T, typename A> struct MeanR : SumR<T, A> {
 template <typename T, typename A> struct ProdR {
   using Acc = A;
   Acc init() const { return Acc(1); }
-  Acc step(Acc a, T x) const { return a * Acc(compute_t<T>(x)); }
-  Acc combine(Acc a, Acc b) const { return a * b; }
+  Acc step(Acc a, T x) const { return wrap_mul(a, Acc(compute_t<T>(x))); }
+  Acc combine(Acc a, Acc b) const { return wrap_mul(a, b); }
   Acc dense(const T* p, int64_t n) const {
     Acc s = Acc(1);
-    for (int64_t i = 0; i < n; ++i) s = s * Acc(compute_t<T>(p[i]));
+    for (int64_t i = 0; i < n; ++i) s = wrap_mul(s, Acc(compute_t<T>(p[i])));
     return s;
   }
   Acc finish(Acc a, int64_t) const { return a; }

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/wrap.h"
 
 namespace oar::cpu {
 namespace {
@@ -98,8 +99,8 @@ template <bool Prod> void scan_kernel(std::span<const Tensor> in, std::span<Tens
       for (int64_t k = 0; k < gi.len; ++k) {
         int64_t i = reverse ? gi.len - 1 - k : k;
         if constexpr (std::is_same_v<T, bool>) acc = Prod ? (acc && p[i * gi.step]) : (acc || p[i * gi.step]);
-        else if constexpr (Prod) acc = acc * A(p[i * gi.step]);
-        else acc = acc + A(p[i * gi.step]);
+        else if constexpr (Prod) acc = wrap_mul(acc, A(p[i * gi.step]));
+        else acc = wrap_add(acc, A(p[i * gi.step]));
         o[i * go.step] = T(acc);
       }
     });

@@ -12,6 +12,7 @@
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/special.h"
+#include "kernels/cpu/wrap.h"
 
 namespace oar::cpu::scalar {
 
@@ -33,7 +34,7 @@ template <typename C> inline C conj_of(C x) {
 
 template <typename C> inline auto abs_of(C x) {
   if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>) return x;
-  else if constexpr (std::is_integral_v<C>) return x < 0 ? C(-x) : x;
+  else if constexpr (std::is_integral_v<C>) return x < 0 ? wrap_neg(x) : x;
   else return std::abs(x);
 }
 
