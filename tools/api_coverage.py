@@ -44,16 +44,15 @@ for mod in json.loads(sys.argv[1]):
     if names is None:
         names = [n for n in dir(obj) if not n.startswith("_")]
     out[mod] = sorted(set(names))
-print(json.dumps(out))
+print(json.dumps({"version": paddle.__version__, "names": out}))
 """
 
 
 def paddle_names(peers_python):
     r = subprocess.run([peers_python, "-c", _COLLECT, json.dumps(MODULES)], capture_output=True, text=True,
                        check=True)
-    return json.loads(r.stdout.strip().splitlines()[-1]), subprocess.run(
-        [peers_python, "-c", "import paddle; print(paddle.__version__)"], capture_output=True, text=True,
-        check=True).stdout.strip()
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    return got["names"], got["version"]
 
 
 def oar_object(path):

@@ -14,7 +14,6 @@ any other error, or a model run that fails on what the loader accepted.
 
 Usage: python tests/fuzz/fuzz_loaders.py [--seconds S] [--seed N] [--quick]
 """
-import argparse
 import json
 import os
 import pickle
@@ -194,14 +193,7 @@ def _child(mem_mb):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seconds", type=float, default=1800)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--timeout", type=float, default=10)
-    ap.add_argument("--mem-mb", type=int, default=2048)
-    ap.add_argument("--quick", action="store_true", help="300 cases per seed file, fixed seeds")
-    ap.add_argument("--child", action="store_true")
-    a = ap.parse_args()
+    a = fuzz_ops.campaign_args(__doc__, "300 cases per seed file, fixed seeds").parse_args()
     if a.child:
         _child(a.mem_mb)
         return 0

@@ -485,15 +485,21 @@ def _cases_single(targets, classes, nparams):
                 yield {"target": q, "subs": [[pos, c]], "seed": 0}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def campaign_args(doc, quick_help=None):
+    """The options every fuzzer here takes: duration, seed, per-call limits, --quick, --child."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=1800)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=10)
     ap.add_argument("--mem-mb", type=int, default=2048)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="")
+    ap.add_argument("--quick", action="store_true", help=quick_help)
     ap.add_argument("--child", action="store_true")
+    return ap
+
+
+def main():
+    ap = campaign_args(__doc__)
+    ap.add_argument("--only", default="")
     ap.add_argument("--max-params", type=int, default=4)
     ap.add_argument("--selftest", action="store_true", help="fuzz deliberately broken targets; must fail")
     a = ap.parse_args()
