@@ -53,6 +53,8 @@ from ._manip import *  # noqa: E402,F401,F403
 from ._index import *  # noqa: E402,F401,F403
 from ._random import *  # noqa: E402,F401,F403
 from ._linalg_ext import *  # noqa: E402,F401,F403
+from ._math_ext import *  # noqa: E402,F401,F403
+from ._shape_ext import *  # noqa: E402,F401,F403
 from .framework_param import ParamAttr, create_parameter  # noqa: E402
 from . import autograd, device, framework, nn, utils  # noqa: E402
 from .device import CPUPlace, CUDAPlace, get_device, set_device  # noqa: E402,F401
@@ -75,7 +77,8 @@ from .distributed import DataParallel  # noqa: E402,F401
 from .linalg import cholesky, eigvalsh, inv as inverse  # noqa: E402,F401
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
 from .serialization import save, load  # noqa: E402
-from . import _tensor_methods  # noqa: E402,F401  attaches Python-level Tensor methods
+from . import _tensor_methods  # noqa: E402
+_tensor_methods._attach_module_methods()  # Note [Tensor methods]
 from . import _api  # noqa: E402
 
 # Note [API error boundary]: every public function's errors name it.

@@ -386,8 +386,6 @@ def _advanced_setitem(self, index, value):
 _tm._advanced_getitem = _advanced_getitem
 _tm._advanced_setitem = _advanced_setitem
 
-for _name in ("gather", "gather_nd", "scatter", "scatter_nd_add", "index_select", "index_add", "take_along_axis",
-              "put_along_axis", "put_along_axis_", "masked_fill", "masked_select", "nonzero", "sort", "argsort", "topk",
-              "unique"):
-    setattr(Tensor, _name, globals()[_name])
-del _name
+__tensor_methods__ = ("gather", "gather_nd", "scatter", "scatter_nd_add", "index_select", "index_add", "take_along_axis",
+                      "put_along_axis", "put_along_axis_", "masked_fill", "masked_select", "nonzero", "sort", "argsort",
+                      "topk", "unique")

@@ -162,6 +162,4 @@ def logspace(start, stop, num, base=10.0, dtype=None, name=None):
     return _C._logspace(float(start), float(stop), int(num), float(base), dtype)
 
 
-for _f in (dot, outer, lerp, nan_to_num, t, mm, bmm, kron, cross):
-    setattr(_C.Tensor, _f.__name__, _f)
-del _f
+__tensor_methods__ = ("dot", "outer", "lerp", "nan_to_num", "t", "mm", "bmm", "kron", "cross")

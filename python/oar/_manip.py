@@ -270,6 +270,5 @@ def meshgrid(*args, **kwargs):
     return _C._meshgrid(_tensors(list(args), "oar.meshgrid"))
 
 
-for _fn in (tile, flip, split, chunk, unbind, diagonal, tril, triu, repeat_interleave, roll, diag):
-    setattr(Tensor, _fn.__name__, _fn)
-del _fn
+__tensor_methods__ = ("tile", "flip", "split", "chunk", "unbind", "diagonal", "tril", "triu", "repeat_interleave", "roll",
+                      "diag")

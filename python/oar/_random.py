@@ -268,5 +268,4 @@ def relu_(x, name=None):
     return _C.relu_(x)
 
 
-_C.Tensor.uniform_ = _uniform_
-_C.Tensor.normal_ = _normal_
+__tensor_methods__ = (("uniform_", "_uniform_"), ("normal_", "_normal_"))

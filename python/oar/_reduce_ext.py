@@ -267,6 +267,4 @@ def cummin(x, axis=None, dtype="int64", name=None):
     return _C.cummin(x, _axis(axis, "oar.cummin"), dtype)
 
 
-for _name in __all__:
-    setattr(_C.Tensor, _name, globals()[_name])
-del _name
+__tensor_methods__ = __all__

@@ -375,3 +375,22 @@ Tensor.cpu = _cpu
 Tensor.cuda = _cuda
 Tensor.to = _to
 Tensor.value = lambda self: self
+
+# Note [Tensor methods]: the Tensor's Python-level methods are attached here
+# and nowhere else (the C++-bound and declared ops are methods already, from
+# python/bind). A module of functions names those of its functions that are
+# also Tensor methods in `__tensor_methods__`: a name, or a pair (method name,
+# the module's attribute name or the attribute itself, e.g. a property).
+# Called once oar has loaded
+# them all; later modules win, so a Python wrapper replaces a bound method of that name.
+_METHOD_MODULES = ("_reduce_ext", "_manip", "_index", "_random", "_linalg_ext", "linalg", "_math_ext", "_shape_ext",
+                   "nn.layer.layers", "distributed.auto_parallel")
+
+
+def _attach_module_methods():
+    import importlib
+    for name in _METHOD_MODULES:
+        mod = importlib.import_module(f"{__package__}.{name}")
+        for entry in mod.__tensor_methods__:
+            method, attr = (entry, entry) if isinstance(entry, str) else entry
+            setattr(Tensor, method, getattr(mod, attr) if isinstance(attr, str) else attr)

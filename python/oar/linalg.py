@@ -460,9 +460,6 @@ def vecdot(x, y, axis=-1, name=None):
     return _C.sum(_C.multiply(_C.conj(x), y), [axis])
 
 
-# Tensor methods Paddle has for these functions.
-for _name, _fn in [("cholesky", cholesky), ("matrix_power", matrix_power), ("qr", qr), ("eigvalsh", eigvalsh),
-                   ("inverse", inv), ("solve", solve), ("cond", cond), ("cholesky_solve", cholesky_solve)]:
-    if not hasattr(_C.Tensor, _name):
-        setattr(_C.Tensor, _name, _fn)
-del _name, _fn
+# Tensor methods Paddle has for these functions: (method, function) where the names differ.
+__tensor_methods__ = ("cholesky", "matrix_power", "qr", "eigvalsh", ("inverse", "inv"), "solve", "cond",
+                      "cholesky_solve")

@@ -659,3 +659,18 @@ _creation("linspace", lambda a, b, n, dtype: np.linspace(a, b, n).astype(_NP.get
 _creation("eye", lambda n, m=None, dtype=None: np.eye(n, m, dtype=_NP.get(dtype, np.float32)),
           lambda d: [Sample((3,)), Sample((2, 4)), Sample((0,)), Sample((3, 0))], ALL,
           lambda: [_err(lambda: oar.eye(-1), ValueError, "eye")])
+
+
+# ---------------------------------------------------------------- areas
+# The database is split by area: tests/python/opdb_<area>.py modules register
+# their entries with `register` when this module loads, so every test that
+# reads OP_DB sees them all.
+
+def _load_areas():
+    import importlib
+    import pathlib
+    for path in sorted(pathlib.Path(__file__).parent.glob("opdb_*.py")):
+        importlib.import_module(path.stem)
+
+
+_load_areas()

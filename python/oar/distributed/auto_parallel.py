@@ -281,10 +281,16 @@ def _process_mesh(self):
     return None if a is None else ProcessMesh(shape=a[0], process_ids=a[1], dim_names=a[2])
 
 
-_C.Tensor.placements = property(_placements)
-_C.Tensor.process_mesh = property(_process_mesh)
-_C.Tensor.is_dist = lambda self: _C._dist_attr(self) is not None
-_C.Tensor._local_value = lambda self: _C._dist_local(self)
+def _is_dist(self):
+    return _C._dist_attr(self) is not None
+
+
+def _local_value(self):
+    return _C._dist_local(self)
+
+
+__tensor_methods__ = (("placements", property(_placements)), ("process_mesh", property(_process_mesh)),
+                      ("is_dist", "_is_dist"), ("_local_value", "_local_value"))
 
 
 def shard_layer(layer, process_mesh, shard_fn=None, input_fn=None, output_fn=None):

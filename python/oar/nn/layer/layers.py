@@ -58,11 +58,8 @@ def _tensor_deepcopy(self, memo):
     return new
 
 
-if not hasattr(Tensor, "set_value"):
-    Tensor.set_value = _set_value
-if not hasattr(Tensor, "__deepcopy__"):
-    # Layers are deep-copied (e.g. TransformerEncoder clones its layer), which copies their tensors.
-    Tensor.__deepcopy__ = _tensor_deepcopy
+# Layers are deep-copied (e.g. TransformerEncoder clones its layer), which copies their tensors.
+__tensor_methods__ = (("set_value", "_set_value"), ("__deepcopy__", "_tensor_deepcopy"))
 
 
 class HookRemoveHelper:
