@@ -322,6 +322,21 @@ def _requires_grad_set(self, v):
     self.stop_gradient = not v
 
 
+# A parameter's `trainable` is `not stop_gradient`, as in Paddle: setting
+# either changes both. Plain tensors have no `trainable` until one is set
+# (code tells parameters from buffers by it).
+def _trainable_get(self):
+    d = self.__dict__
+    if "optimize_attr" not in d and not d.get("_has_trainable"):
+        raise AttributeError("'Tensor' object has no attribute 'trainable'")
+    return not self.stop_gradient
+
+
+def _trainable_set(self, v):
+    self.__dict__["_has_trainable"] = True
+    self.stop_gradient = not bool(v)
+
+
 def _reshape(self, *shape, name=None):
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
         shape = shape[0]
@@ -358,6 +373,7 @@ Tensor.place = property(_place)
 Tensor.T = property(_T)
 Tensor.tolist = _tolist
 Tensor.requires_grad = property(_requires_grad_get, _requires_grad_set)
+Tensor.trainable = property(_trainable_get, _trainable_set)
 Tensor.reshape = _reshape
 Tensor.transpose = _transpose
 Tensor.expand = lambda self, shape, name=None: _C.expand(self, shape)

@@ -17,6 +17,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """Gradients of outputs with respect to inputs, without touching .grad.
 
     With create_graph=True the result is itself differentiable (higher order).
+    As in Paddle, the graph stays in place afterwards whatever retain_graph
+    says (it is freed with the tensors that hold it), so grad can be taken
+    over the same graph again, and Tensor.backward can still run through it.
 
     >>> import oar
     >>> x = oar.to_tensor(3.0, stop_gradient=False)
@@ -33,9 +36,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if gos and len(gos) != len(outs):
         raise ValueError(f"[oar.grad] grad_outputs has {len(gos)} entries but outputs has {len(outs)}")
     gos = gos or [None] * len(outs)
-    if retain_graph is None:
-        retain_graph = create_graph
-    res = _C._grad(outs, ins, gos, bool(retain_graph), bool(create_graph), bool(allow_unused))
+    res = _C._grad(outs, ins, gos, True, bool(create_graph), bool(allow_unused))
     return res if not single else res
 
 

@@ -68,9 +68,8 @@ class ParamAttr:
 
 
 def _mark_parameter(t, name, trainable=True, learning_rate=1.0, regularizer=None, need_clip=True):
-    t.stop_gradient = not trainable
     t.name = name
-    t.trainable = bool(trainable)
+    t.trainable = bool(trainable)  # sets stop_gradient (Tensor.trainable)
     t.persistable = True
     t.need_clip = bool(need_clip)
     t.optimize_attr = {"learning_rate": float(learning_rate)}

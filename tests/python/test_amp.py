@@ -75,8 +75,11 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match=r"^\[oar.amp.auto_cast\] dtype"):
         with amp.auto_cast(dtype="float64"):
             pass
-    with pytest.raises(ValueError, match=r"^\[oar.amp\] unknown op"):
+    with pytest.warns(UserWarning, match=r"^\[oar.amp.auto_cast\] 'no_such_op' is not an op"):
         with amp.auto_cast(custom_white_list=["no_such_op"]):
+            pass
+    with pytest.raises(TypeError, match=r"^\[oar.amp.auto_cast\] op names must be strings"):
+        with amp.auto_cast(custom_white_list=[3]):
             pass
     with pytest.raises(ValueError, match="both"):
         with amp.auto_cast(custom_white_list=["exp"], custom_black_list=["exp"]):
@@ -248,3 +251,26 @@ def test_float16_conv_matches_float32():
         got = oar.nn.functional.conv2d(x, w, padding=1)
     assert str(got.dtype) == "paddle.float16"
     np.testing.assert_allclose(got.astype("float32").numpy(), ref, rtol=2e-3, atol=2e-3 * np.abs(ref).max())
+
+
+def test_custom_lists_take_paddle_op_names():
+    # Paddle programs name ops as Paddle's operators do: matmul_v2 is oar's matmul, reduce_sum its sum.
+    a, b = oar.ones([2, 3]), oar.ones([3, 2])
+    with amp.auto_cast(custom_black_list={"matmul_v2"}):
+        assert oar.matmul(a, b).dtype == oar.float32
+    with amp.auto_cast():
+        assert oar.matmul(a, b).dtype == oar.float16
+    with amp.auto_cast(custom_white_list={"reduce_sum"}, dtype="bfloat16"):
+        assert oar.sum(a).dtype == oar.bfloat16
+    # The policies are restored after the block.
+    assert "matmul" in amp.white_list() and "sum" not in amp.white_list()
+
+
+def test_autocast_state_queries():
+    assert not oar.is_autocast_enabled() and oar.get_autocast_dtype() == "float16"
+    with oar.autocast(dtype="bfloat16"):
+        assert oar.amp.is_autocast_enabled()
+        assert oar.amp.get_autocast_dtype() == oar.amp.get_autocast_cpu_dtype() == "bfloat16"
+    with oar.autocast(enabled=False):
+        assert not oar.amp.is_autocast_enabled()
+    assert not oar.amp.is_autocast_enabled()

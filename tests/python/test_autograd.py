@@ -246,3 +246,38 @@ def test_clear_grad_to_zero_reads_zeros_and_next_backward_replaces():
     w.grad = oar.to_tensor([4.0, 4.0])  # an assigned gradient is kept, not zeroed
     (w * 1).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), [5.0, 5.0])
+
+
+def test_grad_twice_over_one_graph_without_retain_graph():
+    # As in Paddle, oar.grad leaves the graph in place; backward afterwards still runs, once.
+    x = _leaf([0.5, -1.0])
+    y = oar.exp(x * x).sum()
+    want = 2 * np.array([0.5, -1.0]) * np.exp(np.array([0.25, 1.0]))
+    for _ in range(2):
+        (g,) = oar.grad(y, x, retain_graph=False)
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-12)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+def test_parameter_trainable_is_not_stop_gradient():
+    lin = oar.nn.Linear(2, 2)
+    w = lin.weight
+    assert w.trainable and not w.stop_gradient
+    w.trainable = False
+    assert w.stop_gradient
+    w.stop_gradient = False
+    assert w.trainable
+    w.stop_gradient = True
+    assert not w.trainable
+    assert not hasattr(oar.ones([2]), "trainable")  # plain tensors are not parameters
+    # An optimizer leaves a frozen parameter alone.
+    w.trainable = False
+    before = w.numpy().copy()
+    opt = oar.optimizer.SGD(learning_rate=0.5, parameters=lin.parameters())
+    lin(oar.ones([3, 2])).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(w.numpy(), before)
+    assert not np.allclose(lin.bias.numpy(), 0.0)

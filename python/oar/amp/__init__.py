@@ -9,12 +9,14 @@ keeps float32 master weights. ``GradScaler`` scales the loss so that float16
 gradients do not underflow, and skips steps whose gradients overflowed.
 """
 import contextlib
+import warnings
 
 from .. import _C
 from .grad_scaler import AmpScaler, GradScaler
 
 __all__ = ["auto_cast", "amp_guard", "decorate", "GradScaler", "AmpScaler", "is_float16_supported",
-           "is_bfloat16_supported", "white_list", "black_list"]
+           "is_bfloat16_supported", "white_list", "black_list", "autocast", "is_autocast_enabled", "get_autocast_dtype",
+           "get_autocast_cpu_dtype", "get_autocast_gpu_dtype"]
 
 _DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
 
@@ -32,13 +34,49 @@ def _level(level, api):
     return level
 
 
+# Paddle's operator names (as its AMP lists and programs use them) for the
+# oar ops that do the same work.
+_PADDLE_OP_NAMES = {
+    "matmul_v2": ("matmul",), "mul": ("matmul",), "linear_v2": ("linear", "fused_linear_act"),
+    "fused_gemm_epilogue": ("fused_linear_act",), "conv2d": ("conv", "fused_conv"), "conv3d": ("conv", "fused_conv"),
+    "depthwise_conv2d": ("conv", "fused_conv"), "conv2d_transpose": ("conv_transpose",),
+    "conv3d_transpose": ("conv_transpose",), "elementwise_add": ("add",), "elementwise_sub": ("subtract",),
+    "elementwise_mul": ("multiply",), "elementwise_div": ("divide",), "elementwise_pow": ("pow",),
+    "reduce_sum": ("sum",), "reduce_mean": ("mean",), "reduce_prod": ("prod",), "reduce_max": ("amax",),
+    "reduce_min": ("amin",), "softmax_with_cross_entropy": ("softmax_cross_entropy",),
+    "cross_entropy": ("softmax_cross_entropy",), "cross_entropy2": ("softmax_cross_entropy",),
+    "c_softmax_with_cross_entropy": ("softmax_cross_entropy",), "pool2d": ("max_pool", "avg_pool"),
+    "pool3d": ("max_pool", "avg_pool"), "fused_attention": ("fused_attention",), "flash_attn": ("fused_attention",),
+    "lookup_table": ("index_select",), "lookup_table_v2": ("index_select",), "sigmoid_cross_entropy_with_logits": (),
+}
+
+
+def _op_names(names, api):
+    """oar op names for a custom list that may use Paddle's operator names.
+    Names of ops oar does not have are ignored with a warning, as Paddle
+    ignores names it does not know."""
+    registered = set(_C._registered_ops())
+    out = []
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"[{api}] op names must be strings, got {type(n).__name__}")
+        if n in registered:
+            out.append(n)
+        elif n in _PADDLE_OP_NAMES:
+            out.extend(m for m in _PADDLE_OP_NAMES[n] if m in registered)
+        else:
+            warnings.warn(f"[{api}] '{n}' is not an op oar runs; it is ignored", stacklevel=4)
+    return out
+
+
 @contextlib.contextmanager
 def auto_cast(enable=True, custom_white_list=None, custom_black_list=None, level="O1", dtype="float16",
               use_promote=True):
     """Runs the enclosed ops in mixed precision.
 
     ``custom_white_list`` ops run in the low dtype, ``custom_black_list`` ops in
-    float32 (names of oar ops, e.g. ``"matmul"``, ``"exp"``). Level ``O0``
+    float32: names of oar ops (``"matmul"``, ``"exp"``) or Paddle's operator
+    names for them (``"matmul_v2"``, ``"reduce_sum"``). Level ``O0``
     (or ``enable=False``) turns autocast off inside the block.
 
     >>> import oar
@@ -56,6 +94,8 @@ def auto_cast(enable=True, custom_white_list=None, custom_black_list=None, level
     if both:
         raise ValueError(f"[oar.amp.auto_cast] ops in both custom_white_list and custom_black_list: {sorted(both)}")
     changed = []
+    white = _op_names(sorted(white), "oar.amp.auto_cast")
+    black = _op_names(sorted(black), "oar.amp.auto_cast")
     for name, pol in [(n, "low") for n in white] + [(n, "float32") for n in black]:
         changed.append((name, _C._amp_op_policy(name)))
         _C._set_amp_op_policy(name, pol)
@@ -71,6 +111,48 @@ def auto_cast(enable=True, custom_white_list=None, custom_black_list=None, level
 
 
 amp_guard = auto_cast
+
+
+def autocast(device_type=None, dtype="float16", enabled=True, cache_enabled=True):
+    """``auto_cast`` with the argument names of ``paddle.autocast`` (level O1).
+
+    >>> import oar
+    >>> with oar.autocast(dtype="bfloat16"):
+    ...     oar.amp.is_autocast_enabled(), oar.amp.get_autocast_dtype()
+    (True, 'bfloat16')
+    """
+    return auto_cast(enable=enabled, dtype=dtype, level="O1")
+
+
+def is_autocast_enabled(device_type=None):
+    """Whether ops on this thread run under autocast now.
+
+    >>> import oar
+    >>> oar.amp.is_autocast_enabled()
+    False
+    """
+    return bool(_C._get_autocast()[0])
+
+
+def get_autocast_dtype(device_type=None):
+    """The low dtype autocast uses on this thread, as a string (``'float16'``
+    unless an ``auto_cast`` block chose another).
+
+    >>> import oar
+    >>> oar.amp.get_autocast_dtype()
+    'float16'
+    """
+    return str(_C._get_autocast()[1]).replace("paddle.", "")
+
+
+def get_autocast_cpu_dtype():
+    """``get_autocast_dtype`` for the CPU (oar's autocast state is per thread, not per device)."""
+    return get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    """``get_autocast_dtype`` for the GPU (oar's autocast state is per thread, not per device)."""
+    return get_autocast_dtype("gpu")
 
 
 def white_list():
