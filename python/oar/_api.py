@@ -54,7 +54,7 @@ def relabel(exc, api):
     ("oar.tile"), or None when exc already names it."""
     tagged = _TAG.match(str(exc))
     if api in _PASS_THROUGH and tagged and tagged.group(1).startswith("oar.") \
-            and not tagged.group(1).startswith("oar.autograd."):  # the engine's own errors are relabelled
+            and tagged.group(1) not in ("oar.autograd.backward", "oar.autograd.grad"):  # the engine's own are relabelled
         return None
     msg = str(exc.args[0]) if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
     nb = _NB_SIGNATURE.search(msg)

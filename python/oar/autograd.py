@@ -1,4 +1,5 @@
-"""Autograd API: oar.grad, no_grad, enable_grad, set_grad_enabled."""
+"""Autograd API: oar.grad, backward, no_grad, enable_grad, set_grad_enabled, PyLayer, saved_tensors_hooks."""
+import atexit
 import functools
 
 from . import _C
@@ -106,3 +107,165 @@ class set_grad_enabled(_GradMode):
 def is_grad_enabled():
     """True unless inside no_grad."""
     return _C.is_grad_enabled()
+
+
+# ---------------------------------------------------------------- PyLayer (Note [PyLayer], python/bind/pylayer.cpp)
+
+class PyLayerContext:
+    """What a PyLayer's forward hands to its backward: tensors saved with
+    ``save_for_backward`` and any attributes set on it."""
+
+    def __init__(self):
+        self._to_save = None
+        self._saved = None
+        self._non_differentiable = ()
+        self._not_inplace = ()
+        self._materialize = True
+
+    def save_for_backward(self, *tensors):
+        """Saves tensors (or None) for backward; read them with ``saved_tensor()``."""
+        for t in tensors:
+            if t is not None and not isinstance(t, _C.Tensor):
+                raise TypeError(f"[oar.autograd.PyLayerContext.save_for_backward] expected Tensors or None, "
+                                f"got a {type(t).__name__}")
+        self._to_save = tensors
+
+    def saved_tensor(self):
+        """The tensors saved in forward, in order (inside backward)."""
+        if self._saved is None:
+            raise RuntimeError("[oar.autograd.PyLayerContext.saved_tensor] saved tensors are available inside "
+                               "backward only (and only if forward called save_for_backward)")
+        return list(self._saved)
+
+    def mark_non_differentiable(self, *tensors):
+        """Marks outputs of forward that have no gradient (they stop gradient)."""
+        self._non_differentiable = tensors
+
+    def mark_not_inplace(self, *tensors):
+        """Marks inputs that forward returns unchanged: the output is a new
+        tensor aliasing the input (oar always does this, so it is accepted
+        for compatibility)."""
+        self._not_inplace = tensors
+
+    def set_materialize_grads(self, value):
+        """Whether backward gets zeros (True, the default) or None for outputs
+        that received no gradient."""
+        self._materialize = bool(value)
+
+    def set_grad_in_dtype_consistent(self, flag):
+        """Accepted for compatibility: gradients always have their input's dtype
+        when backward returns it so."""
+
+
+class PyLayer:
+    """A differentiable function with a forward and backward written in Python.
+
+    Subclass it with two static methods, ``forward(ctx, *args, **kwargs)``
+    and ``backward(ctx, *grads)`` (one gradient per tensor output; it returns
+    one gradient, or None, per tensor input of forward), and call
+    ``apply``. Forward runs without recording; backward runs as any
+    gradient rule does, so if it is made of differentiable ops, gradients of
+    gradients work (``oar.grad(..., create_graph=True)``).
+
+    >>> import oar
+    >>> class Cube(oar.autograd.PyLayer):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x * x
+    ...     @staticmethod
+    ...     def backward(ctx, dy):
+    ...         (x,) = ctx.saved_tensor()
+    ...         return dy * 3 * x * x
+    >>> x = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    >>> Cube.apply(x).sum().backward()
+    >>> x.grad.numpy().tolist()
+    [3.0, 12.0]
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError(f"[oar.autograd.PyLayer.forward] a PyLayer subclass must define forward")
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError(f"[oar.autograd.PyLayer.backward] a PyLayer subclass must define backward")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Runs forward and records the call for backward."""
+        if cls.forward is PyLayer.forward or cls.backward is PyLayer.backward:
+            raise NotImplementedError(f"[{cls.__name__}.apply] a PyLayer subclass must define both forward and "
+                                      "backward as static methods")
+        ctx = PyLayerContext()
+        inputs = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _C.Tensor)]
+        with _GradMode(False):
+            out = cls.forward(ctx, *args, **kwargs)
+        single = isinstance(out, _C.Tensor)
+        outs = [out] if single else list(out) if isinstance(out, (tuple, list)) else [out]
+        if not (_C.is_grad_enabled() and any(not t.stop_gradient for t in inputs)):
+            return out
+        pos = [i for i, o in enumerate(outs) if isinstance(o, _C.Tensor)]
+        tensors = [outs[i] for i in pos]
+        nondiff = {id(t) for t in ctx._non_differentiable}
+        differentiable = [id(t) not in nondiff and (t.dtype.is_floating_point or t.dtype.is_complex)
+                          for t in tensors]
+        saved = list(ctx._to_save or ())
+        ctx._to_save = None
+
+        def run_backward(saved_tensors, grads):
+            ctx._saved = saved_tensors
+            try:
+                return cls.backward(ctx, *grads)
+            finally:
+                ctx._saved = None
+
+        recorded = _C._pylayer_record(cls.__name__, inputs, tensors, differentiable, saved, run_backward,
+                                      ctx._materialize)
+        for i, t in zip(pos, recorded):
+            outs[i] = t
+        if single:
+            return outs[0]
+        return type(out)(outs) if isinstance(out, tuple) else outs
+
+
+Function = PyLayer
+atexit.register(_C._pylayer_release_all)  # Note [PyLayer]: graphs alive at exit hold Python callables
+
+
+class saved_tensors_hooks:
+    """Context manager: inside it, every tensor an op saves for backward goes
+    through ``pack_hook(tensor)`` and the op keeps only what it returns;
+    backward gets the tensor back from ``unpack_hook(packed)``
+    (Note [saved tensors hooks]). Use it to move saved activations elsewhere
+    (host memory, disk, a compressed form) between forward and backward.
+
+    >>> import oar
+    >>> packed = []
+    >>> def pack(t):
+    ...     packed.append(t.shape)
+    ...     return t.numpy()
+    >>> def unpack(a):
+    ...     return oar.to_tensor(a)
+    >>> x = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    >>> with oar.autograd.saved_tensors_hooks(pack, unpack):
+    ...     y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad.numpy().tolist(), len(packed) > 0
+    ([2.0, 4.0], True)
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        for name, h in (("pack_hook", pack_hook), ("unpack_hook", unpack_hook)):
+            if not callable(h):
+                raise TypeError(f"[oar.autograd.saved_tensors_hooks] {name} must be callable, got "
+                                f"{type(h).__name__}")
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        _C._push_saved_tensor_hooks(self.pack_hook, self.unpack_hook)
+        return self
+
+    def __exit__(self, *exc):
+        _C._pop_saved_tensor_hooks()
+        return False

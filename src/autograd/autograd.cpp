@@ -89,24 +89,49 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
 }
 }  // namespace
 
+namespace {
+thread_local std::vector<std::shared_ptr<SavedTensorHooks>> t_saved_hooks;
+}  // namespace
+
+void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> hooks) { t_saved_hooks.push_back(std::move(hooks)); }
+
+void pop_saved_tensor_hooks() {
+  if (!t_saved_hooks.empty()) t_saved_hooks.pop_back();
+}
+
 void SavedTensor::save(const Tensor& t, bool as_output, int out_nr) {
   if (!t.defined()) return;
   is_output = as_output;
   output_nr = out_nr;
   version = t.storage().version();
   requires_grad = t.requires_grad();
+  if (!t_saved_hooks.empty()) {
+    hooks = t_saved_hooks.back();
+    packed = hooks->pack(as_output ? detach(t) : t);
+    return;
+  }
   data = as_output ? detach(t) : t;
 }
 
 Tensor SavedTensor::unpack(const std::shared_ptr<Node>& self, const char* op, int index) const {
-  if (!data.defined()) return data;
-  OAR_CHECK(data.storage().version() == version, Runtime, "[oar.autograd] a tensor saved by '", op,
-            "' for backward (", is_output ? "output " : "input ", index,
-            ") was modified by an in-place operation (version ", data.storage().version(),
-            ", expected ", version, "). Use the out-of-place op, or clone() the tensor before changing it.");
-  if (!is_output || !requires_grad) return data;
-  Tensor t = make_view(data, data.shape(), data.strides(), data.offset());
-  t.impl()->dist = data.impl()->dist;
+  Tensor base = data;
+  if (hooks) {
+    base = hooks->unpack(packed);
+    OAR_CHECK(base.defined(), Type, "[oar.autograd.saved_tensors_hooks] unpack_hook returned no tensor for a tensor "
+              "saved by '", op, "'");
+  } else if (!data.defined()) {
+    return data;
+  } else {
+    OAR_CHECK(data.storage().version() == version, Runtime, "[oar.autograd] a tensor saved by '", op,
+              "' for backward (", is_output ? "output " : "input ", index,
+              ") was modified by an in-place operation (version ", data.storage().version(),
+              ", expected ", version, "). Use the out-of-place op, or clone() the tensor before changing it.");
+  }
+  // An input comes back as unpack made it (the tensor itself, with its place
+  // in the graph, when the hooks return what they were given).
+  if (!is_output || !requires_grad) return base;
+  Tensor t = make_view(base, base.shape(), base.strides(), base.offset());
+  t.impl()->dist = base.impl()->dist;
   AutogradMeta& m = t.autograd_meta();
   m.stop_gradient = false;
   m.grad_fn = self;

@@ -37,6 +37,20 @@ struct Node : std::enable_shared_from_this<Node> {
   uint64_t seq = 0;
 };
 
+// Note [saved tensors hooks]
+// While hooks are pushed on a thread (oar.autograd.saved_tensors_hooks), every
+// tensor a node saves for backward goes through `pack` when it is saved, and
+// the node keeps only what pack returned; backward gets the tensor back from
+// `unpack`. The packed value's owner decides its lifetime (for Python hooks,
+// a Python object released under the GIL). Version checks do not apply to a
+// packed tensor: what unpack returns is whatever the hooks made of it.
+struct SavedTensorHooks {
+  std::function<std::shared_ptr<void>(const Tensor&)> pack;
+  std::function<Tensor(const std::shared_ptr<void>&)> unpack;
+};
+void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> hooks);
+void pop_saved_tensor_hooks();
+
 // A tensor saved for backward, with the storage version at save time.
 struct SavedTensor {
   Tensor data;
@@ -44,6 +58,8 @@ struct SavedTensor {
   int output_nr = 0;
   uint32_t version = 0;
   bool requires_grad = false;
+  std::shared_ptr<SavedTensorHooks> hooks;  // set when saved under hooks; `packed` holds the value
+  std::shared_ptr<void> packed;
 
   void save(const Tensor& t, bool as_output, int out_nr);
   // `self` is the node that saved it; `op` and `index` name it in errors.

@@ -51,6 +51,14 @@ class DataParallel(Layer):
     ``find_unused_parameters=True`` lets the forward pass leave some parameters
     out (their gradient counts as zero on that rank). Inside ``no_sync()``
     gradients accumulate locally; the next backward outside it averages the sum.
+    In a single process started without a launcher it needs no
+    ``init_parallel_env`` and trains as the wrapped layer does, as in Paddle.
+
+    >>> import oar
+    >>> model = oar.DataParallel(oar.nn.Linear(2, 2))
+    >>> model(oar.ones([3, 2])).sum().backward()
+    >>> [n for n, _ in model.named_parameters()], model._layers.weight.grad.shape
+    (['_layers.weight', '_layers.bias'], [2, 2])
     """
 
     def __init__(self, layers, strategy=None, comm_buffer_size=25, last_comm_buffer_size=1,
@@ -64,8 +72,12 @@ class DataParallel(Layer):
                 raise ValueError(f"[{api}] {name} must be a positive number of MB, got {v!r}")
         self._layers = layers
         self.find_unused_parameters = bool(find_unused_parameters)
-        self._group = group if group is not None else C._world(api)
-        self._nranks = self._group.nranks
+        if group is None and C._state["world"] is None and C.get_world_size() <= 1:
+            # One process, no launcher: a plain wrapper, as in Paddle (nothing to average).
+            self._group, self._nranks = None, 1
+        else:
+            self._group = group if group is not None else C._world(api)
+            self._nranks = self._group.nranks
         self._sync = True
         self._grad_need_sync = True
         self._buckets = []
