@@ -15,6 +15,8 @@
 
 #include "autograd/autograd.h"
 #include "common.h"
+#include "ir/executor.h"
+#include "ir/tracer.h"
 
 namespace oar::bind {
 namespace {
@@ -158,6 +160,34 @@ void bind_pylayer(nb::module_& m) {
           track(node);
           return result;
         });
+
+  // Note [PyLayer in programs]
+  m.def("_trace_py_layer", [](int64_t token, std::vector<Tensor> inputs, nb::callable forward) {
+    Tensors in(inputs.begin(), inputs.end());
+    Tensors out = ir::trace_py_layer(in, token, [&forward](const Tensors& args) -> Tensors {
+      nb::list xs;
+      for (const Tensor& t : args) xs.append(nb::cast(t));
+      std::vector<Tensor> v = nb::cast<std::vector<Tensor>>(forward(xs));
+      return Tensors(v.begin(), v.end());
+    }, "oar.autograd.PyLayer");
+    return std::vector<Tensor>(out.begin(), out.end());
+  });
+  m.def("_set_py_layer_runner", [](nb::object runner) {  // None clears it
+    if (runner.is_none()) {
+      ir::set_py_layer_runner(nullptr);
+      return;
+    }
+    auto fn = py_ref(runner);
+    ir::set_py_layer_runner([fn](int64_t token, const Tensors& inputs) -> std::optional<Tensors> {
+      nb::gil_scoped_acquire gil;
+      nb::list xs;
+      for (const Tensor& t : inputs) xs.append(nb::cast(t));
+      nb::object r = (*fn)(token, xs);
+      if (r.is_none()) return std::nullopt;
+      std::vector<Tensor> v = nb::cast<std::vector<Tensor>>(r);
+      return Tensors(v.begin(), v.end());
+    });
+  }, nb::arg("runner").none());
 
   m.def("_push_saved_tensor_hooks", [](nb::callable pack, nb::callable unpack) {
     auto h = std::make_shared<SavedTensorHooks>();

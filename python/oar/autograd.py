@@ -1,6 +1,8 @@
 """Autograd API: oar.grad, backward, no_grad, enable_grad, set_grad_enabled, PyLayer, saved_tensors_hooks."""
 import atexit
 import functools
+import itertools
+import os
 
 from . import _C
 
@@ -197,21 +199,87 @@ class PyLayer:
         if cls.forward is PyLayer.forward or cls.backward is PyLayer.backward:
             raise NotImplementedError(f"[{cls.__name__}.apply] a PyLayer subclass must define both forward and "
                                       "backward as static methods")
-        ctx = PyLayerContext()
-        inputs = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _C.Tensor)]
-        with _GradMode(False):
-            out = cls.forward(ctx, *args, **kwargs)
-        single = isinstance(out, _C.Tensor)
-        outs = [out] if single else list(out) if isinstance(out, (tuple, list)) else [out]
-        if not (_C.is_grad_enabled() and any(not t.stop_gradient for t in inputs)):
-            return out
-        pos = [i for i, o in enumerate(outs) if isinstance(o, _C.Tensor)]
-        tensors = [outs[i] for i in pos]
+        return _apply(cls, args, kwargs, None)[0]
+
+
+def _slots(args, kwargs):
+    """Where the tensor arguments are: ("a", position) or ("k", name), in order."""
+    return [("a", i) for i, a in enumerate(args) if isinstance(a, _C.Tensor)] + \
+        [("k", k) for k, v in kwargs.items() if isinstance(v, _C.Tensor)]
+
+
+def _fill(args, kwargs, slots, tensors):
+    args, kwargs = list(args), dict(kwargs)
+    for (kind, key), t in zip(slots, tensors):
+        if kind == "a":
+            args[key] = t
+        else:
+            kwargs[key] = t
+    return args, kwargs
+
+
+def _forward(cls, args, kwargs, inputs):
+    """Runs the user's forward without recording: (ctx, its result, the
+    result's tensors and their positions, the tensors it saved, the saved
+    intermediates, i.e. the saved tensors that are neither inputs nor outputs)."""
+    ctx = PyLayerContext()
+    with _GradMode(False):
+        out = cls.forward(ctx, *args, **kwargs)
+    outs = [out] if isinstance(out, _C.Tensor) else list(out) if isinstance(out, (tuple, list)) else [out]
+    pos = [i for i, o in enumerate(outs) if isinstance(o, _C.Tensor)]
+    tensors = [outs[i] for i in pos]
+    saved = list(ctx._to_save or ())
+    ctx._to_save = None
+    known = {id(t) for t in list(inputs) + tensors}
+    hidden = []
+    for t in saved:
+        if t is not None and id(t) not in known:
+            known.add(id(t))
+            hidden.append(t)
+    return ctx, out, outs, pos, tensors, saved, hidden
+
+
+# Note [PyLayer in programs]: the calls traced into programs, by token.
+_TRACED_CALLS = {}
+_tokens = itertools.count(int.from_bytes(os.urandom(6), "little") << 15)
+
+
+def _apply(cls, args, kwargs, token):
+    """PyLayer.apply: (the forward's result with recorded outputs, those
+    output tensors, the saved intermediates). While tracing, the call is
+    recorded as a py_layer op whose region holds the forward's ops."""
+    slots = _slots(args, kwargs)
+    inputs = [args[k] if kind == "a" else kwargs[k] for kind, k in slots]
+    if _C._ir_is_tracing():
+        if token is None:
+            token = next(_tokens)
+            blank = [None] * len(slots)
+            _TRACED_CALLS[token] = (cls, *_fill(args, kwargs, slots, blank), slots)
+        run = {}
+
+        def traced_forward(xs):
+            a, k = _fill(args, kwargs, slots, xs)
+            run["xs"] = xs
+            run["r"] = _forward(cls, a, k, xs)
+            _, _, _, _, tensors, _, hidden = run["r"]
+            return tensors + hidden
+
+        results = _C._trace_py_layer(token, inputs, traced_forward)
+        ctx, out, outs, pos, tensors, saved, hidden = run["r"]
+        n = len(tensors)
+        # The region's tensors are closed: everything the caller and the
+        # backward see is the op's results or the call's own inputs.
+        rename = {id(x): t for x, t in zip(run["xs"], inputs)}
+        rename.update({id(x): t for x, t in zip(tensors + hidden, results)})
+        nondiff = {id(rename.get(id(t), t)) for t in ctx._non_differentiable}
+        tensors, hidden = results[:n], results[n:]
+        saved = [None if t is None else rename.get(id(t), t) for t in saved]
+    else:
+        ctx, out, outs, pos, tensors, saved, hidden = _forward(cls, args, kwargs, inputs)
         nondiff = {id(t) for t in ctx._non_differentiable}
+    if _C.is_grad_enabled() and any(not t.stop_gradient for t in inputs):
         differentiable = [id(t) not in nondiff and (t.dtype.is_floating_point or t.dtype.is_complex)
                           for t in tensors]
-        saved = list(ctx._to_save or ())
-        ctx._to_save = None
 
         def run_backward(saved_tensors, grads):
             ctx._saved = saved_tensors
@@ -220,17 +288,39 @@ class PyLayer:
             finally:
                 ctx._saved = None
 
-        recorded = _C._pylayer_record(cls.__name__, inputs, tensors, differentiable, saved, run_backward,
-                                      ctx._materialize)
-        for i, t in zip(pos, recorded):
-            outs[i] = t
-        if single:
-            return outs[0]
-        return type(out)(outs) if isinstance(out, tuple) else outs
+        tensors = _C._pylayer_record(cls.__name__, inputs, tensors, differentiable, saved, run_backward,
+                                     ctx._materialize)
+    for i, t in zip(pos, tensors):
+        outs[i] = t
+    if isinstance(out, _C.Tensor):
+        result = outs[0]
+    elif isinstance(out, (tuple, list)):
+        result = type(out)(outs)
+    else:
+        result = out
+    return result, list(tensors), list(hidden)
+
+
+def _run_traced_call(token, inputs):
+    """The executor's runner for py_layer ops (Note [PyLayer in programs]):
+    every result of the op, or None for a token this process did not trace."""
+    entry = _TRACED_CALLS.get(token)
+    if entry is None:
+        return None
+    cls, args, kwargs, slots = entry
+    args, kwargs = _fill(args, kwargs, slots, inputs)
+    _, tensors, hidden = _apply(cls, args, kwargs, token)
+    return tensors + hidden
+
+
+_C._set_py_layer_runner(_run_traced_call)
 
 
 Function = PyLayer
-atexit.register(_C._pylayer_release_all)  # Note [PyLayer]: graphs alive at exit hold Python callables
+# Graphs and programs alive at exit hold Python callables (Note [PyLayer]).
+atexit.register(_C._pylayer_release_all)
+atexit.register(_C._set_py_layer_runner, None)
+atexit.register(_TRACED_CALLS.clear)
 
 
 class saved_tensors_hooks:

@@ -14,6 +14,11 @@ namespace {
 
 std::atomic<int64_t> g_max_loop_iterations{kDefaultMaxLoopIterations};
 
+PyLayerRunner& py_layer_runner() {
+  static auto* r = new PyLayerRunner();  // set once, by the Python bindings
+  return *r;
+}
+
 bool matches(const Type& want, const Tensor& t) {
   if (t.dtype() != want.dtype || size_t(t.dim()) != want.shape.size()) return false;
   for (size_t d = 0; d < want.shape.size(); ++d)
@@ -172,6 +177,16 @@ struct Exec {
     Tensors in;
     for (size_t i = 0; i < op.num_operands(); ++i) in.push_back(get(op.operand(i), op, i));
     const bool tracing = is_tracing();
+    if (&op.def() == &kPyLayer) {
+      OAR_CHECK(op.num_regions() == 1, Value, "[oar.ir.run] py_layer needs 1 region (run verify())");
+      std::optional<Tensors> out;
+      if (const PyLayerRunner& runner = py_layer_runner()) out = runner(op.attrs().i(0), in);
+      if (!out) out = run_region(op.region(0), std::span<const Tensor>(in.data(), in.size()));
+      check_results(op, *out, "the forward");
+      OAR_CHECK(out->size() == op.num_results(), Value, "[oar.ir.run] the forward of py_layer gives ", out->size(),
+                " result(s), the op has ", op.num_results());
+      return std::move(*out);
+    }
     if (&op.def() == &kWhileLoop) {
       OAR_CHECK(op.num_regions() == 2, Value, "[oar.ir.run] while_loop needs 2 regions (run verify())");
       auto cond = [&](const Tensors& vals) {
@@ -231,6 +246,8 @@ struct Exec {
 };
 
 }  // namespace
+
+void set_py_layer_runner(PyLayerRunner runner) { py_layer_runner() = std::move(runner); }
 
 void set_max_loop_iterations(int64_t n) {
   OAR_CHECK(n > 0, Value, "[oar.static.nn.set_max_loop_iterations] the limit must be positive, got ", n);

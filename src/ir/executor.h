@@ -10,9 +10,15 @@
 // code), control-flow ops are recorded as control-flow ops of the enclosing
 // trace instead of as the branch that ran.
 //
+// py_layer ops (Note [PyLayer in programs], ir/tracer.h) go to the runner
+// when one is set and knows the op's token; otherwise their region runs.
+//
 // State updates (Program::state_updates) are written into the tensors bound
 // to their parameters at the end of the run, in place and without autograd.
 #pragma once
+#include <functional>
+#include <optional>
+
 #include "ir/ir.h"
 
 namespace oar::ir {
@@ -22,6 +28,11 @@ namespace oar::ir {
 constexpr int64_t kDefaultMaxLoopIterations = 1000000;
 void set_max_loop_iterations(int64_t n);
 int64_t max_loop_iterations();
+
+// Applies the PyLayer call named by `token` to `inputs`, returning every
+// result of its py_layer op; nullopt when the token is unknown.
+using PyLayerRunner = std::function<std::optional<Tensors>(int64_t token, const Tensors& inputs)>;
+void set_py_layer_runner(PyLayerRunner runner);
 
 // `inputs` and `parameters` in the program's order; returns its outputs.
 // Inputs are checked against the input types (dtype, rank, static dims).

@@ -699,4 +699,22 @@ Tensors trace_while_loop(const LoopCondFn& cond, const LoopBodyFn& body, const T
   }
 }
 
+Tensors trace_py_layer(std::span<const Tensor> inputs, int64_t token, const LoopBodyFn& forward, const char* api) {
+  OAR_CHECK(is_tracing(), Runtime, "[", api, "] records a py_layer op, which needs an active trace");
+  Recording rec(kPyLayer, inputs, Attrs{token}, 1, api);
+  std::vector<std::vector<Type>> types(rec.tracers.size());
+  for (size_t k = 0; k < rec.tracers.size(); ++k)
+    for (size_t i = 0; i < inputs.size(); ++i) types[k].push_back(rec.ops[k]->operand(i)->type());
+  Tensors args;
+  for (const Tensor& t : inputs) args.push_back(detach(t));
+  rec.open(0, std::span<const Tensor>(args.data(), args.size()), types);
+  Tensors outs = forward(args);
+  check_outputs(outs, api, "forward");
+  std::vector<std::vector<Type>> result_types = rec.close(outs, api);
+  Tensors eager;
+  for (const Tensor& t : outs) eager.push_back(detach(t));
+  rec.finish(result_types, eager);
+  return eager;
+}
+
 }  // namespace oar::ir

@@ -48,6 +48,21 @@
 // the backward of a control-flow op is not captured: gradients flow when the
 // captured program runs.
 //
+// Note [PyLayer in programs]
+// A PyLayer applied while tracing (oar.autograd.PyLayer) is recorded as one
+// py_layer op whose region holds its forward's ops: the region's arguments
+// are the PyLayer's tensor inputs, and it yields the outputs followed by the
+// intermediates its forward saved for backward (so the backward, traced
+// later, can read them). The attribute `token` names the call in a Python
+// registry. When the executor meets the op in the process that traced it,
+// it hands it back to Python (the runner, set_py_layer_runner), which applies
+// the PyLayer: its forward runs, and when gradients are wanted its Python
+// backward is recorded, so a captured program trains with the user's
+// gradient, and a joint trace (oar/static/_split.py) captures that
+// backward's ops. Anywhere else (a saved program in the C++ runtime, a token
+// this process does not know) the executor runs the region: the forward,
+// differentiated by its ops' own rules.
+//
 // Tracers nest: each active tracer on the thread records every op dispatched
 // while it is alive, and destroying one restores the previous state.
 #pragma once
@@ -163,5 +178,9 @@ Tensors trace_switch_case(const Tensor& index, const Dims& keys, std::span<const
 // `max_iterations` <= 0 uses the executor's limit (set_max_loop_iterations).
 Tensors trace_while_loop(const LoopCondFn& cond, const LoopBodyFn& body, const Tensors& loop_vars,
                          const char* api = "oar.static.nn.while_loop", int64_t max_iterations = 0);
+// Records a py_layer op (Note [PyLayer in programs]) into every active tracer
+// (there must be one): `forward` runs on aliases of `inputs` while its ops
+// are recorded into the op's region; returns the results as new tensors.
+Tensors trace_py_layer(std::span<const Tensor> inputs, int64_t token, const LoopBodyFn& forward, const char* api);
 
 }  // namespace oar::ir

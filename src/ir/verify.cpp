@@ -128,6 +128,21 @@ struct Verifier {
 
   void check_control_flow(const Operation& op, int k) {
     const size_t nr = op.num_regions();
+    if (&op.def() == &kPyLayer) {
+      OAR_CHECK(nr == 1, Value, "[oar.ir.verify] ", where(op, k), " needs 1 region (forward), has ", nr);
+      const Block& region = op.region(0);
+      OAR_CHECK(region.num_arguments() == op.num_operands(), Value, "[oar.ir.verify] ", where(op, k), ": region 0 "
+                "takes ", region.num_arguments(), " argument(s), the op has ", op.num_operands(), " input(s)");
+      for (size_t i = 0; i < op.num_operands(); ++i) {
+        const Value* v = op.operand(i);
+        OAR_CHECK(v, Value, "[oar.ir.verify] ", where(op, k), ": input ", i, " is missing");
+        OAR_CHECK(fits(region.argument(i)->type(), v->type()), Value, "[oar.ir.verify] ", where(op, k), ": input ",
+                  i, " (", ref(v), ") has type ", v->type().str(), ", which does not fit the region argument type ",
+                  region.argument(i)->type().str());
+      }
+      check_yields(op, k, region, 0);
+      return;
+    }
     if (&op.def() == &kCond || &op.def() == &kSwitchCase) {
       const bool sw = &op.def() == &kSwitchCase;
       check_selector_operand(op, k, sw);

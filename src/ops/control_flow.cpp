@@ -7,8 +7,9 @@ namespace {
 // not a tensor, so no kernel could receive one. An infer_meta that raises
 // turns a stray dispatch into a clear error instead of a null call.
 Metas not_dispatchable(std::span<const Tensor>, const Attrs&) {
-  fail(ErrorKind::NotImplemented, "[oar.control_flow] cond, while_loop and switch_case are ops of a captured "
-       "program and run only through its executor; call oar.static.nn.cond / while_loop / switch_case");
+  fail(ErrorKind::NotImplemented, "[oar.control_flow] cond, while_loop, switch_case and py_layer are ops of a "
+       "captured program and run only through its executor; call oar.static.nn.cond / while_loop / switch_case "
+       "or oar.autograd.PyLayer.apply");
 }
 
 constexpr OpTraits kControlFlowTraits{.side_effect = true};
@@ -23,7 +24,12 @@ OpDef& kSwitchCase = OpBuilder("switch_case")
                           .traits(kControlFlowTraits)
                           .saves(false, false);
 
-bool is_control_flow(const OpDef& op) { return &op == &kCond || &op == &kWhileLoop || &op == &kSwitchCase; }
+OpDef& kPyLayer =
+    OpBuilder("py_layer").attrs({"token"}).meta(not_dispatchable).traits(kControlFlowTraits).saves(false, false);
+
+bool is_control_flow(const OpDef& op) {
+  return &op == &kCond || &op == &kWhileLoop || &op == &kSwitchCase || &op == &kPyLayer;
+}
 
 std::string check_selector(DType dtype, const Dims& shape, bool index) {
   const bool dtype_ok = index ? is_integral(dtype) : (dtype == DType::Bool || is_integral(dtype));

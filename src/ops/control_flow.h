@@ -1,4 +1,5 @@
-// Control-flow ops of the IR (DESIGN.md §2): cond, while_loop, switch_case.
+// Control-flow ops of the IR (DESIGN.md §2): cond, while_loop, switch_case,
+// and py_layer (a region op, though not control flow: Note [PyLayer in programs]).
 //
 // They exist only inside a Program. Their bodies are regions (Blocks owned by
 // the op) rather than tensors, so they have no kernel and cannot be
@@ -17,6 +18,8 @@
 //                              the n loop values; yields the next n values).
 //                              Results: the loop values after the last
 //                              iteration, typed like the region arguments.
+//   py_layer(x_0..n-1)         attrs: token; region: forward (arguments: the
+//                              n inputs; yields one value per result).
 //
 // The traits mark them side_effect, so that DCE, CSE and constant folding
 // (which also skip ops with regions) never move, merge or evaluate them.
@@ -30,6 +33,7 @@ namespace oar {
 extern OpDef& kCond;
 extern OpDef& kWhileLoop;
 extern OpDef& kSwitchCase;
+extern OpDef& kPyLayer;
 
 bool is_control_flow(const OpDef& op);
 

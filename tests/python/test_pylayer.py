@@ -249,3 +249,116 @@ def test_saved_tensors_hooks_errors():
         y = oar.exp(x).sum()
     with pytest.raises(TypeError, match=r"unpack_hook must return a Tensor"):
         y.backward()
+
+
+# ---------------------------------------------------------------- under to_static (Note [PyLayer in programs])
+
+class ScaledTanhGrad(PyLayer):
+    """tanh forward with a deliberately different backward (10x the true
+    gradient), saving an intermediate that is neither input nor output."""
+
+    @staticmethod
+    def forward(ctx, x):
+        t = oar.tanh(x)
+        one_minus = 1 - t * t
+        ctx.save_for_backward(one_minus)
+        return t * 1
+
+    @staticmethod
+    def backward(ctx, dy):
+        (one_minus,) = ctx.saved_tensor()
+        return dy * one_minus * 10.0
+
+
+class _Net(oar.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = oar.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return ScaledTanhGrad.apply(self.fc(x))
+
+
+def _net_and_input():
+    oar.seed(7)
+    net = _Net()
+    x = oar.to_tensor((np.arange(12).reshape(4, 3) / 10 - 0.5).astype(np.float32))
+    return net, x
+
+
+def _closed_form_weight_grad(net, x):
+    w, b = net.fc.weight.numpy().astype(np.float64), net.fc.bias.numpy().astype(np.float64)
+    xs = x.numpy().astype(np.float64)
+    z = xs @ w + b
+    dz = 10.0 * (1 - np.tanh(z) ** 2)  # d(sum y)/dz by the custom backward
+    return xs.T @ dz
+
+
+def test_to_static_trains_with_the_custom_backward():
+    net, x = _net_and_input()
+    want = _closed_form_weight_grad(net, x)
+    snet = oar.jit.to_static(net)
+    for _ in range(2):  # the trace, then the cached program
+        y = snet(x)
+        np.testing.assert_allclose(y.numpy(), np.tanh(x.numpy() @ net.fc.weight.numpy() + net.fc.bias.numpy()),
+                                   rtol=1e-5, atol=1e-6)
+        y.sum().backward()
+        np.testing.assert_allclose(net.fc.weight.grad.numpy(), want, rtol=1e-4, atol=1e-5)
+        net.clear_gradients()
+
+
+def test_to_static_program_holds_one_py_layer_op():
+    net, x = _net_and_input()
+    prog, _ = oar._ir.trace(lambda t: ScaledTanhGrad.apply(t), [x])
+    text = str(prog)
+    assert "py_layer" in text and "tanh" in text
+    prog.verify()
+    np.testing.assert_allclose(prog.run(x).numpy(), np.tanh(x.numpy()), rtol=1e-6)
+
+
+def test_saved_program_runs_the_forward_region_where_the_call_is_unknown(tmp_path):
+    # In another process (or the C++ runtime) the token is unknown and the
+    # region (the forward's own ops) runs; here the runner is taken away to see it.
+    net, x = _net_and_input()
+    want = net(x).numpy()
+    oar.jit.save(oar.jit.to_static(net), str(tmp_path / "m"), input_spec=[oar.static.InputSpec([None, 3], "float32")])
+    oar._C._set_py_layer_runner(None)
+    try:
+        loaded = oar.jit.load(str(tmp_path / "m"))
+        np.testing.assert_allclose(loaded(x).numpy(), want, rtol=1e-5, atol=1e-6)
+    finally:
+        oar._C._set_py_layer_runner(oar.autograd._run_traced_call)
+
+
+def test_to_static_double_backward_and_static_mode():
+    class Cube(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, dy):
+            (x,) = ctx.saved_tensor()
+            return dy * 3 * x * x
+
+    f = oar.jit.to_static(lambda t: Cube.apply(t))
+    x = _leaf([1.0, 2.0])
+    for _ in range(2):
+        (g,) = oar.grad(f(x).sum(), x, create_graph=True)
+        (g2,) = oar.grad(g.sum(), x)
+        np.testing.assert_allclose(g.numpy(), [3.0, 12.0])
+        np.testing.assert_allclose(g2.numpy(), [6.0, 12.0])
+    oar.enable_static()
+    try:
+        main = oar.static.Program()
+        with oar.static.program_guard(main):
+            xd = oar.static.data("x", [None, 2], "float32")
+            xd.stop_gradient = False
+            out = Cube.apply(xd)
+            (gx,) = oar.static.gradients([out.sum()], [xd])
+        got = oar.static.Executor().run(main, feed={"x": np.array([[1.0, -2.0]], np.float32)}, fetch_list=[out, gx])
+    finally:
+        oar.disable_static()
+    np.testing.assert_allclose(got[0], [[1.0, -8.0]])
+    np.testing.assert_allclose(got[1], [[3.0, 12.0]])
