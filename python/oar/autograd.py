@@ -359,3 +359,124 @@ class saved_tensors_hooks:
     def __exit__(self, *exc):
         _C._pop_saved_tensor_hooks()
         return False
+
+
+# ---------------------------------------------------------------- jacobian, hessian
+
+class Jacobian:
+    """The Jacobian of ``ys`` with respect to ``xs``, evaluated when indexed
+    (``J[:]``, ``J[i]``, ``J[i, j:k]``): shape [M, N] for ys of M elements
+    and xs of N (a 0-D side drops its axis), or [B, M, N] with a batch axis
+    0. Entries are differentiable (computed with create_graph=True)."""
+
+    def __init__(self, ys, xs, is_batched=False, _api="oar.autograd.jacobian"):
+        for name, t in (("ys", ys), ("xs", xs)):
+            if not isinstance(t, _C.Tensor):
+                raise TypeError(f"[{_api}] {name} must be a Tensor or a tuple of Tensors, got {type(t).__name__}")
+            want = (2,) if is_batched else (0, 1)
+            if t.ndim not in want:
+                raise ValueError(f"[{_api}] {name}.ndim must be {' or '.join(map(str, want))} "
+                                 f"{'with batch_axis=0' if is_batched else 'when batch_axis is None'}, "
+                                 f"got {t.ndim}")
+        if is_batched and ys.shape[0] != xs.shape[0]:
+            raise ValueError(f"[{_api}] ys and xs must have the same batch size, got {ys.shape[0]} and {xs.shape[0]}")
+        self._ys, self._xs, self._batched = ys, xs, bool(is_batched)
+        self._value = None
+        if is_batched:
+            self.shape = [ys.shape[0], ys.shape[1], xs.shape[1]]
+        else:
+            self.shape = [d for t in (ys, xs) for d in t.shape]
+
+    def _evaluate(self):
+        from .creation import zeros
+        from ._manip import stack
+
+        ys, xs = self._ys, self._xs
+        rows = []
+        m = ys.shape[-1] if ys.ndim else 1
+        for i in range(m):
+            yi = ys if ys.ndim == 0 else ys[:, i] if self._batched else ys[i]
+            (g,) = grad(yi, xs, grad_outputs=None if yi.ndim == 0 else _C.full(yi.shape, 1, yi.dtype),
+                        create_graph=True, allow_unused=True)
+            rows.append(g if g is not None else zeros(xs.shape, dtype=xs.dtype))
+        if ys.ndim == 0:
+            return rows[0]
+        return stack(rows, axis=1 if self._batched else 0)
+
+    def __getitem__(self, index):
+        if self._value is None:
+            self._value = self._evaluate()
+        return self._value[index]
+
+
+class Hessian(Jacobian):
+    """The Hessian of a scalar ``ys`` (one per sample with a batch axis 0)
+    with respect to ``xs``, evaluated when indexed: shape [N, N] or [B, N, N]."""
+
+    def __init__(self, ys, xs, is_batched=False, _api="oar.autograd.hessian", _gx=None):
+        if _gx is None:
+            _gx = _first_derivative(ys, (xs,), is_batched, _api)[0]
+        super().__init__(_gx, xs, is_batched, _api)
+
+
+def _check_batch_axis(batch_axis, api):
+    if batch_axis not in (None, 0):
+        raise ValueError(f"[{api}] batch_axis must be None or 0, got {batch_axis!r}")
+    return batch_axis == 0
+
+
+def _first_derivative(ys, xs, batched, api):
+    if not isinstance(ys, _C.Tensor):
+        raise TypeError(f"[{api}] ys must be a Tensor, got {type(ys).__name__}")
+    want = ys.shape[0] if batched and ys.ndim else 1
+    if (ys.size != want) or (batched and ys.ndim != 1):
+        raise ValueError(f"[{api}] ys must hold one value{' per sample (shape [B])' if batched else ''}, "
+                         f"got shape {ys.shape}")
+    total = ys.sum() if batched else ys.reshape([])
+    gs = grad(total, list(xs), create_graph=True, allow_unused=True)
+    from .creation import zeros
+    return [g if g is not None else zeros(x.shape, dtype=x.dtype) for g, x in zip(gs, xs)]
+
+
+def jacobian(ys, xs, batch_axis=None):
+    """The Jacobian of ys with respect to xs, as Paddle's paddle.autograd.jacobian:
+    a Jacobian (evaluated when indexed) for a Tensor ys and xs, a tuple of
+    them when one is a tuple, and a tuple of tuples (one per y) when both are.
+    Without a batch axis, ys and xs are 0-D or 1-D; with batch_axis=0 they are
+    [B, M] and [B, N] and the Jacobian is [B, M, N].
+
+    >>> import oar
+    >>> x = oar.to_tensor([1.0, 2.0, 3.0], stop_gradient=False)
+    >>> J = oar.autograd.jacobian(x * x, x)
+    >>> J.shape, J[:].numpy().tolist()
+    ([3, 3], [[2.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 6.0]])
+    """
+    api = "oar.autograd.jacobian"
+    batched = _check_batch_axis(batch_axis, api)
+    y_many, x_many = isinstance(ys, (tuple, list)), isinstance(xs, (tuple, list))
+    ys_, xs_ = (list(ys) if y_many else [ys]), (list(xs) if x_many else [xs])
+    out = [tuple(Jacobian(y, x, batched, api) for x in xs_) if x_many else Jacobian(y, xs_[0], batched, api)
+           for y in ys_]
+    return tuple(out) if y_many else out[0]
+
+
+def hessian(ys, xs, batch_axis=None):
+    """The Hessian of a scalar ys (one value per sample with batch_axis=0)
+    with respect to xs, as Paddle's paddle.autograd.hessian: a Hessian
+    (evaluated when indexed) for a Tensor xs, a tuple of tuples of them (the
+    blocks d2y/dxi dxj) for a tuple xs.
+
+    >>> import oar
+    >>> x = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    >>> H = oar.autograd.hessian((x * x * x).sum(), x)
+    >>> H[:].numpy().tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+    """
+    api = "oar.autograd.hessian"
+    batched = _check_batch_axis(batch_axis, api)
+    many = isinstance(xs, (tuple, list))
+    xs_ = list(xs) if many else [xs]
+    gs = _first_derivative(ys, xs_, batched, api)
+    if not many:
+        return Hessian(ys, xs_[0], batched, api, _gx=gs[0])
+    return tuple(tuple(Jacobian(g, x, batched, api) for x in xs_) for g in gs)
