@@ -68,7 +68,7 @@ from . import amp, optimizer, regularizer  # noqa: E402
 from .amp import (autocast, is_autocast_enabled, get_autocast_dtype, get_autocast_cpu_dtype,  # noqa: E402,F401
                   get_autocast_gpu_dtype)
 from . import callbacks, hapi, metric  # noqa: E402
-from .hapi import Model, summary  # noqa: E402
+from .hapi import Model, summary, flops  # noqa: E402
 from . import io, models, text, vision  # noqa: E402
 from . import linalg  # noqa: E402
 from . import profiler  # noqa: E402,F401

@@ -10,7 +10,8 @@ from . import callbacks, event_writer
 from .event_writer import SummaryWriter
 from .model import Model
 from .summary import summary
+from .flops import flops
 
 from ..static import InputSpec
 
-__all__ = ["Model", "summary", "InputSpec", "SummaryWriter", "callbacks"]
+__all__ = ["Model", "summary", "flops", "InputSpec", "SummaryWriter", "callbacks"]
