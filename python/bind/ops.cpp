@@ -14,7 +14,8 @@ using nb::arg;
 const auto kNone = nb::none();
 
 // The declared elementwise ops (src/ops/elementwise.toml): names and docstrings.
-struct DeclaredOp { const char* name; const char* op; const char* doc; };  // name: the op's or an alias
+// name: the op's or an alias; doc_inplace: of its in-place form, name + "_"
+struct DeclaredOp { const char* name; const char* op; const char* doc; const char* doc_inplace; };
 #include "gen/bind/elementwise.inc"
 
 // Python operators: (dunder, op, reflected).
@@ -51,7 +52,7 @@ struct Resolved {
 void bind_ops(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<TensorImpl>>(m.attr("Tensor"));
 
-  for (const auto& [name, op_name, doc] : kDeclaredBinary) {
+  for (const auto& [name, op_name, doc, doc_inplace] : kDeclaredBinary) {
     const ops::BinaryOp* op = &ops::binary_op(op_name);
     m.def(name, [op](const Tensor& x, const Tensor& y, nb::handle) { return ops::binary(*op, x, y); },
           arg("x"), arg("y"), arg("name") = kNone, doc);
@@ -74,9 +75,9 @@ void bind_ops(nb::module_& m) {
       Tensor t(x);
       return ops::binary_(*op, t, ops::scalar_tensor(y, ops::result_type(t, y)));
     };
-    cls.def(ip.c_str(), inplace, arg("y"), arg("name") = kNone);
+    cls.def(ip.c_str(), inplace, arg("y"), arg("name") = kNone, doc_inplace);
     cls.def(ip.c_str(), inplace_scalar, arg("y"), arg("name") = kNone);
-    m.def(ip.c_str(), inplace, arg("x"), arg("y"), arg("name") = kNone);
+    m.def(ip.c_str(), inplace, arg("x"), arg("y"), arg("name") = kNone, doc_inplace);
     m.def(ip.c_str(), inplace_scalar, arg("x"), arg("y"), arg("name") = kNone);
   }
   for (const OpName& o : kOperators) {
@@ -115,14 +116,15 @@ void bind_ops(nb::module_& m) {
   cls.def("__matmul__", [](TensorImpl* x, const Tensor& y) { return ops::matmul(Tensor(x), y); }, nb::is_operator());
   cls.def("__rmatmul__", [](TensorImpl* x, const Tensor& y) { return ops::matmul(y, Tensor(x)); }, nb::is_operator());
 
-  for (const auto& [name, op_name, doc] : kDeclaredUnary) {
+  for (const auto& [name, op_name, doc, doc_inplace] : kDeclaredUnary) {
     std::string op = op_name;
     m.def(name, [op](const Tensor& x, nb::handle) { return ops::unary(op, x); }, arg("x"), arg("name") = kNone, doc);
     cls.def(name, [op](TensorImpl* x, nb::handle) { return ops::unary(op, Tensor(x)); }, arg("name") = kNone, doc);
+    if (!doc_inplace) continue;  // no in-place form (a bool or real result)
     std::string ip = std::string(name) + "_";
     auto inplace = [op](TensorImpl* x, nb::handle) -> Tensor { Tensor t(x); return ops::unary_(op, t); };
-    cls.def(ip.c_str(), inplace, arg("name") = kNone);
-    m.def(ip.c_str(), inplace, arg("x"), arg("name") = kNone);
+    cls.def(ip.c_str(), inplace, arg("name") = kNone, doc_inplace);
+    m.def(ip.c_str(), inplace, arg("x"), arg("name") = kNone, doc_inplace);
   }
 
   // Creation

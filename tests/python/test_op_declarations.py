@@ -23,9 +23,12 @@ PUBLIC = [(fam, n) for fam in OPS for n, d in OPS[fam].items() if d.get("public"
 
 def test_declarations_exist_and_are_generated():
     assert DECLS and len(PUBLIC) > 60
-    names = [m for f, n in PUBLIC for a in [n] + OPS[f][n].get("aliases", []) for m in (a, a + "_")]
+    names = [m for f, n in PUBLIC for a in [n] + OPS[f][n].get("aliases", [])
+             for m in ((a, a + "_") if gen_ops.has_inplace(OPS[f][n]) else (a,))]
     assert sorted(_ops_gen.__all__) == sorted(names)
-    assert set(_ops_gen.__test__) == {n for _, n in PUBLIC}
+    # Every public function, and its in-place form where it has one, has an example run as a doctest.
+    assert set(_ops_gen.__test__) == {n for _, n in PUBLIC} | {n + "_" for f, n in PUBLIC
+                                                               if gen_ops.has_inplace(OPS[f][n])}
 
 
 @pytest.mark.parametrize("family,name", PUBLIC)
@@ -34,7 +37,11 @@ def test_declared_op_is_bound_documented_and_in_the_op_database(family, name):
     doc = OPS[family][name]["doc"].strip()
     assert doc in fn.__doc__ and ">>> " in fn.__doc__
     assert doc in getattr(oar.Tensor, name).__doc__
-    assert callable(getattr(oar.Tensor, name + "_")) and callable(getattr(oar, name + "_"))
+    if gen_ops.has_inplace(OPS[family][name]):
+        assert callable(getattr(oar.Tensor, name + "_")) and callable(getattr(oar, name + "_"))
+        assert ">>> " in getattr(oar, name + "_").__doc__ and ">>> " in getattr(oar.Tensor, name + "_").__doc__
+    else:  # a bool or real result cannot be written into a float or complex input
+        assert not hasattr(oar, name + "_") and not hasattr(oar.Tensor, name + "_")
     assert name in {info.name for info in OP_DB}, f"{name} has no op-database entry (tests/python/opdb.py)"
     assert name in oar._C._registered_ops()
 
@@ -80,14 +87,17 @@ dtypes = "float"
 scalar = "a + b"
 doc = "A doc."
 example = """
->>> 1
-1
+>>> oar.f(oar.ones([1]), 1).tolist()
+[2.0]
 """
 '''
 
 
 @pytest.mark.parametrize("edit,match", [
-    (lambda s: s.replace('example = """\n>>> 1\n1\n"""', ""), "needs a runnable example"),
+    (lambda s: s.replace('example = """\n>>> oar.f(oar.ones([1]), 1).tolist()\n[2.0]\n"""', ""),
+     "needs a runnable example"),
+    (lambda s: s.replace(">>> oar.f(oar.ones([1]), 1).tolist()", ">>> g = oar.f\n>>> g(oar.ones([1]), 1).tolist()"),
+     "give an inplace_example"),
     (lambda s: s.replace('doc = "A doc."', ""), "needs a doc"),
     (lambda s: s.replace('dtypes = "float"', 'dtypes = "floaty"'), "dtypes must be one of"),
     (lambda s: s.replace('promote = "Float"', 'promote = "Up"'), "promote must be one of"),
