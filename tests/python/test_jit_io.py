@@ -408,8 +408,20 @@ def test_fuzz_mutations_never_crash(saved_mlp, tmp_path):
     assert raised >= 150, (raised, loaded)
 
 
-def test_buffers_stay_buffers(tmp_path):
-    net = oar.nn.Sequential(oar.nn.Linear(4, 6), oar.nn.BatchNorm1D(6), oar.nn.ReLU())
+class _Offset(oar.nn.Layer):
+    """A layer with a buffer, to see buffers survive a save."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("offset", oar.to_tensor(np.arange(6, dtype="float32")))
+
+    def forward(self, x):
+        return x + self.offset
+
+
+def test_buffers_and_frozen_parameters_keep_their_kind(tmp_path):
+    # Batch-norm statistics are non-trainable parameters (as in Paddle); the offset is a buffer.
+    net = oar.nn.Sequential(oar.nn.Linear(4, 6), oar.nn.BatchNorm1D(6), _Offset(), oar.nn.ReLU())
     net(oar.to_tensor(RNG.standard_normal((8, 4)).astype("float32")))  # move the running statistics
     net.eval()
     path = str(tmp_path / "bn")
@@ -418,11 +430,12 @@ def test_buffers_stay_buffers(tmp_path):
     x = RNG.standard_normal((5, 4)).astype("float32")
     np.testing.assert_allclose(loaded(oar.to_tensor(x)).numpy(), net(oar.to_tensor(x)).numpy(), rtol=1e-5,
                                atol=1e-6)
-    trainable = {n for n, _ in loaded.named_parameters()}
+    params = {n: p.trainable for n, p in loaded.named_parameters()}
     buffers = {n for n, _ in loaded.named_buffers()}
-    assert trainable == {n for n, _ in net.named_parameters()}
-    assert buffers and buffers == {n for n, b in net.named_buffers() if n in buffers}
-    assert set(loaded.state_dict()) == trainable | buffers
+    assert params == {n: p.trainable for n, p in net.named_parameters()}
+    assert not params["1._mean"] and params["1.weight"]
+    assert buffers == {n for n, _ in net.named_buffers()} == {"2.offset"}
+    assert set(loaded.state_dict()) == set(params) | buffers
 
 
 def test_translated_layer_names_that_collide():

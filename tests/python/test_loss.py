@@ -45,10 +45,13 @@ def ce_np(x, y, weight=None, ignore_index=-100, reduction="mean", smoothing=0.0)
     if smoothing:
         nll = (1 - smoothing) * nll - smoothing * logp.mean(-1)
     w = np.ones(c) if weight is None else weight
-    wi = w[ys] * valid
+    # Paddle's rules (Note [cross entropy mean]): a smoothed target weighs
+    # sum(t * w); without a weight, 'mean' divides by every entry when
+    # ignore_index < 0 (ignored ones count as 0), by the kept ones otherwise.
+    wi = ((1 - smoothing) * w[ys] + smoothing * w.mean()) * valid
     loss = nll * wi if weight is not None else nll * valid
     if reduction == "mean":
-        den = wi.sum() if weight is not None else valid.sum()
+        den = wi.sum() if weight is not None else (y.size if ignore_index < 0 else valid.sum())
         return loss.sum() / (den if den != 0 else 1)
     if reduction == "sum":
         return loss.sum()
@@ -442,12 +445,13 @@ def test_fused_cross_entropy_second_order_and_label_checks():
     onehot = np.zeros_like(x0)
     valid = lab != -100
     onehot[np.arange(5)[valid], lab[valid]] = 1.0
-    np.testing.assert_allclose(g.numpy(), (p - onehot) * valid[:, None] / valid.sum(), rtol=1e-10)
+    # 'mean' with the default ignore_index divides by every label, ignored ones included (as Paddle)
+    np.testing.assert_allclose(g.numpy(), (p - onehot) * valid[:, None] / lab.size, rtol=1e-10)
     # d/dx of sum(g * w) = Hessian-vector product: (diag(p) - p p^T) w per valid row / count
     w = rng.standard_normal((5, 4))
     (h,) = oar.grad((g * oar.to_tensor(w)).sum(), x)
     pw = (p * w).sum(1, keepdims=True)
-    np.testing.assert_allclose(h.numpy(), p * (w - pw) * valid[:, None] / valid.sum(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(h.numpy(), p * (w - pw) * valid[:, None] / lab.size, rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match=r"^\[oar.nn.functional.cross_entropy\] labels must be in \[0, 4\)"):
         oar._C._softmax_cross_entropy(oar.to_tensor(x0), oar.to_tensor(np.array([[0], [4], [1], [1], [1]])), -100)
     with pytest.raises(ValueError, match=r"^\[oar.nn.functional.cross_entropy\] label shape"):

@@ -12,7 +12,8 @@ M = importlib.import_module("oar.vision.models")
 
 
 def n_params(model):
-    return sum(int(np.prod(p.shape)) for p in model.parameters())
+    """Trainable parameters (batch-norm running statistics are non-trainable parameters, as in Paddle)."""
+    return sum(int(np.prod(p.shape)) for p in model.parameters() if p.trainable)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,13 +135,15 @@ def test_lenet_training_reduces_loss():
 # ResNet
 
 
-@pytest.mark.parametrize("builder, expected", [
-    ("resnet18", 11_689_512), ("resnet34", 21_797_672), ("resnet50", 25_557_032),
+@pytest.mark.parametrize("builder, expected, with_statistics", [
+    ("resnet18", 11_689_512, 11_699_112), ("resnet34", 21_797_672, 21_814_696), ("resnet50", 25_557_032, 25_610_152),
 ])
-def test_resnet_param_counts(builder, expected):
+def test_resnet_param_counts(builder, expected, with_statistics):
+    # Paddle 3.3's counts: trainable parameters, and all parameters (the batch-norm running
+    # statistics are non-trainable parameters, as in Paddle).
     model = getattr(M, builder)()
     assert n_params(model) == expected
-    # batch-norm running statistics are buffers, not parameters
+    assert sum(int(np.prod(p.shape)) for p in model.parameters()) == with_statistics
     keys = model.state_dict().keys()
     assert "bn1._mean" in keys and "bn1._variance" in keys and "fc.weight" in keys
     assert "layer1.0.conv1.weight" in keys

@@ -101,3 +101,116 @@ def memory_reserved(device=None):
 def empty_cache():
     if _state["loaded"] and _C._device_count(_CUDA) > 0:
         _C._device_empty_cache(_CUDA, _state["current"])
+
+
+class _DeviceProperties:
+    """What get_device_properties returns: name, major, minor, total_memory (bytes), multi_processor_count."""
+
+    __slots__ = ("name", "major", "minor", "total_memory", "multi_processor_count")
+
+    def __init__(self, name, major, minor, total_memory, multi_processor_count):
+        self.name, self.major, self.minor = name, major, minor
+        self.total_memory, self.multi_processor_count = total_memory, multi_processor_count
+
+    def __repr__(self):
+        return (f"_gpuDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+# CUdevice_attribute values of the CUDA driver API (stable across versions).
+_ATTR_MULTIPROCESSOR_COUNT, _ATTR_MAJOR, _ATTR_MINOR = 16, 75, 76
+_props_cache = {}
+
+
+def _properties(index, api):
+    """The properties of GPU `index`, read through the CUDA driver library (libcuda)."""
+    if index in _props_cache:
+        return _props_cache[index]
+    import ctypes
+
+    try:
+        drv = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        raise RuntimeError(f"[{api}] the CUDA driver library libcuda.so.1 could not be loaded: {e}") from None
+
+    def check(rc, what):
+        if rc != 0:
+            raise RuntimeError(f"[{api}] the CUDA driver call {what} failed with error {rc}")
+
+    check(drv.cuInit(0), "cuInit")
+    dev = ctypes.c_int()
+    check(drv.cuDeviceGet(ctypes.byref(dev), index), "cuDeviceGet")
+    name = ctypes.create_string_buffer(256)
+    check(drv.cuDeviceGetName(name, 256, dev), "cuDeviceGetName")
+    attrs = []
+    for attr in (_ATTR_MAJOR, _ATTR_MINOR, _ATTR_MULTIPROCESSOR_COUNT):
+        v = ctypes.c_int()
+        check(drv.cuDeviceGetAttribute(ctypes.byref(v), attr, dev), "cuDeviceGetAttribute")
+        attrs.append(v.value)
+    total = ctypes.c_size_t()
+    check(drv.cuDeviceTotalMem_v2(ctypes.byref(total), dev), "cuDeviceTotalMem_v2")
+    props = _DeviceProperties(name.value.decode(errors="replace"), attrs[0], attrs[1], total.value, attrs[2])
+    _props_cache[index] = props
+    return props
+
+
+def get_device_properties(device=None):
+    """The properties of a GPU (the current one when None); see oar.device.get_device_properties.
+
+    >>> import oar
+    >>> oar.device.cuda.device_count() == 0 or oar.device.cuda.get_device_properties(0).major > 0
+    True
+    """
+    api = "oar.device.cuda.get_device_properties"
+    return _properties(_index(device, api), api)
+
+
+def get_device_name(device=None):
+    """The name of a GPU (the current one when None).
+
+    >>> import oar
+    >>> oar.device.cuda.device_count() == 0 or bool(oar.device.cuda.get_device_name(0))
+    True
+    """
+    api = "oar.device.cuda.get_device_name"
+    return _properties(_index(device, api), api).name
+
+
+def get_device_capability(device=None):
+    """The (major, minor) compute capability of a GPU (the current one when None).
+
+    >>> import oar
+    >>> oar.device.cuda.device_count() == 0 or len(oar.device.cuda.get_device_capability(0)) == 2
+    True
+    """
+    api = "oar.device.cuda.get_device_capability"
+    p = _properties(_index(device, api), api)
+    return p.major, p.minor
+
+
+def Stream(device=None, priority=2):
+    """A stream of a GPU (the current one when None); see oar.device.Stream.
+
+    >>> import oar
+    >>> oar.device.cuda.device_count() == 0 or oar.device.cuda.Stream().query()
+    True
+    """
+    from .streams import Stream as _Stream
+
+    return _Stream(f"gpu:{_index(device, 'oar.device.cuda.Stream')}", priority)
+
+
+def current_stream(device=None):
+    """The current stream of a GPU (the current one when None).
+
+    >>> import oar
+    >>> oar.device.cuda.device_count() == 0 or oar.device.cuda.current_stream().device.is_gpu_place()
+    True
+    """
+    from .streams import current_stream as _current
+
+    return _current(f"gpu:{_index(device, 'oar.device.cuda.current_stream')}")
+
+
+from .streams import Event, stream_guard  # noqa: E402,F401  (the same objects as oar.device's)

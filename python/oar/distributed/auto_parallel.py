@@ -7,6 +7,8 @@ Ops on distributed tensors follow their SPMD rules (src/ops/spmd.h): inputs
 are resharded as the rule asks, each rank computes its piece, and gradients
 come out distributed too (Note [distributed tensor] in src/dist/dist_tensor.h).
 """
+import enum
+
 import numpy as np
 
 from .. import _C
@@ -15,7 +17,7 @@ from . import collective as C
 
 __all__ = [
     "ProcessMesh", "Placement", "Replicate", "Shard", "Partial", "shard_tensor", "dtensor_from_local",
-    "reshard", "shard_layer", "get_mesh", "set_mesh", "unshard_dtensor", "dtensor_to_local",
+    "reshard", "shard_layer", "get_mesh", "set_mesh", "unshard_dtensor", "dtensor_to_local", "ReduceType",
 ]
 
 _REDUCE = {"sum": 0, "avg": 1, "mean": 1, "max": 2, "min": 3, "prod": 4}
@@ -147,10 +149,35 @@ class Shard(Placement):
         return f"Shard(dim={self.dim})"
 
 
+class ReduceType(enum.IntEnum):
+    """How the pieces of a ``Partial`` tensor combine (Paddle's
+    ``paddle.distributed.ReduceType``). oar's ``Partial`` takes the first
+    five; kRedAny and kRedAll (boolean any / all) are not supported.
+
+    >>> import oar.distributed as dist
+    >>> dist.Partial(dist.ReduceType.kRedMax), int(dist.ReduceType.kRedAvg)
+    (Partial(reduce_type=max), 4)
+    """
+
+    kRedSum = 0
+    kRedMax = 1
+    kRedMin = 2
+    kRedProd = 3
+    kRedAvg = 4
+    kRedAny = 5
+    kRedAll = 6
+
+
+_REDUCE_TYPE_NAMES = {ReduceType.kRedSum: "sum", ReduceType.kRedMax: "max", ReduceType.kRedMin: "min",
+                      ReduceType.kRedProd: "prod", ReduceType.kRedAvg: "avg"}
+
+
 class Partial(Placement):
     def __init__(self, reduce_type=None):
         r = "sum" if reduce_type is None else reduce_type
-        if not isinstance(r, str):  # oar.distributed.ReduceOp values
+        if isinstance(r, ReduceType):
+            r = _REDUCE_TYPE_NAMES.get(r, r)
+        elif not isinstance(r, str):  # oar.distributed.ReduceOp values
             r = {C.ReduceOp.SUM: "sum", C.ReduceOp.AVG: "avg", C.ReduceOp.MAX: "max", C.ReduceOp.MIN: "min",
                  C.ReduceOp.PROD: "prod"}.get(r, r)
         if r not in _REDUCE:

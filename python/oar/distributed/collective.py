@@ -21,7 +21,7 @@ __all__ = [
     "get_backend", "new_group", "get_group", "destroy_process_group", "ParallelEnv", "all_reduce", "all_gather",
     "all_gather_object", "reduce", "reduce_scatter", "broadcast", "broadcast_object_list", "scatter",
     "scatter_object_list", "gather", "alltoall", "alltoall_single", "send", "recv", "isend", "irecv", "barrier",
-    "wait",
+    "wait", "send_object_list", "recv_object_list",
 ]
 
 _DEFAULT_TIMEOUT = 600.0
@@ -205,6 +205,9 @@ def destroy_process_group(group=None):
         _C._dist_shutdown()
         _state["world"] = None
         _state["groups"].clear()
+        from .fleet import _forget_layout
+
+        _forget_layout()  # its groups are gone
 
 
 class _Task:
@@ -486,6 +489,73 @@ def recv(tensor, src=0, group=None, sync_op=True):
     g = _group(group, api)
     buf, back = _buffer(tensor)
     return _finish(g._backend(buf).recv(buf, _group_rank(g, src, api, "src")), sync_op, back)
+
+
+def _peer(rank, rank_in_group, g, api, what):
+    """The global rank named by ``rank`` (global) or ``rank_in_group`` (exactly one)."""
+    if (rank is None) == (rank_in_group is None):
+        raise ValueError(f"[{api}] give exactly one of {what} and {what}_in_group")
+    if rank_in_group is not None:
+        if not 0 <= int(rank_in_group) < g.nranks:
+            raise ValueError(f"[{api}] {what}_in_group must be in [0, {g.nranks}), got {rank_in_group}")
+        return g.ranks[int(rank_in_group)]
+    _group_rank(g, rank, api, what)
+    return int(rank)
+
+
+def send_object_list(object_list, dst=None, group=None, dst_in_group=None):
+    """Sends the picklable objects of ``object_list`` to rank ``dst`` (a
+    global rank; or ``dst_in_group``, a rank of ``group``), which receives
+    them with ``recv_object_list``. Objects are pickled: only use it with
+    peers you trust, as with Paddle.
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> if dist.get_rank() == 0 and dist.get_world_size() > 1:
+    ...     dist.send_object_list([{"lr": 0.1}, "tag"], dst=1)
+    >>> dist.send_object_list([1], dst=0, dst_in_group=0)
+    Traceback (most recent call last):
+        ...
+    ValueError: [oar.distributed.send_object_list] give exactly one of dst and dst_in_group
+    """
+    api = "oar.distributed.send_object_list"
+    if not isinstance(object_list, list):
+        raise TypeError(f"[{api}] object_list must be a list, got {type(object_list).__name__}")
+    g = _group(group, api)
+    peer = _peer(dst, dst_in_group, g, api, "dst")
+    data = _to_bytes_tensor(list(object_list))
+    send(to_tensor(np.array([data.size], dtype=np.int64)), peer, g)
+    send(data, peer, g)
+
+
+def recv_object_list(object_list, src=None, group=None, src_in_group=None):
+    """Receives into ``object_list`` (in place, one object per slot) the
+    objects rank ``src`` (a global rank; or ``src_in_group``) sent with
+    ``send_object_list``.
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> got = [None, None]
+    >>> if dist.get_rank() == 1:
+    ...     dist.recv_object_list(got, src=0)
+    >>> dist.recv_object_list(got, src=5)
+    Traceback (most recent call last):
+        ...
+    ValueError: [oar.distributed.recv_object_list] src must be a rank of the group [0], got 5
+    """
+    api = "oar.distributed.recv_object_list"
+    if not isinstance(object_list, list):
+        raise TypeError(f"[{api}] object_list must be a list, got {type(object_list).__name__}")
+    g = _group(group, api)
+    peer = _peer(src, src_in_group, g, api, "src")
+    size = empty([1], dtype="int64")
+    recv(size, peer, g)
+    buf = empty([int(size.numpy()[0])], dtype="uint8")
+    recv(buf, peer, g)
+    objs = pickle.loads(buf.numpy().tobytes())
+    if len(objs) != len(object_list):
+        raise ValueError(f"[{api}] rank {peer} sent {len(objs)} objects, object_list has {len(object_list)} slots")
+    object_list[:] = objs
 
 
 def isend(tensor, dst, group=None):

@@ -18,8 +18,14 @@ __all__ = ["ColumnParallelLinear", "RowParallelLinear", "VocabParallelEmbedding"
 
 
 def _mesh(group, api):
-    g = group if group is not None else C._world(api)
-    return ProcessMesh(list(g.ranks), dim_names=["mp"])
+    """The 1-D mesh of the model-parallel group: ``group``, else the
+    model-parallel group of ``fleet.init``'s layout, else all ranks."""
+    if group is None:
+        from .fleet.base.topology import _current_hcg
+
+        hcg = _current_hcg()
+        group = hcg.get_model_parallel_group() if hcg is not None else C._world(api)
+    return ProcessMesh(list(group.ranks), dim_names=["mp"])
 
 
 def _divisible(api, what, n, k):

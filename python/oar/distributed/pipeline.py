@@ -155,7 +155,10 @@ def _segment(items, num_stages, seg_method):
 
 def _pipe_group(group, api):
     if group is None:
-        group = _coll.init_parallel_env()
+        from .fleet.base.topology import _current_hcg
+
+        hcg = _current_hcg()
+        group = hcg.get_pipe_parallel_group() if hcg is not None else _coll.init_parallel_env()
     if not isinstance(group, _coll.Group):
         raise TypeError(f"[{api}] group must be an oar.distributed Group or None, got {type(group).__name__}")
     if not group.is_member():
@@ -168,7 +171,8 @@ class PipelineLayer(Layer):
 
     ``layers`` is the whole model as a list of ``LayerDesc`` (built here),
     ``Layer`` objects, or plain callables (functions applied to the
-    activation). Rank r of ``group`` (the world by default) keeps stage r.
+    activation). Rank r of ``group`` keeps stage r; by default the group is the pipeline group of
+    ``fleet.init``'s layout (also when ``topology`` is given), else all ranks.
     ``seg_method`` cuts the list: ``"uniform"`` (by layer count),
     ``"layer:ClassName"`` (an equal number of ``ClassName`` layers per
     stage), or a list of ``num_stages + 1`` boundaries. Every rank builds
@@ -188,8 +192,7 @@ class PipelineLayer(Layer):
                  recompute_interval=0, recompute_ctx=None, num_virtual_pipeline_stages=None, group=None):
         super().__init__()
         if topology is not None:
-            raise NotImplementedError(f"[{_LAYER_API}] topology is not supported: pass group (the "
-                                      "pipeline's process group) instead")
+            group = self._topology_group(topology, group)
         if recompute_interval:
             raise NotImplementedError(f"[{_LAYER_API}] recompute_interval is not supported yet")
         if num_virtual_pipeline_stages not in (None, 1):
@@ -246,6 +249,25 @@ class PipelineLayer(Layer):
                 if isinstance(built, Layer):
                     self.add_sublayer(str(i), built)
                 self.run_function.append(built)
+
+    @staticmethod
+    def _topology_group(topology, group):
+        """The pipeline group of ``topology``: that of the fleet layout built on it."""
+        from .fleet.base.topology import CommunicateTopology, _current_hcg
+
+        if not isinstance(topology, CommunicateTopology):
+            raise TypeError(f"[{_LAYER_API}] topology must be a fleet CommunicateTopology, "
+                            f"got {type(topology).__name__}")
+        hcg = _current_hcg()
+        if hcg is None or hcg.topology() is not topology and (
+                hcg.topology().get_hybrid_group_names() != topology.get_hybrid_group_names()
+                or any(hcg.topology().get_dim(a) != topology.get_dim(a) for a in topology.get_hybrid_group_names())):
+            raise ValueError(f"[{_LAYER_API}] topology {topology} is not the layout of fleet.init(); pass the "
+                             "one of fleet.get_hybrid_communicate_group().topology()")
+        pipe = hcg.get_pipe_parallel_group()
+        if group is not None and list(group.ranks) != list(pipe.ranks):
+            raise ValueError(f"[{_LAYER_API}] group {group.ranks} is not the topology's pipeline group {pipe.ranks}")
+        return pipe
 
     def allreduce_shared_weight_gradients(self):
         """Sums the gradients of each shared weight over the stages using it.
@@ -515,6 +537,17 @@ class PipelineParallel(Layer):
             t.wait()
 
     def _optimizer_step(self, optimizer):
+        # A fleet optimizer averages the gradients over the data-parallel
+        # groups first, so the norm below is that of the averaged gradients.
+        sync = getattr(optimizer, "_sync_gradients", None)
+        if sync is not None:
+            sync()
+        if getattr(optimizer, "_clips_across_pipeline", False):
+            # The fleet optimizer knows every group (model parallel too) and
+            # sums the norm over the pipeline itself.
+            optimizer.__dict__["_clip_skip"] = self._layers._duplicate_params()
+            optimizer.step()
+            return
         clip = getattr(optimizer, "_grad_clip", None)
         if not isinstance(clip, ClipGradByGlobalNorm) or self.num_stages == 1:
             optimizer.step()

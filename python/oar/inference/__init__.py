@@ -39,7 +39,9 @@ import oar
 
 from .. import _C
 
-__all__ = ["Config", "create_predictor", "Predictor", "Tensor", "PrecisionType", "DataType", "get_version"]
+__all__ = ["Config", "create_predictor", "Predictor", "Tensor", "PrecisionType", "DataType", "get_version",
+           "PlaceType", "PredictorPool", "XpuConfig", "get_num_bytes_of_data_type", "get_trt_compile_version",
+           "get_trt_runtime_version"]
 
 
 class PrecisionType(enum.IntEnum):
@@ -77,6 +79,101 @@ class DataType(enum.IntEnum):
 
 
 _TYPE_NAMES = {t.name.lower(): t for t in DataType}
+_TYPE_BYTES = {DataType.FLOAT32: 4, DataType.FLOAT64: 8, DataType.FLOAT16: 2, DataType.BFLOAT16: 2,
+               DataType.INT64: 8, DataType.INT32: 4, DataType.INT16: 2, DataType.INT8: 1, DataType.UINT8: 1,
+               DataType.BOOL: 1}
+
+
+class PlaceType(enum.IntEnum):
+    """Where a predictor runs; oar's runtime runs on the CPU.
+
+    >>> from oar.inference import PlaceType
+    >>> int(PlaceType.CPU), int(PlaceType.GPU)
+    (0, 1)
+    """
+
+    UNK = -1
+    CPU = 0
+    GPU = 1
+    XPU = 2
+    CUSTOM = 4
+
+
+def get_num_bytes_of_data_type(dtype):
+    """Bytes per element of a DataType (Paddle 3.3 answers -1 for FLOAT16, BFLOAT16 and BOOL;
+    oar gives their sizes).
+
+    >>> from oar.inference import DataType, get_num_bytes_of_data_type
+    >>> get_num_bytes_of_data_type(DataType.FLOAT32), get_num_bytes_of_data_type(DataType.BFLOAT16)
+    (4, 2)
+    """
+    if not isinstance(dtype, DataType):
+        raise TypeError(f"{_api('get_num_bytes_of_data_type')} expects an oar.inference.DataType, "
+                        f"got {type(dtype).__name__}")
+    return _TYPE_BYTES[dtype]
+
+
+def get_trt_compile_version():
+    """The TensorRT version oar was built with: (0, 0, 0), as oar does not use TensorRT
+    (what Paddle answers when built without it).
+
+    >>> from oar.inference import get_trt_compile_version
+    >>> get_trt_compile_version()
+    (0, 0, 0)
+    """
+    return (0, 0, 0)
+
+
+def get_trt_runtime_version():
+    """The TensorRT version loaded: (0, 0, 0), as oar does not use TensorRT.
+
+    >>> from oar.inference import get_trt_runtime_version
+    >>> get_trt_runtime_version()
+    (0, 0, 0)
+    """
+    return (0, 0, 0)
+
+
+class XpuConfig:
+    """Settings for Kunlun XPUs (Paddle's ``paddle.inference.XpuConfig``), with
+    Paddle's fields and defaults. oar has no XPU support: the object can be
+    made and filled, and ``Config.set_xpu_config`` / ``enable_xpu`` raise.
+
+    >>> from oar.inference import XpuConfig
+    >>> x = XpuConfig(); x.device_id = 1
+    >>> x.device_id, x.l3_size
+    (1, 0)
+    """
+
+    def __init__(self):
+        self.device_id = 0
+        self.l3_size = 0
+        self.l3_ptr = None
+        self.l3_autotune_size = 0
+        self.context_gm_size = -1
+        self.context = None
+        self.stream = None
+        self.conv_autotune_level = 0
+        self.conv_autotune_file = ""
+        self.conv_autotune_file_writeback = False
+        self.fc_autotune_level = 0
+        self.fc_autotune_file = ""
+        self.fc_autotune_file_writeback = False
+        self.gemm_compute_precision = 1
+        self.transformer_softmax_optimize_level = 0
+        self.transformer_encoder_adaptive_seqlen = True
+        self.quant_post_static_gelu_out_threshold = 10.0
+        self.quant_post_dynamic_activation_method = 0
+        self.quant_post_dynamic_weight_precision = 1
+        self.quant_post_dynamic_op_types = []
+
+    def __repr__(self):
+        return f"oar.inference.XpuConfig(device_id={self.device_id})"
+
+
+def _no_xpu(api):
+    raise NotImplementedError(f"{_api(api)} oar has no XPU support: its inference runtime runs on the CPU; "
+                              "leave the Config on the CPU (the default)")
 
 
 def _api(name):
@@ -339,6 +436,53 @@ class Config:
         >>> from oar.inference import Config
         >>> Config("m").disable_glog_info()
         """
+
+    def enable_xpu(self, l3_size=0xfffc00, l3_locked=False, conv_autotune=True, conv_autotune_file="",
+                   transformer_encoder_precision="int16", transformer_encoder_adaptive_seqlen=False,
+                   enable_multi_stream=False):
+        """Raises NotImplementedError: oar has no XPU support.
+
+        >>> from oar.inference import Config
+        >>> try:
+        ...     Config("m").enable_xpu()
+        ... except NotImplementedError as e:
+        ...     print(str(e)[:48])
+        [oar.inference.Config.enable_xpu] oar has no XPU
+        """
+        _no_xpu("Config.enable_xpu")
+
+    def set_xpu_config(self, config):
+        """Raises NotImplementedError: oar has no XPU support.
+
+        >>> from oar.inference import Config, XpuConfig
+        >>> try:
+        ...     Config("m").set_xpu_config(XpuConfig())
+        ... except NotImplementedError as e:
+        ...     print(str(e)[:52])
+        [oar.inference.Config.set_xpu_config] oar has no XPU
+        """
+        if not isinstance(config, XpuConfig):
+            raise TypeError(f"{_api('Config.set_xpu_config')} expects an oar.inference.XpuConfig, "
+                            f"got {type(config).__name__}")
+        _no_xpu("Config.set_xpu_config")
+
+    def use_xpu(self):
+        """False: oar runs on the CPU.
+
+        >>> from oar.inference import Config
+        >>> Config("m").use_xpu()
+        False
+        """
+        return False
+
+    def use_gpu(self):
+        """False: oar's inference runtime runs on the CPU.
+
+        >>> from oar.inference import Config
+        >>> Config("m").use_gpu()
+        False
+        """
+        return False
 
     def summary(self):
         """The settings as text.
@@ -619,6 +763,45 @@ def create_predictor(config):
     if not isinstance(config, Config):
         raise TypeError(f"{_api('create_predictor')} expects an oar.inference.Config, got {type(config).__name__}")
     return Predictor(_C._InferPredictor(config._c), config)
+
+
+class PredictorPool:
+    """`size` predictors for one model sharing its weights (the first made by
+    create_predictor, the others its clones), for one predictor per thread.
+
+    >>> import numpy as np, oar
+    >>> from oar.inference import PredictorPool
+    >>> p = oar.inference._demo_predictor()
+    >>> pool = PredictorPool(p._config, 2)
+    >>> a, b = pool.retrieve(0), pool.retrieve(1)
+    >>> a is not b and a._weights_id() == b._weights_id()
+    True
+    """
+
+    def __init__(self, config, size=1):
+        if not isinstance(config, Config):
+            raise TypeError(f"{_api('PredictorPool')} config must be an oar.inference.Config, "
+                            f"got {type(config).__name__}")
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(f"{_api('PredictorPool')} size must be a positive int, got {size!r}")
+        first = create_predictor(config)
+        self._predictors = [first] + [first.clone() for _ in range(int(size) - 1)]
+
+    def retrieve(self, idx):
+        """Predictor number `idx` (0 <= idx < size).
+
+        >>> import oar
+        >>> from oar.inference import PredictorPool
+        >>> pool = PredictorPool(oar.inference._demo_predictor()._config, 1)
+        >>> pool.retrieve(0).get_input_names()
+        ['x']
+        """
+        if isinstance(idx, bool) or not isinstance(idx, (int, np.integer)):
+            raise TypeError(f"{_api('PredictorPool.retrieve')} idx must be an int, got {type(idx).__name__}")
+        if not 0 <= idx < len(self._predictors):
+            raise IndexError(f"{_api('PredictorPool.retrieve')} idx must be in [0, {len(self._predictors)}), "
+                             f"got {idx}")
+        return self._predictors[int(idx)]
 
 
 def get_version():

@@ -508,7 +508,7 @@ class StaticFunction:
         # own write is undone: the call that follows applies it once. A write
         # the program does not capture (through a view of a buffer, or inside
         # a control-flow region) is undone too, with a warning.
-        buffers = [(n, b) for n, b in (named or ()) if not hasattr(b, "trainable")]
+        buffers = [(n, b) for n, b in (named or ()) if not getattr(b, "trainable", False)]
         with no_grad():
             saved = [_C.clone(b) for _, b in buffers]
         _guard._state.converting += 1

@@ -1,5 +1,7 @@
 """A small configuration base: keyword fields with defaults, validated at construction."""
 
+from oar import _C
+
 __all__ = []
 
 
@@ -56,3 +58,13 @@ def check_ids(ids, api, what="input_ids", max_len=None):
     if max_len is not None and ids.shape[1] > max_len:
         raise ValueError(f"[oar.models.{api}] {what} has {ids.shape[1]} positions but the model has only "
                          f"max_position_embeddings={max_len}")
+
+
+def token_loss(logits, labels, ignore_index=-100):
+    """The language-model loss: cross entropy averaged over the labels that
+    are not ignore_index (F.cross_entropy's 'mean' divides by every label
+    when ignore_index < 0, as Paddle's does)."""
+    from oar.nn import functional as F
+    total = F.cross_entropy(logits, labels, ignore_index=ignore_index, reduction="sum")
+    kept = (labels != ignore_index).astype(total.dtype).sum()
+    return total / _C.maximum(kept, _C.full([], 1, kept.dtype))

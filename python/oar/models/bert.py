@@ -5,7 +5,7 @@ from oar.framework_param import ParamAttr
 from oar.nn import functional as F
 from oar.nn.initializer import Constant, Normal
 
-from ._config import ModelConfig, check_ids
+from ._config import ModelConfig, check_ids, token_loss
 
 __all__ = ["BertConfig", "BertModel", "BertForSequenceClassification", "BertForPretraining"]
 
@@ -223,7 +223,6 @@ class BertForPretraining(nn.Layer):
                                  "next_sentence_label, or neither")
             return scores, nsp
         v = self.bert.config.vocab_size
-        mlm = F.cross_entropy(scores.reshape([-1, v]), masked_lm_labels.reshape([-1]).astype("int64"),
-                              ignore_index=-100)
+        mlm = token_loss(scores.reshape([-1, v]), masked_lm_labels.reshape([-1]).astype("int64"))
         nsp_loss = F.cross_entropy(nsp, next_sentence_label.reshape([-1]).astype("int64"))
         return mlm + nsp_loss, scores, nsp

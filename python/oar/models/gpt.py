@@ -11,7 +11,7 @@ from oar.nn import functional as F
 from oar.framework_param import ParamAttr
 from oar.nn.initializer import Normal
 
-from ._config import ModelConfig, check_ids
+from ._config import ModelConfig, check_ids, token_loss
 
 __all__ = ["GPTConfig", "GPTModel", "GPTForCausalLM", "gpt_small"]
 
@@ -227,7 +227,7 @@ class GPTForCausalLM(nn.Layer):
         v = self.config.vocab_size
         shift_logits = logits[:, :-1].reshape([-1, v])
         shift_labels = labels[:, 1:].reshape([-1]).astype("int64")
-        loss = F.cross_entropy(shift_logits, shift_labels, ignore_index=-100)
+        loss = token_loss(shift_logits, shift_labels)
         return loss, logits
 
     def generate(self, input_ids, max_new_tokens, temperature=1.0, top_k=None, seed=None):

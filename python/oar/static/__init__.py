@@ -4,7 +4,12 @@
 ``Program``; ``data`` declares its inputs, ``Executor().run(program, feed,
 fetch_list)`` runs it, and ``append_backward``, ``gradients`` and
 ``Optimizer.minimize`` add gradients and training steps, all on oar's IR
-(see Note [static mode] in oar/static/program.py).
+(see Note [static mode] in oar/static/program.py). ``oar.static.nn`` holds
+the layers that create their parameters (``fc``, ``conv2d``,
+``batch_norm``, ...) and control flow; io.py saves and loads programs
+(inference models in ``oar.jit.save``'s format, checkpoints); misc.py has
+the other names (``Print``, ``accuracy``, ``auc``,
+``ExponentialMovingAverage``, places, ...).
 
 ``InputSpec`` describes the inputs of a function converted by
 ``oar.jit.to_static``: shape (``None`` or ``-1`` marks a dim whose size may
@@ -85,7 +90,9 @@ class InputSpec:
         """
         if not isinstance(tensor, _C.Tensor):
             raise TypeError(f"[oar.static.InputSpec.from_tensor] expected a Tensor, got {type(tensor).__name__}")
-        return cls(tensor.shape, tensor.dtype, name if name is not None else getattr(tensor, "name", None))
+        # A static data variable keeps its declared dims (Note [declared shapes] in program.py).
+        shape = getattr(tensor, "__dict__", {}).get("_declared_shape") or tensor.shape
+        return cls(shape, tensor.dtype, name if name is not None else getattr(tensor, "name", None))
 
     @classmethod
     def from_numpy(cls, ndarray, name=None):
@@ -153,3 +160,9 @@ from .program import (Program, append_backward, data, default_main_program, defa
 from .executor import Executor, Scope, global_scope, scope_guard  # noqa: E402
 from . import nn  # noqa: E402,F401
 from .build_strategy import BuildStrategy  # noqa: E402
+from .io import *  # noqa: E402,F401,F403
+from .io import __all__ as _io_names  # noqa: E402
+from .misc import *  # noqa: E402,F401,F403
+from .misc import __all__ as _misc_names  # noqa: E402
+
+__all__ += _io_names + _misc_names

@@ -104,6 +104,8 @@ class Executor:
                              RuntimeError)
         if program is None:
             program = default_main_program()
+        strategy = getattr(program, "_build_strategy", None)
+        program = getattr(program, "_compiled_program", program)  # a CompiledProgram runs its program
         if not isinstance(program, Program):
             raise _api_error("Executor.run", f"program must be an oar.static.Program, got {type(program).__name__}",
                              TypeError)
@@ -111,19 +113,22 @@ class Executor:
         if not isinstance(feed, dict):
             raise _api_error("Executor.run", f"feed must be a dict of data name to value, got {type(feed).__name__}",
                              TypeError)
-        fetches = self._fetches(program, fetch_list)
         root = program._root()
+        if root._inference is not None:
+            return root._inference.run(feed, fetch_list, return_numpy)
+        fetches = self._fetches(program, fetch_list)
         for k in feed:
             if k not in root._data:
                 raise _api_error("Executor.run", f"feed names '{k}', which is not an input (oar.static.data) of the "
                                                  f"program; its inputs are {sorted(root._data)}")
-        if not fetches and not program._minimize:
+        if not fetches and not program._minimize and not root._hooks:
             # Nothing to compute (a startup program: parameters were initialised when their layers were made).
             return []
-        plan_key = (program._version, tuple(id(t) for t in fetches))
+        plan_key = (program._version, tuple(id(t) for t in fetches), id(strategy))
         plan = program._cache.get(plan_key)
         if plan is None:
             plan = _Plan(program, fetches, "Executor.run")
+            plan.build_strategy = strategy
             program._cache = {k: v for k, v in program._cache.items() if k[0] == program._version}
             program._cache[plan_key] = plan
         arrays = [self._feed_value(root, name, feed) for name in plan.inputs]
@@ -159,22 +164,25 @@ class Executor:
         if name not in feed:
             raise _api_error("Executor.run", f"feed has no value for the input '{name}', which the fetched values "
                                              f"need")
-        example, dims, dt = root._data[name]
-        v = feed[name]
-        want = _dtype_name(dt)
-        if isinstance(v, Tensor):
-            got, shape = _dtype_name(v.dtype), list(v.shape)
-        else:
-            if not isinstance(v, np.ndarray):
-                v = np.asarray(v, dtype=want if want != "bfloat16" else None)  # Python lists take the input's dtype
-            got, shape = v.dtype.name, list(v.shape)
-        if got != want:
-            raise _api_error("Executor.run", f"feed '{name}' has dtype {got}, but the input was declared "
-                                             f"{want}", TypeError)
-        if len(shape) != len(dims) or any(d != -1 and d != s for d, s in zip(dims, shape)):
-            raise _api_error("Executor.run", f"feed '{name}' has shape {shape}, but the input was declared "
-                                             f"{[None if d == -1 else d for d in dims]}")
-        return v
+        _, dims, dt = root._data[name]
+        return _check_feed(name, feed[name], _dtype_name(dt), dims)
+
+
+def _check_feed(name, v, want, dims):
+    """The feed value `v` of input `name`, checked against its dtype name and dims (-1: any size)."""
+    if isinstance(v, Tensor):
+        got, shape = _dtype_name(v.dtype), list(v.shape)
+    else:
+        if not isinstance(v, np.ndarray):
+            v = np.asarray(v, dtype=want if want != "bfloat16" else None)  # Python lists take the input's dtype
+        got, shape = v.dtype.name, list(v.shape)
+    if got != want:
+        raise _api_error("Executor.run", f"feed '{name}' has dtype {got}, but the input was declared "
+                                         f"{want}", TypeError)
+    if len(shape) != len(dims) or any(d != -1 and d != s for d, s in zip(dims, shape)):
+        raise _api_error("Executor.run", f"feed '{name}' has shape {shape}, but the input was declared "
+                                         f"{[None if d == -1 else d for d in dims]}")
+    return v
 
 
 # ---------------------------------------------------------------- on the executor's thread
@@ -196,6 +204,8 @@ def _run_plan(plan, arrays):
     if not specs:
         if plan.forward_program is None:
             plan.forward_program = plan.program()
+            if getattr(plan, "build_strategy", None) is not None and not plan.updated:
+                plan.forward_program.optimize(build_strategy=plan.build_strategy)
         with no_grad():
             outs = plan.forward_program.run(*feeds) if plan.forward else []
         grads = []
@@ -214,6 +224,10 @@ def _run_plan(plan, arrays):
         gs = grads[offset:offset + len(params)]
         offset += len(params)
         opt._apply_optimize([(p, g) for p, g in zip(params, gs) if g is not None])
+    for step in plan.after_run:
+        step()
+    for fn, k in plan.hooks:
+        fn(outs[k])
     # A fetched parameter is read at the end of the run, after the updates, as in Paddle.
     results = []
     for kind, k in plan.kinds:
@@ -228,7 +242,7 @@ def _run_plan(plan, arrays):
 
 def _trace_joint(plan, feeds):
     """The forward program plus the gradients it needs, traced on this run's feeds."""
-    from .. import _ir
+    from .. import _ir, zeros_like
 
     if plan.forward_program is None:
         plan.forward_program = plan.program()
@@ -253,11 +267,12 @@ def _trace_joint(plan, feeds):
                 if spec.target_gradients:
                     tg = [None if t is None else outs[plan.fidx[id(t)]] for t in spec.target_gradients]
                 wrt = [ts[data_index[id(w)]] if id(w) in data_index else w for w in spec.wrt]
-                got = _C._grad(targets, wrt, tg or [None] * len(targets), True, False, True)
+                got = (_C._grad(targets, wrt, tg or [None] * len(targets), True, False, True), wrt)
                 cache[id(spec)] = got
-            g = got[k]
-            # A parameter the targets do not read gets a zero gradient, as in Paddle.
-            grads.append(g if g is not None else _C.full(spec.wrt[k].shape, 0, spec.wrt[k].dtype))
+            g = got[0][k]
+            # A value the targets do not read gets a zero gradient, as in Paddle, of the
+            # value's own shape (a data input's follows the feed).
+            grads.append(g if g is not None else zeros_like(got[1][k]))
         return list(outs) + grads
 
     # Inputs a gradient is taken with respect to must require grad in the trace.

@@ -16,7 +16,10 @@ those of the branch or iterations the example selects.
 """
 from .. import _C
 
-__all__ = ["cond", "while_loop", "switch_case", "set_max_loop_iterations"]
+from ._nn_common import *  # noqa: F401,F403
+from ._nn_common import __all__ as _layers
+
+__all__ = ["cond", "while_loop", "switch_case", "case", "set_max_loop_iterations"] + _layers
 
 Tensor = _C.Tensor
 
@@ -306,6 +309,48 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
     outs = _C._ir_switch_case(branch_index, [k for k, _ in pairs],
                               [branch(fn, label) for fn, label in zip(fns, labels)])
     return _rebuild(layouts[0][1], list(outs))
+
+
+def case(pred_fn_pairs, default=None, name=None):
+    """Runs the function of the first (pred, fn) pair whose pred is true, else ``default``.
+
+    Each pred is a bool Tensor with one element; the functions take no
+    argument and return the same nested structure. Without ``default`` the
+    last pair's function serves as one, as in Paddle. Built from ``cond``, so
+    a captured program decides at run time.
+
+    >>> import oar
+    >>> from oar.static import nn
+    >>> x = oar.to_tensor(3.0)
+    >>> pairs = [(x < 1.0, lambda: x * 0.0), (x < 5.0, lambda: x * 10.0)]
+    >>> float(nn.case(pairs, default=lambda: x))
+    30.0
+    """
+    api = "oar.static.nn.case"
+    if not isinstance(pred_fn_pairs, (list, tuple)) or not pred_fn_pairs:
+        raise TypeError(f"[{api}] pred_fn_pairs must be a non-empty list or tuple of (pred, fn) pairs, "
+                        f"got {pred_fn_pairs!r}")
+    pairs = []
+    for i, pair in enumerate(pred_fn_pairs):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise TypeError(f"[{api}] pred_fn_pairs[{i}] must be a (pred, fn) pair, got {pair!r}")
+        pred, fn = pair
+        _check_selector(pred, api, f"pred_fn_pairs[{i}][0]", False)
+        if not callable(fn):
+            raise TypeError(f"[{api}] pred_fn_pairs[{i}][1] must be callable, got {type(fn).__name__}")
+        pairs.append((pred, fn))
+    if default is not None and not callable(default):
+        raise TypeError(f"[{api}] default must be callable or None, got {type(default).__name__}")
+    if default is None:
+        pairs, default = pairs[:-1], pairs[-1][1]
+
+    def chain(i):
+        if i == len(pairs):
+            return default()
+        pred, fn = pairs[i]
+        return cond(pred, fn, lambda: chain(i + 1))
+
+    return chain(0)
 
 
 def _branch_pairs(branch_fns, api):

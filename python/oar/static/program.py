@@ -25,6 +25,11 @@ read concrete shapes, which is why the backward is specialised per feed shape
 rather than recorded once at the example's shape. ``minimize`` then applies
 the optimizer's update to the parameters after each run, outside the program.
 
+Run hooks (``Program._hooks``: ``Print``, the statistics of ``auc``) name
+recorded values that each run also computes and hand them to Python after
+the run; ``Program._after_run`` steps (``ExponentialMovingAverage``) run
+after the optimizers' updates.
+
 The executor runs on its own thread, so nothing it dispatches (programs,
 traces of joint programs, optimizer updates) is recorded into the programs
 being built on the user's thread: the tracer stack is per thread.
@@ -43,9 +48,22 @@ updated is read through its binding, so the new ops see its current value.
 The tracer still refuses a parameter or buffer whose storage the program
 itself updates in place (a pending state update), whose recorded value the
 write made stale.
+
+Note [declared shapes]
+As in Paddle, ``data("x", [None, 4]).shape`` is ``[-1, 4]``: while static
+mode is on, ``Tensor.shape`` of a data variable reports the declared dims to
+user code. oar's own Python code (layers, functionals) still sees the
+example's sizes, which are what it is recorded with: the property tells the
+two apart by the file of its caller. Other recorded values report their
+example shapes. Static mode installs the property and its end (or the
+interpreter's exit) puts the built-in one back, so eager code never pays for
+it.
 """
+import atexit
 import contextlib
 import json
+import os
+import sys
 import threading
 import weakref
 
@@ -141,6 +159,10 @@ class Program:
         self._outputs = {}      # id(tensor) -> (output name, tensor)
         self._grads = {}        # id(handle) -> (handle, _GradSpec, index in wrt)
         self._minimize = []     # (optimizer, loss, [params] or None, no_grad ids)
+        self._after_run = []    # callables run after each training run (ExponentialMovingAverage.update)
+        self._hooks = []        # (tensor, fn): fn(value) after each run (oar.static.Print, auc statistics)
+        self._inference = None  # a loaded or normalised inference program (oar/static/io.py)
+        self._named = {}        # name -> parameter created while this program was current
         self._cache = {}
         self._for_test = False
         self._base = None       # the program a clone shares its recording with
@@ -190,7 +212,8 @@ class Program:
         """Changes whenever ops, inputs or training steps are added."""
         root = self._root()
         n = root._rec.num_ops if root._rec is not None and not root._rec.closed else -1
-        return (n, len(root._data), len(self._minimize), len(root._grads))
+        return (n, len(root._data), len(self._minimize), len(root._grads), len(root._hooks),
+                len(root._after_run))
 
     # ---- Paddle's Program API
     def __str__(self):
@@ -211,6 +234,60 @@ class Program:
     def list_vars(self):
         """The data variables, in the order they were declared."""
         return [t for t, _, _ in self._root()._data.values()]
+
+    def all_parameters(self):
+        """The parameters the program's ops read (trainable ones and persistable statistics), in order.
+
+        >>> import oar
+        >>> oar.enable_static()
+        >>> main = oar.static.Program()
+        >>> with oar.static.program_guard(main):
+        ...     x = oar.static.data("x", [None, 2])
+        ...     y = oar.static.nn.fc(x, 3, name="dense")
+        >>> [(p.name, p.shape) for p in main.all_parameters()]
+        [('dense.w_0', [2, 3]), ('dense.b_0', [3])]
+        >>> oar.disable_static()
+        """
+        return [t for _, t in _program_parameters(self)]
+
+    def state_dict(self, mode="all", scope=None):
+        """{name: tensor} of the program's parameters; mode "param" keeps trainable ones, "opt" none
+        (optimizer state lives in the optimizers), "all" every persistable one.
+
+        >>> import oar
+        >>> oar.enable_static()
+        >>> main = oar.static.Program()
+        >>> with oar.static.program_guard(main):
+        ...     x = oar.static.data("x", [None, 2])
+        ...     y = oar.static.nn.fc(x, 1, name="d")
+        >>> sorted(main.state_dict())
+        ['d.b_0', 'd.w_0']
+        >>> oar.disable_static()
+        """
+        if mode not in ("all", "param", "opt"):
+            raise _api_error("Program.state_dict", f"mode must be 'all', 'param' or 'opt', got {mode!r}")
+        if mode == "opt":
+            return {}
+        return {n: t for n, t in _program_parameters(self) if mode == "all" or _trainable(t)}
+
+    def set_state_dict(self, state_dict, scope=None):
+        """Copies the values of ``state_dict`` ({name: Tensor or array}) into the program's parameters.
+
+        >>> import oar
+        >>> oar.enable_static()
+        >>> main = oar.static.Program()
+        >>> with oar.static.program_guard(main):
+        ...     x = oar.static.data("x", [None, 2])
+        ...     y = oar.static.nn.fc(x, 1, name="s")
+        >>> main.set_state_dict({"s.b_0": [5.0]})
+        >>> main.state_dict()["s.b_0"].tolist()
+        [5.0]
+        >>> oar.disable_static()
+        """
+        if not isinstance(state_dict, dict):
+            raise _api_error("Program.set_state_dict", f"state_dict must be a dict, got {type(state_dict).__name__}",
+                             TypeError)
+        _assign_parameters(dict(_program_parameters(self)), state_dict, "Program.set_state_dict")
 
     def clone(self, for_test=False):
         """A program sharing this one's recording; ``for_test=True`` drops the training steps.
@@ -333,11 +410,35 @@ class name_scope:
 # ---------------------------------------------------------------- mode switches (called by oar.framework)
 
 
+# ---------------------------------------------------------------- declared shapes (Note [declared shapes])
+
+_BUILTIN_SHAPE = Tensor.__dict__["shape"]
+_OAR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _shape(self):
+    declared = self.__dict__.get("_declared_shape")
+    if declared is not None and not sys._getframe(1).f_code.co_filename.startswith(_OAR_DIR):
+        return list(declared)
+    return _BUILTIN_SHAPE.__get__(self)
+
+
+_SHAPE = property(_shape, doc=_BUILTIN_SHAPE.__doc__)
+
+
+def _declare_shapes(on):
+    Tensor.shape = _SHAPE if on else _BUILTIN_SHAPE
+
+
+atexit.register(_declare_shapes, False)
+
+
 def _enable():
     if _state.static:
         return
     _state.static = True
     _install_hooks()
+    _declare_shapes(True)
     default_main_program()._root()._enter()
 
 
@@ -346,6 +447,7 @@ def _disable():
         return
     _restore_buffers()
     _state.static = False
+    _declare_shapes(False)
     # Recording programs would record every op that eager code dispatches on
     # this thread, so they end here, and the defaults start afresh next time.
     for p in list(_recording):
@@ -365,15 +467,16 @@ def _in_static():
 def data(name, shape, dtype=None, lod_level=0):
     """Declares an input of the current main program, fed by name in ``Executor.run``.
 
-    ``None`` or -1 dims are dynamic: runs may feed any size there. The
-    returned tensor is the example value the program is recorded with (zeros,
-    size 2 in dynamic dims).
+    ``None`` or -1 dims are dynamic: runs may feed any size there, and
+    ``shape`` reports them as -1 (Note [declared shapes]). The returned tensor
+    is the example value the program is recorded with (zeros, size 2 in
+    dynamic dims).
 
     >>> import oar
     >>> oar.enable_static()
     >>> x = oar.static.data("x", [None, 3], "float32")
     >>> x.shape, x.name
-    ([2, 3], 'x')
+    ([-1, 3], 'x')
     >>> oar.disable_static()
     """
     _require_static("data")
@@ -405,6 +508,7 @@ def data(name, shape, dtype=None, lod_level=0):
         _C._static_set_recording(prev)
     example.stop_gradient = True
     example.name = name
+    example._declared_shape = tuple(dims)
     rec.add_input(name, example, [i for i, d in enumerate(dims) if d == -1])
     prog._data[name] = (example, dims, dt)
     return example
@@ -545,6 +649,39 @@ def _minimize(opt, loss, startup_program=None, parameters=None, no_grad_set=None
     return None, pairs
 
 
+def _program_parameters(prog):
+    """(name, tensor) of the parameters (not captured constants) bound by the program's recording."""
+    root = prog._root()
+    if root._inference is not None:
+        return root._inference.named_parameters()
+    if root._rec is None or root._rec.closed:
+        return []
+    text, bindings = root._rec.snapshot()
+    doc = json.loads(text)
+    out = []
+    for a, t in zip(doc["parameters"], bindings):
+        # A snapshot may hand back another handle of a parameter that the program updates in place.
+        t = t if hasattr(t, "persistable") else root._named.get(a["name"], t)
+        if not a.get("constant", False) and getattr(t, "persistable", False):
+            out.append((a["name"], t))
+    return out
+
+
+def _assign_parameters(params, state, api):
+    """Copies state[name] into params[name] for the names both have; shapes must match."""
+    from ..creation import to_tensor
+
+    with _recording_paused(), _no_grad():
+        for name, value in state.items():
+            p = params.get(name)
+            if p is None:
+                continue
+            v = value if isinstance(value, Tensor) else to_tensor(np.asarray(value))
+            if list(v.shape) != list(p.shape):
+                raise _api_error(api, f"'{name}' has shape {list(v.shape)} but the parameter is {list(p.shape)}")
+            p.copy_(v.astype(p.dtype) if v.dtype != p.dtype else v)
+
+
 def _bound_parameters(prog, tensor):
     """(name, tensor) of the parameters the recorded value `tensor` reads."""
     plan = _Plan(prog, [tensor], "append_backward")
@@ -575,6 +712,8 @@ def _recording_paused():
 
 def _name_parameter(p):
     """Tells the recording the name a new parameter is bound under."""
+    if p is not None and isinstance(getattr(p, "name", None), str):
+        default_main_program()._root()._named[p.name] = p
     rec = default_main_program()._root()._rec
     if p is not None and rec is not None and not rec.closed and isinstance(getattr(p, "name", None), str):
         rec.name_parameter(p.name, p)
@@ -589,7 +728,14 @@ def _keep_pristine_buffers(layer):
     (restoring them at once would be a write that the recording could not
     follow into later reads of the buffer).
     """
-    fresh = [b for _, b in layer.named_buffers() if isinstance(b, Tensor) and id(b) not in _pristine]
+    # Batch-norm statistics are non-trainable parameters, as in Paddle.
+    _keep_pristine([b for _, b in layer.named_buffers()] +
+                   [p for _, p in layer.named_parameters() if not getattr(p, "trainable", True)])
+
+
+def _keep_pristine(tensors):
+    """_keep_pristine_buffers for tensors that no layer owns (oar.static.nn.batch_norm's statistics)."""
+    fresh = [b for b in tensors if isinstance(b, Tensor) and id(b) not in _pristine]
     if fresh:
         with _recording_paused():
             for b in fresh:
@@ -600,12 +746,15 @@ _hooks_installed = [False]
 
 
 def _install_hooks():
-    """Makes ``oar.framework_param.create_parameter`` (the module function)
-    create parameters outside the recording in static mode, as
-    Layer.create_parameter does."""
+    """Makes ``oar.framework_param.create_parameter`` (and its export
+    ``oar.create_parameter``) create parameters outside the recording in
+    static mode, as Layer.create_parameter does: a parameter recorded with
+    its initialiser would be a computed value of the program, not a parameter
+    that append_backward and optimizers train."""
     if _hooks_installed[0]:
         return
     _hooks_installed[0] = True
+    import oar
     from .. import framework_param
 
     make = framework_param.create_parameter
@@ -621,6 +770,9 @@ def _install_hooks():
     create_parameter.__doc__ = make.__doc__
     create_parameter.__wrapped__ = make
     framework_param.create_parameter = create_parameter
+    exported = getattr(oar, "create_parameter", None)
+    if exported is make or getattr(exported, "__wrapped__", None) is make:
+        oar.create_parameter = create_parameter
 
 
 # ---------------------------------------------------------------- run plans (used by the executor)
@@ -629,7 +781,7 @@ def _install_hooks():
 class _Plan:
     """What a run of `prog` fetching `fetches` needs: the pruned forward program and its gradients."""
 
-    def __init__(self, prog, fetches, api):
+    def __init__(self, prog, fetches, api, state_updates=True):
         self.prog = prog
         root = prog._root()
         rec = root._recorder(api)
@@ -660,8 +812,11 @@ class _Plan:
                 self.kinds.append(("param", t))  # a parameter: its current value, from outside the program
                 continue
             self.kinds.append(("value", want(t)))
+        # Values that run hooks (oar.static.Print, auc statistics) get after each run.
+        self.hooks = [] if not state_updates else [(fn, want(t)) for t, fn in root._hooks]
         # Training steps and gradient targets are forward outputs too.
-        self.steps = [] if prog._for_test else list(prog._minimize)
+        self.steps = [] if prog._for_test or not state_updates else list(prog._minimize)
+        self.after_run = [] if prog._for_test or not state_updates else list(root._after_run)
         self.step_specs = []
         for opt, loss, params in self.steps:
             spec = _GradSpec([loss], None, params)
@@ -677,9 +832,9 @@ class _Plan:
         self.fidx = fidx
         self.forward_program = None  # made on the executor's thread when first run
         self.joint = {}              # feed signature -> forward and gradient program
-        self._build(root, rec, api)
+        self._build(root, rec, api, state_updates)
 
-    def _build(self, root, rec, api):
+    def _build(self, root, rec, api, state_updates):
         names = []
         for t in self.forward:
             entry = root._outputs.get(id(t))
@@ -710,7 +865,9 @@ class _Plan:
         # Keep only what the outputs and the state updates (in-place writes to
         # parameters, e.g. batch-norm statistics; Note [state updates] in
         # ir/tracer.h) need.
-        updates = doc.get("state_updates", [])
+        updates = doc.get("state_updates", []) if state_updates else []
+        doc["state_updates"] = updates
+        self.all_inputs = list(doc["inputs"])
         need = {out_id[n] for n in names} | {u["id"] for u in updates}
         kept_ops = []
         for op in reversed(doc["ops"]):

@@ -40,7 +40,8 @@ class TP(oar.nn.Layer):
     def forward(self, x, y):
         h = self.emb(x)
         h = self.down(F.relu(self.up(h))) + h
-        return self.ce(self.out(h), y).sum() / float((labels != -100).sum())
+        # cross_entropy's 'mean' with ignore_index < 0 divides by every label, ignored ones included (as Paddle)
+        return self.ce(self.out(h), y).sum() / float(labels.size)
 
 
 def load(p, value):

@@ -451,3 +451,15 @@ def main(argv=None):
                          "[--nproc_per_node N] [--ips A,B | --hostfile F] [--log_dir DIR] "
                          "[--grace S] [--mpi_args 'ARGS'] script.py [args...]  (--help: details)\n")
         return 2
+
+
+class _LaunchModule(type(sys)):
+    """This module, callable: ``oar.distributed.launch()`` runs the launcher
+    on ``sys.argv[1:]``, as Paddle's ``paddle.distributed.launch()`` does."""
+
+    def __call__(self):
+        """Runs the launcher on ``sys.argv[1:]``; returns its exit code (see :func:`main`)."""
+        return main()
+
+
+sys.modules[__name__].__class__ = _LaunchModule

@@ -6,3 +6,5 @@ from .conv import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .extension import *  # noqa: F401,F403
+from .flash_attention import *  # noqa: F401,F403
+from .sparse_attention import *  # noqa: F401,F403

@@ -8,7 +8,8 @@ from ... import _C
 from ..._manip import pad as _pad
 
 __all__ = [
-    "linear", "bilinear", "embedding", "dropout", "dropout2d", "dropout3d", "alpha_dropout", "one_hot",
+    "linear", "bilinear", "embedding", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout", "one_hot",
     "cosine_similarity", "pairwise_distance", "normalize", "label_smooth", "pad", "zeropad2d",
 ]
 
@@ -197,6 +198,39 @@ def dropout3d(x, p=0.5, training=True, data_format="NCDHW", name=None):
     return _feature_dropout(x, p, training, data_format, 5, ("NCDHW", "NDHWC"), "dropout3d")
 
 
+def dropout1d(input, p=0.5, training=True, inplace=False):  # noqa: A002 - Paddle's argument name
+    """Drops whole channels of a [N, C, L] (or [C, L]) input, scaling the kept ones by 1 / (1 - p).
+
+    >>> import oar
+    >>> oar.nn.functional.dropout1d(oar.ones([2, 3, 4]), 0.5, training=False).shape
+    [2, 3, 4]
+    """
+    _check_tensor(input, "dropout1d", "input")
+    if input.ndim not in (2, 3):
+        raise ValueError(f"[oar.nn.functional.dropout1d] input must be 2-D [C, L] or 3-D [N, C, L], "
+                         f"got shape {input.shape}")
+    out = dropout(input, p, axis=[0] if input.ndim == 2 else [0, 1], training=training)
+    if inplace and out is not input:
+        return input.copy_(out)
+    return out
+
+
+_SELU_NEG = -1.7580993408473766  # -scale * alpha of SELU: the value SELU saturates to
+
+
+def _alpha_dropout(x, p, training, mask_shape, api):
+    _check_p(p, api)
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0.0 + _SELU_NEG
+    a = ((1 - p) * (1 + p * _SELU_NEG ** 2)) ** -0.5
+    b = -a * _SELU_NEG * p
+    work = _C.dtype.float64 if x.dtype == _C.dtype.float64 else _C.dtype.float32
+    keep = _C.cast(_C.uniform(mask_shape, work, 0.0, 1.0, 0) >= p, x.dtype)
+    return (x * keep + (1.0 - keep) * _SELU_NEG) * a + b
+
+
 def alpha_dropout(x, p=0.5, training=True, name=None):
     """Dropout for SELU networks: dropped entries take SELU's negative saturation value and an
     affine map keeps the mean and variance.
@@ -206,17 +240,21 @@ def alpha_dropout(x, p=0.5, training=True, name=None):
     [1.0, 1.0, 1.0]
     """
     _check_tensor(x, "alpha_dropout")
-    _check_p(p, "alpha_dropout")
-    if not training or p == 0:
-        return x
-    alpha_p = -1.7580993408473766  # -scale * alpha of SELU
-    if p == 1:
-        return x * 0.0 + alpha_p
-    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
-    b = -a * alpha_p * p
-    work = _C.dtype.float64 if x.dtype == _C.dtype.float64 else _C.dtype.float32
-    keep = _C.cast(_C.uniform(list(x.shape), work, 0.0, 1.0, 0) >= p, x.dtype)
-    return (x * keep + (1.0 - keep) * alpha_p) * a + b
+    return _alpha_dropout(x, p, training, list(x.shape), "alpha_dropout")
+
+
+def feature_alpha_dropout(x, p=0.5, training=True, name=None):
+    """alpha_dropout that drops whole channels: one draw per (batch, channel) of an input with >= 2 dims.
+
+    >>> import oar
+    >>> y = oar.nn.functional.feature_alpha_dropout(oar.ones([2, 3, 4]), 0.5)
+    >>> all(len(set(row)) == 1 for row in y.numpy().reshape(6, 4).round(4).tolist())
+    True
+    """
+    _check_tensor(x, "feature_alpha_dropout")
+    if x.ndim < 2:
+        raise ValueError(f"[oar.nn.functional.feature_alpha_dropout] x must have at least 2 dims, got shape {x.shape}")
+    return _alpha_dropout(x, p, training, list(x.shape[:2]) + [1] * (x.ndim - 2), "feature_alpha_dropout")
 
 
 def one_hot(x, num_classes, name=None):

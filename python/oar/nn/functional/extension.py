@@ -15,7 +15,8 @@ from .activation import softmax
 
 __all__ = [
     "scaled_dot_product_attention", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "unfold",
-    "fold", "sequence_mask", "diag_embed", "affine_grid", "grid_sample",
+    "fold", "sequence_mask", "diag_embed", "affine_grid", "grid_sample", "channel_shuffle", "temporal_shift",
+    "gather_tree",
 ]
 
 _FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
@@ -662,3 +663,118 @@ def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=Tr
                 term = term * (fracs[k] if bits[k] else 1.0 - fracs[k])
             out = term if out is None else out + term
     return out.reshape([n, c] + out_sizes)
+
+
+# ---------------------------------------------------------------------------------------------
+# channel shuffle, temporal shift, beam-search backtrace
+
+
+def channel_shuffle(x, groups, data_format="NCHW", name=None):
+    """Splits the C channels of a 4-D x into `groups` groups and interleaves them:
+    channel g * (C / groups) + i moves to i * groups + g.
+
+    >>> import oar
+    >>> x = oar.arange(4, dtype="float32").reshape([1, 4, 1, 1])
+    >>> oar.nn.functional.channel_shuffle(x, 2).numpy().reshape(-1).tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
+    import oar
+
+    api = "oar.nn.functional.channel_shuffle"
+    if not isinstance(x, oar.Tensor):
+        raise TypeError(f"[{api}] x must be a Tensor, got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"[{api}] x must be 4-D, got shape {x.shape}")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"[{api}] data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise ValueError(f"[{api}] groups must be a positive int, got {groups!r}")
+    n, a, b, c = x.shape
+    if data_format == "NCHW":
+        ch = a
+        if ch % groups:
+            raise ValueError(f"[{api}] groups ({groups}) must divide the channel count ({ch})")
+        y = x.reshape([n, groups, ch // groups, b, c]).transpose([0, 2, 1, 3, 4])
+        return y.reshape([n, ch, b, c])
+    if c % groups:
+        raise ValueError(f"[{api}] groups ({groups}) must divide the channel count ({c})")
+    y = x.reshape([n, a, b, groups, c // groups]).transpose([0, 1, 2, 4, 3])
+    return y.reshape([n, a, b, c])
+
+
+def temporal_shift(x, seg_num, shift_ratio=0.25, name=None, data_format="NCHW"):
+    """Shifts channels along time for x of shape [N * seg_num, C, H, W] (or NHWC): the first
+    int(C * shift_ratio) channels take the previous frame's values, the next ones up to
+    int(2 * C * shift_ratio) take the next frame's, the rest stay; frames past the ends are zeros.
+
+    >>> import oar
+    >>> x = oar.arange(8, dtype="float32").reshape([2, 4, 1, 1])
+    >>> oar.nn.functional.temporal_shift(x, 2).numpy().reshape(2, 4).tolist()
+    [[0.0, 5.0, 2.0, 3.0], [0.0, 0.0, 6.0, 7.0]]
+    """
+    import oar
+
+    api = "oar.nn.functional.temporal_shift"
+    if not isinstance(x, oar.Tensor):
+        raise TypeError(f"[{api}] x must be a Tensor, got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"[{api}] x must be 4-D [N * seg_num, C, H, W], got shape {x.shape}")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"[{api}] data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    if isinstance(seg_num, bool) or not isinstance(seg_num, int) or seg_num <= 0:
+        raise ValueError(f"[{api}] seg_num must be a positive int, got {seg_num!r}")
+    if x.shape[0] % seg_num:
+        raise ValueError(f"[{api}] x.shape[0] ({x.shape[0]}) must be divisible by seg_num ({seg_num})")
+    if not isinstance(shift_ratio, (int, float)) or not 0 <= shift_ratio < 0.5:
+        raise ValueError(f"[{api}] shift_ratio must be in [0, 0.5), got {shift_ratio!r}")
+    cax = 2 if data_format == "NCHW" else 4  # channel axis after splitting N * T into [N, T]
+    rest = list(x.shape[1:])
+    ch = rest[cax - 2]
+    c1, c2 = int(ch * shift_ratio), int(ch * 2 * shift_ratio)
+    x5 = x.reshape([x.shape[0] // seg_num, seg_num] + rest)
+    zeros = oar.zeros([x5.shape[0], 1] + rest, dtype=_dtype_name(x))
+    padded = oar.concat([zeros, x5, zeros], axis=1)  # frame t of x5 is frame t + 1 of padded
+
+    def part(lo, hi, t0):
+        return oar.strided_slice(padded, [1, cax], [t0, lo], [t0 + seg_num, hi], [1, 1])
+
+    y = oar.concat([part(0, c1, 0), part(c1, c2, 2), part(c2, ch, 1)], axis=cax)
+    return y.reshape(list(x.shape))
+
+
+def gather_tree(ids, parents):
+    """Backtraces beam search: ids and parents are [max_time, batch, beam]; the result holds, for
+    each final beam, the token ids along its path of parents (walked from the last step back).
+
+    >>> import oar
+    >>> ids = oar.to_tensor([[[2, 2], [6, 1]], [[3, 9], [6, 1]], [[0, 1], [9, 0]]])
+    >>> parents = oar.to_tensor([[[0, 0], [1, 1]], [[1, 0], [1, 0]], [[0, 0], [0, 1]]])
+    >>> oar.nn.functional.gather_tree(ids, parents).numpy().tolist()
+    [[[2, 2], [1, 6]], [[3, 3], [6, 1]], [[0, 1], [9, 0]]]
+    """
+    import oar
+
+    api = "oar.nn.functional.gather_tree"
+    for nm, t in (("ids", ids), ("parents", parents)):
+        if not isinstance(t, oar.Tensor):
+            raise TypeError(f"[{api}] {nm} must be a Tensor, got {type(t).__name__}")
+        if _dtype_name(t) not in ("int32", "int64"):
+            raise TypeError(f"[{api}] {nm} must be int32 or int64, got {t.dtype}")
+    if ids.ndim != 3:
+        raise ValueError(f"[{api}] ids must be 3-D [max_time, batch, beam], got shape {ids.shape}")
+    if list(parents.shape) != list(ids.shape):
+        raise ValueError(f"[{api}] parents must have the shape of ids {ids.shape}, got {parents.shape}")
+    steps, beam = ids.shape[0], ids.shape[2]
+    if parents.size and not oar._C._ir_is_tracing():
+        lo, hi = int(parents.min()), int(parents.max())
+        if lo < 0 or hi >= beam:
+            raise ValueError(f"[{api}] parents must be in [0, {beam}), got values in [{lo}, {hi}]")
+    if steps == 0:
+        return ids
+    parents = parents.astype("int64")
+    out = [ids[steps - 1]]
+    parent = parents[steps - 1]
+    for t in range(steps - 2, -1, -1):
+        out.append(oar.take_along_axis(ids[t], parent, axis=1))
+        parent = oar.take_along_axis(parents[t], parent, axis=1)
+    return oar.stack(out[::-1], axis=0)

@@ -15,7 +15,10 @@ __all__ = [
     "cross_entropy", "softmax_with_cross_entropy", "nll_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "mse_loss", "l1_loss", "smooth_l1_loss", "kl_div", "margin_ranking_loss",
     "cosine_embedding_loss", "triplet_margin_loss", "ctc_loss", "soft_margin_loss", "hinge_embedding_loss",
-    "square_error_cost", "log_loss", "sigmoid_focal_loss",
+    "square_error_cost", "log_loss", "sigmoid_focal_loss", "gaussian_nll_loss", "poisson_nll_loss",
+    "multi_label_soft_margin_loss", "multi_margin_loss", "multi_label_margin_loss",
+    "triplet_margin_with_distance_loss", "dice_loss", "npair_loss", "margin_cross_entropy", "class_center_sample",
+    "hsigmoid_loss", "rnnt_loss", "adaptive_log_softmax_with_loss",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -73,10 +76,16 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
 
     Hard labels hold class indices, of input's shape with the class axis removed or
     of size 1; soft labels hold a distribution of input's shape. With reduction
-    'none' the class axis is kept with size 1 (Paddle's convention). With weight,
-    'mean' is the weighted mean sum(w[y_i] * loss_i) / sum(w[y_i]) over entries
-    whose label is not ignore_index. label_smoothing turns hard labels into
-    (1 - eps) * one_hot + eps / C; ignored entries stay excluded.
+    'none' the class axis is kept with size 1 (Paddle's convention).
+
+    'mean' follows Paddle (Note [cross entropy mean]): without weight it is
+    sum(loss) / N over all N entries when ignore_index < 0 (the default -100;
+    ignored entries count in N with a loss of 0), and sum(loss) / (number of
+    entries not ignored) when ignore_index >= 0. With weight it is the weighted
+    mean sum(w_i * loss_i) / sum(w_i), w_i = weight[y_i] (0 for ignored entries).
+    label_smoothing turns hard labels into t = (1 - eps) * one_hot + eps / C, and
+    the weight of an entry into sum(t * weight); ignored entries stay excluded.
+    Soft labels are never ignored and 'mean' divides by N (or by the weights).
 
     >>> import oar
     >>> logits = oar.to_tensor([[2.0, 0.0], [0.0, 2.0]])
@@ -162,7 +171,7 @@ def _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_labe
     if fused:  # one pass per row forward and backward
         loss = _C._softmax_cross_entropy(input, label, int(ignore_index))
         if reduction == "mean":
-            return _safe_div(_C.sum(loss), _C.sum(validf))
+            return _hard_label_mean(loss, validf, ignore_index)
         return _reduce(loss, reduction)
     safe_label = _safe_label(label, valid, n_class, tracing)
     nll = -take_along_axis(logp, safe_label, -1)
@@ -171,18 +180,37 @@ def _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_labe
     loss = nll * validf
     if weight is None:
         if reduction == "mean":
-            return _safe_div(_C.sum(loss), _C.sum(validf))
+            return _hard_label_mean(loss, validf, ignore_index)
         return _reduce(loss, reduction)
     # A -1 leading dim keeps a traced batch dim dynamic (ambiguous only when
     # another dim is 0).
     w_shape = batch_shape + [1]
     if batch_shape and all(batch_shape[1:]):
         w_shape[0] = -1
-    w = _C.reshape(take_along_axis(weight, _C.reshape(safe_label, [-1]), 0), w_shape) * validf
+    w = _C.reshape(take_along_axis(weight, _C.reshape(safe_label, [-1]), 0), w_shape)
+    if label_smoothing > 0:  # the weight of the smoothed target: sum(t * weight)
+        w = w * (1.0 - label_smoothing) + _C.mean(weight) * label_smoothing
+    w = w * validf
     loss = loss * w
     if reduction == "mean":
         return _safe_div(_C.sum(loss), _C.sum(w))
     return _reduce(loss, reduction)
+
+
+# Note [cross entropy mean]
+# Paddle's 'mean' of hard-label cross entropy without weight divides by the
+# number of entries whose label differs from ignore_index only when
+# ignore_index >= 0; with a negative ignore_index (the default -100) it is the
+# plain mean over all entries, ignored ones included as zeros. oar follows
+# that, so losses and gradients match Paddle's for the same code. Paddle's
+# soft-label path (and label_smoothing) counts the soft label's elements that
+# differ from a non-negative ignore_index, i.e. divides by N * C; oar divides
+# by N there, and keeps entries whose hard label is ignore_index out of a
+# smoothed loss instead of raising.
+def _hard_label_mean(loss, validf, ignore_index):
+    if ignore_index < 0:
+        return _C.mean(loss) if 0 not in loss.shape else _C.sum(loss)
+    return _safe_div(_C.sum(loss), _C.sum(validf))
 
 
 def _safe_label(label, valid, n_class, tracing):
@@ -613,3 +641,350 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction
     if reduction == "mean":
         return _C.mean(loss / _C.cast(_C.from_numpy(np.maximum(lab_len, 1)), dt))
     return _reduce(loss, reduction)
+
+
+def _softplus(z):
+    """log(1 + exp(z)) without overflow."""
+    return _C.clip(z, 0.0, None) + _C.log1p(_C.exp(-_C.abs(z)))
+
+
+def _check_labels_in(label, n_class, api, what="label"):
+    if label.size and not _C._ir_is_tracing():
+        vals = label.numpy()
+        if vals.min() < 0 or vals.max() >= n_class:
+            raise _err(api, f"{what} values must be in [0, {n_class}), got values in [{vals.min()}, {vals.max()}]")
+
+
+def gaussian_nll_loss(input, label, variance, full=False, epsilon=1e-6, reduction="mean", name=None):  # noqa: A002
+    """Gaussian negative log likelihood: 0.5 * (log(var) + (input - label)^2 / var) (+ 0.5 log(2 pi) if full).
+
+    variance has input's shape, or input's shape with the last dim 1 or dropped
+    (one variance per sample). Values below epsilon are raised to epsilon for
+    the loss; the gradient still reaches variance (Paddle's reaches only input).
+
+    >>> import oar
+    >>> x, y = oar.to_tensor([1.0, 2.0]), oar.to_tensor([1.0, 0.0])
+    >>> loss = oar.nn.functional.gaussian_nll_loss(x, y, oar.to_tensor([1.0, 2.0]), reduction="none")
+    >>> [round(v, 4) for v in loss.numpy().tolist()]
+    [0.0, 1.3466]
+    """
+    api = "gaussian_nll_loss"
+    for t, n in ((input, "input"), (label, "label"), (variance, "variance")):
+        _check_float(t, api, n)
+    _check_reduction(reduction, api)
+    _check_same_shape(input, label, api, "input", "label")
+    shape = list(input.shape)
+    if list(variance.shape) != shape:
+        if input.ndim and list(variance.shape) == shape[:-1]:
+            variance = _C.unsqueeze(variance, [-1])
+        elif not (input.ndim and list(variance.shape) == shape[:-1] + [1]):
+            raise _err(api, f"variance must have input's shape {shape} or that shape with the last dim 1 or "
+                            f"removed, got {list(variance.shape)}")
+    if not _C._ir_is_tracing() and variance.size and bool((variance.numpy() < 0).any()):
+        raise _err(api, "variance must be non-negative")
+    var = variance + (_C.clip(variance, float(epsilon), None) - variance).detach()
+    loss = 0.5 * (_C.log(var) + _C.square(input - label) / var)
+    if full:
+        loss = loss + 0.5 * float(np.log(2 * np.pi))
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, label, log_input=True, full=False, epsilon=1e-8, reduction="mean",  # noqa: A002
+                     name=None):
+    """Poisson negative log likelihood: exp(input) - label * input (log_input), else input - label * log(input + eps).
+
+    full adds Stirling's approximation of log(label!) for labels > 1:
+    label * log(label) - label + 0.5 * log(2 pi label).
+
+    >>> import oar
+    >>> loss = oar.nn.functional.poisson_nll_loss(oar.to_tensor([0.0, 1.0]), oar.to_tensor([1.0, 2.0]),
+    ...                                           reduction="none")
+    >>> [round(v, 4) for v in loss.numpy().tolist()]
+    [1.0, 0.7183]
+    """
+    api = "poisson_nll_loss"
+    _check_float(input, api, "input")
+    _check_tensor(label, api, "label")
+    _check_reduction(reduction, api)
+    _check_same_shape(input, label, api, "input", "label")
+    if epsilon <= 0:
+        raise _err(api, f"epsilon must be > 0, got {epsilon}")
+    label = _C.cast(label, input.dtype)
+    if log_input:
+        loss = _C.exp(input) - label * input
+    else:
+        loss = input - label * _C.log(input + float(epsilon))
+    if full:
+        big = label > 1.0
+        safe = _C.where(big, label, _C.full([], 1.0, label.dtype))
+        stirling = safe * _C.log(safe) - safe + 0.5 * _C.log(2 * float(np.pi) * safe)
+        loss = loss + _C.where(big, stirling, _C.full([], 0.0, label.dtype))
+    return _reduce(loss, reduction)
+
+
+def multi_label_soft_margin_loss(input, label, weight=None, reduction="mean", name=None):  # noqa: A002
+    """Mean over classes of -(y log sigmoid(x) + (1 - y) log sigmoid(-x)), times weight; one value per sample.
+
+    >>> import oar
+    >>> x, y = oar.to_tensor([[0.0, 0.0]]), oar.to_tensor([[1.0, 0.0]])
+    >>> round(oar.nn.functional.multi_label_soft_margin_loss(x, y).item(), 4)
+    0.6931
+    """
+    api = "multi_label_soft_margin_loss"
+    _check_float(input, api, "input")
+    _check_tensor(label, api, "label")
+    _check_reduction(reduction, api)
+    if input.ndim != 2:
+        raise _err(api, f"input must be 2-D [N, C], got shape {list(input.shape)}")
+    _check_same_shape(input, label, api, "input", "label")
+    label = _C.cast(label, input.dtype)
+    loss = label * _softplus(-input) + (1.0 - label) * _softplus(input)
+    if weight is not None:
+        _check_tensor(weight, api, "weight")
+        loss = loss * _C.cast(weight, input.dtype)
+    return _reduce(_C.mean(loss, [-1]), reduction)
+
+
+def _pick(x, label):
+    """x[i, label[i]] as an [N, 1] tensor."""
+    return take_along_axis(x, _C.unsqueeze(label, [-1]), -1)
+
+
+def multi_margin_loss(input, label, p=1, margin=1.0, weight=None, reduction="mean", name=None):  # noqa: A002
+    """Multi-class hinge loss: sum over j != y of max(0, margin - x[y] + x[j])^p / C (times weight[y]).
+
+    >>> import oar
+    >>> x = oar.to_tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> round(oar.nn.functional.multi_margin_loss(x, oar.to_tensor([3])).item(), 4)
+    0.325
+    """
+    api = "multi_margin_loss"
+    _check_float(input, api, "input")
+    _check_tensor(label, api, "label")
+    _check_reduction(reduction, api)
+    if p not in (1, 2):
+        raise _err(api, f"p must be 1 or 2, got {p}")
+    if input.ndim != 2:
+        raise _err(api, f"input must be 2-D [N, C], got shape {list(input.shape)}")
+    if not _is_int(label) or list(label.shape) != [input.shape[0]]:
+        raise _err(api, f"label must be an integer tensor of shape [{input.shape[0]}], got {label.dtype} "
+                        f"{list(label.shape)}")
+    n_class = input.shape[1]
+    _check_labels_in(label, n_class, api)
+    label = _C.cast(label, "int64")
+    hinge = _C.clip(float(margin) - _pick(input, label) + input, 0.0, None)
+    if p == 2:
+        hinge = _C.square(hinge)
+    if weight is not None:
+        _check_tensor(weight, api, "weight")
+        if list(weight.shape) != [n_class]:
+            raise _err(api, f"weight must have shape [{n_class}], got {list(weight.shape)}")
+        hinge = hinge * take_along_axis(_C.cast(weight, input.dtype), label, 0)[:, None]
+    not_target = 1.0 - _C.cast(_C.equal(_C.unsqueeze(label, [-1]), _C.arange(0, n_class, 1, "int64")), input.dtype)
+    return _reduce(_C.sum(hinge * not_target, [-1]) / n_class, reduction)
+
+
+def multi_label_margin_loss(input, label, reduction="mean", name=None):  # noqa: A002
+    """Multi-label hinge loss. label[i] lists the target classes of sample i, ended by the first -1.
+
+    loss_i = sum over targets j and non-targets k of max(0, 1 - (x[j] - x[k])) / C.
+
+    >>> import oar
+    >>> x = oar.to_tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> round(oar.nn.functional.multi_label_margin_loss(x, oar.to_tensor([[3, 0, -1, 1]])).item(), 4)
+    0.85
+    """
+    api = "multi_label_margin_loss"
+    _check_float(input, api, "input")
+    _check_tensor(label, api, "label")
+    _check_reduction(reduction, api)
+    if input.ndim not in (1, 2):
+        raise _err(api, f"input must be 1-D [C] or 2-D [N, C], got shape {list(input.shape)}")
+    if not _is_int(label):
+        raise TypeError(f"[oar.nn.functional.{api}] label must be an integer tensor, got {label.dtype}")
+    _check_same_shape(input, label, api, "input", "label")
+    squeeze = input.ndim == 1
+    if squeeze:
+        input, label = _C.unsqueeze(input, [0]), _C.unsqueeze(label, [0])
+    n_class = input.shape[1]
+    lab = label.numpy().astype(np.int64)
+    if lab.size and lab.max() >= n_class:
+        raise _err(api, f"label values must be in [0, {n_class}) or -1, got {lab.max()}")
+    # target[i, c]: class c is one of sample i's targets (those before the first -1).
+    ended = np.cumsum(lab < 0, axis=1) > 0
+    target = np.zeros(lab.shape, dtype=bool)
+    rows, cols = np.nonzero(~ended)
+    target[rows, lab[rows, cols]] = True
+    tgt = _C.from_numpy(target.astype(np.float64)).astype(input.dtype)
+    # pairs[i, j, k] = max(0, 1 - x[i, j] + x[i, k]) for target j, non-target k
+    pairs = _C.clip(1.0 - _C.unsqueeze(input, [2]) + _C.unsqueeze(input, [1]), 0.0, None)
+    mask = _C.unsqueeze(tgt, [2]) * _C.unsqueeze(1.0 - tgt, [1])
+    loss = _C.sum(pairs * mask, [1, 2]) / n_class
+    if squeeze:
+        loss = _C.squeeze(loss, [0])
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(input, positive, negative, distance_function=None, margin=1.0,  # noqa: A002
+                                      swap=False, reduction="mean", name=None):
+    """max(d(a, p) - d(a, n) + margin, 0) with d a callable (default: pairwise_distance, p=2).
+
+    >>> import oar
+    >>> a = oar.to_tensor([[0.0, 0.0]]); pos = oar.to_tensor([[0.0, 1.0]]); neg = oar.to_tensor([[0.0, 3.0]])
+    >>> d = lambda u, v: (u - v).abs().sum(-1)
+    >>> oar.nn.functional.triplet_margin_with_distance_loss(a, pos, neg, distance_function=d, margin=3.0).item()
+    1.0
+    """
+    api = "triplet_margin_with_distance_loss"
+    for t, n in ((input, "input"), (positive, "positive"), (negative, "negative")):
+        _check_float(t, api, n)
+    _check_reduction(reduction, api)
+    _check_same_shape(input, positive, api, "input", "positive")
+    _check_same_shape(input, negative, api, "input", "negative")
+    if margin < 0:
+        raise _err(api, f"margin must be >= 0, got {margin}")
+    if distance_function is not None and not callable(distance_function):
+        raise TypeError(f"[oar.nn.functional.{api}] distance_function must be callable, "
+                        f"got {type(distance_function).__name__}")
+    dist = distance_function or pairwise_distance
+    d_pos = dist(input, positive)
+    d_neg = dist(input, negative)
+    if swap:
+        d_neg = _C.minimum(d_neg, dist(positive, negative))
+    return _reduce(_C.clip(d_pos - d_neg + float(margin), 0.0, None), reduction)
+
+
+def dice_loss(input, label, epsilon=1e-05, name=None):  # noqa: A002
+    """Mean over the batch of 1 - 2 |X n Y| / (|X| + |Y| + eps), X the probabilities [N, ..., C], Y one_hot(label).
+
+    label holds class indices with input's shape and a last dim of 1.
+
+    >>> import oar
+    >>> p = oar.to_tensor([[0.9, 0.1], [0.2, 0.8]])
+    >>> round(oar.nn.functional.dice_loss(p, oar.to_tensor([[0], [1]])).item(), 4)
+    0.15
+    """
+    api = "dice_loss"
+    _check_float(input, api, "input")
+    _check_tensor(label, api, "label")
+    if not _is_int(label):
+        raise TypeError(f"[oar.nn.functional.{api}] label must be an integer tensor, got {label.dtype}")
+    if input.ndim < 2 or list(label.shape) != list(input.shape[:-1]) + [1]:
+        raise _err(api, f"label shape must be {list(input.shape[:-1]) + [1]} for input shape "
+                        f"{list(input.shape)} (class indices, last dim 1), got {list(label.shape)}")
+    n_class = input.shape[-1]
+    _check_labels_in(label, n_class, api)
+    one_hot = _C.cast(_C.equal(_C.cast(label, "int64"), _C.arange(0, n_class, 1, "int64")), input.dtype)
+    axes = list(range(1, input.ndim))
+    inse = _C.sum(input * one_hot, axes)
+    denom = _C.sum(input, axes) + _C.sum(one_hot, axes)
+    return _C.mean(1.0 - 2.0 * inse / (denom + float(epsilon)))
+
+
+def npair_loss(anchor, positive, labels, l2_reg=0.002):
+    """N-pair loss: soft-label cross entropy of anchor @ positive^T against same-label targets, plus L2.
+
+    The target row of anchor i spreads evenly over the positives with its label;
+    the L2 term is l2_reg * (mean ||a||^2 + mean ||p||^2) / 4.
+
+    >>> import oar
+    >>> a = oar.to_tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> round(oar.nn.functional.npair_loss(a, a, oar.to_tensor([0, 1]), l2_reg=0.0).item(), 4)
+    0.3133
+    """
+    api = "npair_loss"
+    _check_float(anchor, api, "anchor")
+    _check_float(positive, api, "positive")
+    _check_tensor(labels, api, "labels")
+    if anchor.ndim != 2:
+        raise _err(api, f"anchor must be 2-D [N, D], got shape {list(anchor.shape)}")
+    _check_same_shape(anchor, positive, api, "anchor", "positive")
+    if labels.size != anchor.shape[0]:
+        raise _err(api, f"labels must hold {anchor.shape[0]} values (one per anchor), got shape {list(labels.shape)}")
+    labels = _C.reshape(labels, [-1, 1])
+    same = _C.cast(_C.equal(labels, _C.transpose(labels, [1, 0])), anchor.dtype)
+    target = same / _C.sum(same, [1], keepdim=True)
+    l2 = (_C.mean(_C.sum(_C.square(anchor), [1])) + _C.mean(_C.sum(_C.square(positive), [1]))) * (0.25 * l2_reg)
+    sim = _C.matmul(anchor, positive, False, True)
+    ce = -_C.sum(target * _C.log_softmax(sim, -1), [-1])
+    return _C.mean(ce) + l2
+
+
+def margin_cross_entropy(logits, label, margin1=1.0, margin2=0.5, margin3=0.0, scale=64.0, group=None,
+                         return_softmax=False, reduction="mean"):
+    """Combined-margin softmax cross entropy (ArcFace / CosFace / SphereFace) on one process.
+
+    logits hold cosines cos(theta) [N, C]; the target logit becomes
+    cos(margin1 * theta + margin2) - margin3, every logit is multiplied by
+    scale, then softmax cross entropy. reduction: 'mean', 'sum' or 'none'/None
+    (shape [N, 1]). group is accepted for Paddle compatibility; classes are
+    not split across processes here.
+
+    >>> import oar
+    >>> cos = oar.to_tensor([[1.0, 0.0]])
+    >>> round(oar.nn.functional.margin_cross_entropy(cos, oar.to_tensor([0]), margin2=0.0, scale=1.0).item(), 4)
+    0.3133
+    """
+    api = "margin_cross_entropy"
+    _check_float(logits, api, "logits")
+    _check_tensor(label, api, "label")
+    if reduction is None:
+        reduction = "none"
+    _check_reduction(reduction, api)
+    if logits.ndim != 2:
+        raise _err(api, f"logits must be 2-D [N, C], got shape {list(logits.shape)}")
+    if label.ndim == 2 and label.shape[1] == 1:
+        label = _C.squeeze(label, [1])
+    if not _is_int(label) or list(label.shape) != [logits.shape[0]]:
+        raise _err(api, f"label must be an integer tensor of shape [{logits.shape[0]}] or "
+                        f"[{logits.shape[0]}, 1], got {label.dtype} {list(label.shape)}")
+    n_class = logits.shape[1]
+    _check_labels_in(label, n_class, api)
+    label = _C.cast(label, "int64")
+    target = _pick(logits, label)
+    theta = _C.acos(_C.clip(target, -1.0, 1.0))
+    changed = _C.cos(theta * float(margin1) + float(margin2)) - float(margin3)
+    is_target = _C.equal(_C.unsqueeze(label, [-1]), _C.arange(0, n_class, 1, "int64"))
+    z = _C.where(is_target, _C.expand(changed, logits.shape), logits) * float(scale)
+    logp = _C.log_softmax(z, -1)
+    loss = _reduce(-_pick(logp, label), reduction)
+    if return_softmax:
+        return loss, _C.exp(logp)
+    return loss
+
+
+def class_center_sample(label, num_classes, num_samples, group=None):
+    """Samples class centers for partial-FC training (one process): every class present in label, then
+    random other classes up to num_samples.
+
+    Returns (remapped_label, sampled_class_center): the positive classes in
+    ascending order followed by the sampled negatives, and each label's index
+    in that list.
+
+    >>> import oar
+    >>> remapped, centers = oar.nn.functional.class_center_sample(oar.to_tensor([3, 7, 3]), 10, 2)
+    >>> remapped.numpy().tolist(), centers.numpy().tolist()
+    ([0, 1, 0], [3, 7])
+    """
+    api = "class_center_sample"
+    _check_tensor(label, api, "label")
+    if not _is_int(label) or label.ndim != 1:
+        raise _err(api, f"label must be a 1-D integer tensor, got {label.dtype} of shape {list(label.shape)}")
+    if num_samples <= 0 or num_samples > num_classes:
+        raise _err(api, f"num_samples must be in [1, num_classes ({num_classes})], got {num_samples}")
+    _check_labels_in(label, num_classes, api)
+    lab = label.numpy().astype(np.int64)
+    positive = np.unique(lab)
+    n_neg = max(num_samples - positive.size, 0)
+    if n_neg:
+        rest = np.setdiff1d(np.arange(num_classes, dtype=np.int64), positive)
+        perm = _C.randperm(rest.size, "int64").numpy()
+        centers = np.concatenate([positive, np.sort(rest[perm[:n_neg]])])
+    else:
+        centers = positive
+    remapped = np.searchsorted(positive, lab)
+    return (_C.from_numpy(remapped.astype(lab.dtype)).astype(label.dtype),
+            _C.from_numpy(centers.astype(lab.dtype)).astype(label.dtype))
+
+
+from ._loss_ext import adaptive_log_softmax_with_loss, hsigmoid_loss, rnnt_loss  # noqa: E402 - uses the helpers above

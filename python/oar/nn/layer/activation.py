@@ -1,12 +1,12 @@
 """Activation layers over oar.nn.functional's activations (plus PReLU with its parameter)."""
-from ... import _C
 from .. import functional as F
+from ..functional import activation as _act
 from .layers import Layer
 
 __all__ = [
-    "ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "GELU", "Silu", "Swish", "Softplus", "Softsign", "Sigmoid",
-    "LogSigmoid", "Hardswish", "Hardsigmoid", "Hardtanh", "Hardshrink", "Softshrink", "ThresholdedReLU", "Mish",
-    "Tanh", "Tanhshrink", "Softmax", "Softmax2D", "LogSoftmax", "PReLU", "RReLU", "Maxout", "GLU",
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "GELU", "Silu", "SiLU", "Swish", "Softplus", "Softsign",
+    "Sigmoid", "LogSigmoid", "Hardswish", "Hardsigmoid", "Hardtanh", "Hardshrink", "Softshrink", "ThresholdedReLU",
+    "Mish", "Tanh", "Tanhshrink", "Softmax", "Softmax2D", "LogSoftmax", "PReLU", "RReLU", "Maxout", "GLU",
 ]
 
 
@@ -78,13 +78,6 @@ class ELU(_Activation):
         super().__init__(alpha=alpha)
 
 
-def _celu(x, alpha=1.0):
-    if alpha == 0:
-        raise ValueError("[oar.nn.CELU] alpha must not be 0")
-    return _C.maximum(x, _C.full([], 0.0, x.dtype)) + _C.minimum(
-        _C.full([], 0.0, x.dtype), (_C.exp(x / alpha) - 1.0) * alpha)
-
-
 class CELU(_Activation):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
 
@@ -92,7 +85,7 @@ class CELU(_Activation):
     >>> oar.nn.CELU()(oar.to_tensor([2.0])).numpy().tolist()
     [2.0]
     """
-    _fn = staticmethod(_celu)
+    _fn = staticmethod(lambda x, alpha: _act._celu(x, alpha, "oar.nn.CELU"))
 
     def __init__(self, alpha=1.0, name=None):
         super().__init__(alpha=alpha)
@@ -133,8 +126,20 @@ class Silu(_Activation):
     """
     _fn = staticmethod(F.silu)
 
-    def __init__(self, name=None):
+    def __init__(self, inplace=False, name=None):
         super().__init__()
+        self._inplace = bool(inplace)
+
+    def forward(self, x):
+        if self._inplace:
+            return _act._write_into(x, F.silu, "silu")
+        return F.silu(x)
+
+    def extra_repr(self):
+        return "inplace=True" if self._inplace else ""
+
+
+SiLU = Silu
 
 
 class Swish(_Activation):
@@ -241,21 +246,14 @@ class Hardtanh(_Activation):
         super().__init__(min=min, max=max)
 
 
-def _shrink(x, threshold, soft):
-    zero = _C.zeros_like(x) if hasattr(_C, "zeros_like") else x * 0.0
-    if soft:
-        return _C.where(x > threshold, x - threshold, _C.where(x < -threshold, x + threshold, zero))
-    return _C.where(_C.abs(x) > threshold, x, zero)
-
-
 class Hardshrink(_Activation):
-    """x where |x| > threshold, else 0.
+    """x where |x| >= threshold, else 0.
 
     >>> import oar
     >>> oar.nn.Hardshrink()(oar.to_tensor([-1.0, 0.2, 1.0])).numpy().tolist()
     [-1.0, 0.0, 1.0]
     """
-    _fn = staticmethod(lambda x, threshold: _shrink(x, threshold, False))
+    _fn = staticmethod(F.hardshrink)
 
     def __init__(self, threshold=0.5, name=None):
         super().__init__(threshold=threshold)
@@ -268,7 +266,7 @@ class Softshrink(_Activation):
     >>> oar.nn.Softshrink()(oar.to_tensor([-1.0, 0.2, 1.0])).numpy().tolist()
     [-0.5, 0.0, 0.5]
     """
-    _fn = staticmethod(lambda x, threshold: _shrink(x, threshold, True))
+    _fn = staticmethod(F.softshrink)
 
     def __init__(self, threshold=0.5, name=None):
         if threshold < 0:
@@ -283,7 +281,7 @@ class ThresholdedReLU(_Activation):
     >>> oar.nn.ThresholdedReLU(1.0)(oar.to_tensor([0.5, 2.0])).numpy().tolist()
     [0.0, 2.0]
     """
-    _fn = staticmethod(lambda x, threshold, value: _C.where(x > threshold, x, x * 0.0 + value))
+    _fn = staticmethod(F.thresholded_relu)
 
     def __init__(self, threshold=1.0, value=0.0, name=None):
         super().__init__(threshold=threshold, value=value)
@@ -396,17 +394,7 @@ class PReLU(Layer):
         return self._weight
 
     def forward(self, x):
-        w = self._weight
-        if self._num_parameters > 1:
-            channel_last = self._data_format in ("NLC", "NHWC", "NDHWC")
-            axis = x.ndim - 1 if channel_last else 1
-            if x.ndim < 2 or x.shape[axis] != self._num_parameters:
-                raise ValueError(f"[oar.nn.PReLU] input shape {x.shape} has no channel axis of size "
-                                 f"{self._num_parameters} for data_format {self._data_format}")
-            shape = [1] * x.ndim
-            shape[axis] = self._num_parameters
-            w = _C.reshape(w, shape)
-        return _C.where(x > 0, x, x * w)
+        return _act._prelu(x, self._weight, self._data_format, "oar.nn.PReLU")
 
     def extra_repr(self):
         return f"num_parameters={self._num_parameters}, data_format={self._data_format}, init={self._init}"
@@ -429,11 +417,7 @@ class RReLU(Layer):
         self.lower, self.upper = float(lower), float(upper)
 
     def forward(self, x):
-        if not self.training:
-            return _C.where(x >= 0, x, x * ((self.lower + self.upper) / 2))
-        work = _C.dtype.float64 if x.dtype == _C.dtype.float64 else _C.dtype.float32
-        slope = _C.cast(_C.uniform(list(x.shape), work, self.lower, self.upper, 0), x.dtype)
-        return _C.where(x >= 0, x, x * slope)
+        return _act._rrelu(x, self.lower, self.upper, self.training, "oar.nn.RReLU")
 
     def extra_repr(self):
         return f"lower={self.lower}, upper={self.upper}"
@@ -452,12 +436,7 @@ class Maxout(Layer):
         self.groups, self.axis = int(groups), int(axis)
 
     def forward(self, x):
-        axis = self.axis + x.ndim if self.axis < 0 else self.axis
-        if not 0 <= axis < x.ndim or x.shape[axis] % self.groups:
-            raise ValueError(f"[oar.nn.Maxout] the size of axis {self.axis} of shape {x.shape} must be divisible by "
-                             f"groups ({self.groups})")
-        shape = list(x.shape[:axis]) + [x.shape[axis] // self.groups, self.groups] + list(x.shape[axis + 1:])
-        return _C.max(_C.reshape(x, shape), [axis + 1])
+        return _act._maxout(x, self.groups, self.axis, "oar.nn.Maxout")
 
     def extra_repr(self):
         return f"groups={self.groups}, axis={self.axis}"
@@ -476,9 +455,4 @@ class GLU(Layer):
         self.axis = axis
 
     def forward(self, x):
-        from ..._manip import chunk
-
-        if x.shape[self.axis] % 2:
-            raise ValueError(f"[oar.nn.GLU] the size of axis {self.axis} must be even, got shape {x.shape}")
-        a, b = chunk(x, 2, axis=self.axis)
-        return a * _C.sigmoid(b)
+        return _act._glu(x, self.axis, "oar.nn.GLU")

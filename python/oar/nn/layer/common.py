@@ -5,8 +5,13 @@ from .. import functional as F
 from .layers import Layer
 
 __all__ = [
-    "Linear", "Bilinear", "Embedding", "Dropout", "Dropout2D", "Dropout3D", "AlphaDropout", "Flatten", "Unflatten",
-    "Identity", "Pad1D", "Pad2D", "Pad3D", "ZeroPad2D", "CosineSimilarity", "PairwiseDistance",
+    "Linear", "Bilinear", "Embedding", "Dropout", "Dropout2D", "Dropout3D", "AlphaDropout", "FeatureAlphaDropout",
+    "Flatten", "Unflatten", "Identity", "Pad1D", "Pad2D", "Pad3D", "ZeroPad1D", "ZeroPad2D", "ZeroPad3D",
+    "ConstantPad1D", "ConstantPad2D", "ConstantPad3D", "ReflectionPad1D", "ReflectionPad2D", "ReflectionPad3D",
+    "ReplicationPad1D", "ReplicationPad2D", "ReplicationPad3D", "CircularPad1D", "CircularPad2D", "CircularPad3D",
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
+    "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "CosineSimilarity", "PairwiseDistance",
 ]
 
 
@@ -186,6 +191,18 @@ class AlphaDropout(Layer):
         return f"p={self.p}"
 
 
+class FeatureAlphaDropout(AlphaDropout):
+    """Alpha dropout of whole channels (see ``oar.nn.functional.feature_alpha_dropout``), active in training.
+
+    >>> import oar
+    >>> oar.nn.FeatureAlphaDropout(0.2)(oar.ones([2, 3, 4])).shape
+    [2, 3, 4]
+    """
+
+    def forward(self, input):  # noqa: A002
+        return F.feature_alpha_dropout(input, self.p, self.training)
+
+
 class Flatten(Layer):
     """Flattens axes start_axis..stop_axis into one.
 
@@ -309,6 +326,135 @@ class ZeroPad2D(_PadNd):
 
     def __init__(self, padding, data_format="NCHW", name=None):
         super().__init__(padding, "constant", 0.0, data_format)
+
+
+def _fixed_mode_pad(base, mode, doc_name):
+    """A padding layer of `base`'s rank with a fixed mode: __init__(padding, data_format, name)."""
+
+    class _Pad(base):
+        def __init__(self, padding, data_format=base._default_format, name=None):
+            super().__init__(padding, mode, 0.0, data_format)
+
+    _Pad.__name__ = _Pad.__qualname__ = doc_name
+    return _Pad
+
+
+def _constant_pad(base, doc_name):
+    class _Pad(base):
+        def __init__(self, padding, value, data_format=base._default_format, name=None):
+            super().__init__(padding, "constant", value, data_format)
+
+    _Pad.__name__ = _Pad.__qualname__ = doc_name
+    return _Pad
+
+
+ZeroPad1D = _fixed_mode_pad(Pad1D, "constant", "ZeroPad1D")
+ZeroPad1D.__doc__ = """Zero padding of L by [left, right] (an int pads both sides).
+
+    >>> import oar
+    >>> oar.nn.ZeroPad1D([1, 0])(oar.ones([1, 1, 2])).numpy().tolist()
+    [[[0.0, 1.0, 1.0]]]
+    """
+ZeroPad3D = _fixed_mode_pad(Pad3D, "constant", "ZeroPad3D")
+ZeroPad3D.__doc__ = """Zero padding of D, H, W by [left, right, top, bottom, front, back].
+
+    >>> import oar
+    >>> oar.nn.ZeroPad3D(1)(oar.ones([1, 1, 1, 1, 1])).shape
+    [1, 1, 3, 3, 3]
+    """
+ConstantPad1D = _constant_pad(Pad1D, "ConstantPad1D")
+ConstantPad1D.__doc__ = """Pads L with `value` by [left, right].
+
+    >>> import oar
+    >>> oar.nn.ConstantPad1D(1, 3.0)(oar.ones([1, 1, 2])).numpy().tolist()
+    [[[3.0, 1.0, 1.0, 3.0]]]
+    """
+ConstantPad2D = _constant_pad(Pad2D, "ConstantPad2D")
+ConstantPad2D.__doc__ = """Pads H, W with `value` by [left, right, top, bottom].
+
+    >>> import oar
+    >>> oar.nn.ConstantPad2D([1, 0, 0, 0], 2.0)(oar.ones([1, 1, 1, 1])).numpy().tolist()
+    [[[[2.0, 1.0]]]]
+    """
+ConstantPad3D = _constant_pad(Pad3D, "ConstantPad3D")
+ConstantPad3D.__doc__ = """Pads D, H, W with `value` by [left, right, top, bottom, front, back].
+
+    >>> import oar
+    >>> oar.nn.ConstantPad3D(1, 0.5)(oar.ones([1, 1, 1, 1, 1])).shape
+    [1, 1, 3, 3, 3]
+    """
+ReflectionPad1D = _fixed_mode_pad(Pad1D, "reflect", "ReflectionPad1D")
+ReflectionPad1D.__doc__ = """Reflection padding of L by [left, right].
+
+    >>> import oar
+    >>> x = oar.to_tensor([[[0.0, 1.0, 2.0]]])
+    >>> oar.nn.ReflectionPad1D([1, 0])(x).numpy().tolist()
+    [[[1.0, 0.0, 1.0, 2.0]]]
+    """
+ReflectionPad2D = _fixed_mode_pad(Pad2D, "reflect", "ReflectionPad2D")
+ReflectionPad2D.__doc__ = """Reflection padding of H, W by [left, right, top, bottom].
+
+    >>> import oar
+    >>> oar.nn.ReflectionPad2D(1)(oar.ones([1, 1, 2, 2])).shape
+    [1, 1, 4, 4]
+    """
+ReflectionPad3D = _fixed_mode_pad(Pad3D, "reflect", "ReflectionPad3D")
+ReflectionPad3D.__doc__ = """Reflection padding of D, H, W by [left, right, top, bottom, front, back].
+
+    >>> import oar
+    >>> oar.nn.ReflectionPad3D(1)(oar.ones([1, 1, 2, 2, 2])).shape
+    [1, 1, 4, 4, 4]
+    """
+ReplicationPad1D = _fixed_mode_pad(Pad1D, "replicate", "ReplicationPad1D")
+ReplicationPad1D.__doc__ = """Edge-replicating padding of L by [left, right].
+
+    >>> import oar
+    >>> oar.nn.ReplicationPad1D([0, 2])(oar.to_tensor([[[1.0, 2.0]]])).numpy().tolist()
+    [[[1.0, 2.0, 2.0, 2.0]]]
+    """
+ReplicationPad2D = _fixed_mode_pad(Pad2D, "replicate", "ReplicationPad2D")
+ReplicationPad2D.__doc__ = """Edge-replicating padding of H, W by [left, right, top, bottom].
+
+    >>> import oar
+    >>> oar.nn.ReplicationPad2D(1)(oar.ones([1, 1, 1, 1])).numpy().reshape(-1).tolist()
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    """
+ReplicationPad3D = _fixed_mode_pad(Pad3D, "replicate", "ReplicationPad3D")
+ReplicationPad3D.__doc__ = """Edge-replicating padding of D, H, W by [left, right, top, bottom, front, back].
+
+    >>> import oar
+    >>> oar.nn.ReplicationPad3D([1, 0, 0, 0, 0, 0])(oar.to_tensor([[[[[0.0, 1.0]]]]])).numpy().reshape(-1).tolist()
+    [0.0, 0.0, 1.0]
+    """
+CircularPad1D = _fixed_mode_pad(Pad1D, "circular", "CircularPad1D")
+CircularPad1D.__doc__ = """Circular (wrap-around) padding of L by [left, right].
+
+    >>> import oar
+    >>> oar.nn.CircularPad1D([1, 1])(oar.to_tensor([[[1.0, 2.0, 3.0]]])).numpy().tolist()
+    [[[3.0, 1.0, 2.0, 3.0, 1.0]]]
+    """
+CircularPad2D = _fixed_mode_pad(Pad2D, "circular", "CircularPad2D")
+CircularPad2D.__doc__ = """Circular padding of H, W by [left, right, top, bottom].
+
+    >>> import oar
+    >>> x = oar.arange(4, dtype="float32").reshape([1, 1, 2, 2])
+    >>> oar.nn.CircularPad2D([1, 0, 0, 1])(x)[0, 0].numpy().tolist()
+    [[1.0, 0.0, 1.0], [3.0, 2.0, 3.0], [1.0, 0.0, 1.0]]
+    """
+CircularPad3D = _fixed_mode_pad(Pad3D, "circular", "CircularPad3D")
+CircularPad3D.__doc__ = """Circular padding of D, H, W by [left, right, top, bottom, front, back].
+
+    >>> import oar
+    >>> oar.nn.CircularPad3D(1)(oar.ones([1, 1, 2, 2, 2])).shape
+    [1, 1, 4, 4, 4]
+    """
+
+# Paddle also exports these spellings.
+ZeroPad1d, ZeroPad2d, ZeroPad3d = ZeroPad1D, ZeroPad2D, ZeroPad3D
+ConstantPad1d, ConstantPad2d, ConstantPad3d = ConstantPad1D, ConstantPad2D, ConstantPad3D
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = ReflectionPad1D, ReflectionPad2D, ReflectionPad3D
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = ReplicationPad1D, ReplicationPad2D, ReplicationPad3D
+CircularPad1d, CircularPad2d, CircularPad3d = CircularPad1D, CircularPad2D, CircularPad3D
 
 
 class CosineSimilarity(Layer):

@@ -1,11 +1,18 @@
-"""Containers: Sequential, LayerList, LayerDict, ParameterList."""
+"""Containers: Sequential, LayerList, LayerDict, ParameterList, ParameterDict; Parameter.
+
+Module, ModuleList and ModuleDict are the same classes as Layer, LayerList
+and LayerDict, as in Paddle 3.x.
+"""
 import collections
+
+import numpy as np
 
 from ... import _C
 from ...framework_param import _mark_parameter, _unique_name
 from .layers import Layer, _is_parameter
 
-__all__ = ["Sequential", "LayerList", "LayerDict", "ParameterList"]
+__all__ = ["Sequential", "LayerList", "LayerDict", "ParameterList", "ParameterDict", "Parameter", "Module",
+           "ModuleList", "ModuleDict"]
 
 
 def _norm_index(idx, n, api):
@@ -237,3 +244,97 @@ class ParameterList(Layer):
             _mark_parameter(parameter, _unique_name("param"))
         self.add_parameter(str(len(self._parameters)), parameter)
         return self
+
+
+class ParameterDict(Layer):
+    """An ordered dict of named parameters (a plain Tensor becomes a trainable parameter).
+
+    >>> import oar
+    >>> d = oar.nn.ParameterDict({"w": oar.nn.Parameter([2, 3], "float32")})
+    >>> d["b"] = oar.nn.Parameter(oar.ones([3]))
+    >>> len(d), [n for n, _ in d.named_parameters()], "w" in d
+    (2, ['w', 'b'], True)
+    """
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, parameter):
+        if not isinstance(parameter, _C.Tensor):
+            raise TypeError(f"[oar.nn.ParameterDict] expected a Tensor, got {type(parameter).__name__}")
+        self.add_parameter(key, parameter)
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()
+
+    def update(self, parameters):
+        """Adds the parameters of a mapping or an iterable of (name, tensor) pairs."""
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for pair in items:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError("[oar.nn.ParameterDict] update expects a mapping or (name, tensor) pairs")
+            self[pair[0]] = pair[1]
+
+
+class _ParameterMeta(type):
+    def __instancecheck__(cls, obj):
+        return _is_parameter(obj)
+
+
+class Parameter(metaclass=_ParameterMeta):
+    """A trainable parameter: Parameter(shape, dtype) is zero-filled, Parameter(tensor) copies tensor.
+
+    Parameters are oar Tensors carrying parameter attributes (name, trainable,
+    ...); ``isinstance(t, oar.nn.Parameter)`` tells them from other tensors.
+
+    >>> import oar
+    >>> p = oar.nn.Parameter([2, 3], "float32")
+    >>> p.shape, p.stop_gradient, p.trainable, isinstance(p, oar.nn.Parameter), isinstance(oar.ones([1]), oar.nn.Parameter)
+    ([2, 3], False, True, True, False)
+    """
+
+    def __new__(cls, shape_or_tensor, dtype=None, name=None, trainable=True, **kwargs):
+        if isinstance(shape_or_tensor, _C.Tensor):
+            t = _C.clone(shape_or_tensor.detach())
+            if dtype is not None:
+                t = t.astype(dtype)
+        else:
+            try:
+                shape = [int(d) for d in shape_or_tensor]
+            except TypeError:
+                raise TypeError(f"[oar.nn.Parameter] expected a shape or a Tensor, "
+                                f"got {type(shape_or_tensor).__name__}") from None
+            if any(d < 0 for d in shape):
+                raise ValueError(f"[oar.nn.Parameter] shape entries must be >= 0, got {shape}")
+            dt = dtype if dtype is not None else str(_C.get_default_dtype()).split(".")[-1]
+            t = _C.from_numpy(np.zeros(shape, dtype=np.float64)).astype(dt)
+        _mark_parameter(t, name or _unique_name("_eager_param_base"), trainable=trainable)
+        return t
+
+
+Module = Layer
+ModuleList = LayerList
+ModuleDict = LayerDict

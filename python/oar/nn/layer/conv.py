@@ -11,7 +11,8 @@ from .. import initializer as init
 from ..functional import _nn_args as A
 from .layers import Layer
 
-__all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose"]
+__all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose", "Conv1d", "Conv2d",
+           "Conv3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -21,7 +22,8 @@ class _ConvNd(Layer):
     _transposed = False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 padding_mode="zeros", weight_attr=None, bias_attr=None, data_format="NCHW", output_padding=0):
+                 padding_mode="zeros", weight_attr=None, bias_attr=None, data_format="NCHW", output_padding=0,
+                 dtype=None):
         super().__init__()
         api = f"oar.nn.{type(self).__name__}"
         nd = self._nd
@@ -47,8 +49,8 @@ class _ConvNd(Layer):
             shape = [out_channels, in_channels // groups] + self._kernel_size
             fan = in_channels * math.prod(self._kernel_size)
             default = init.Normal(0.0, (2.0 / fan) ** 0.5)
-        self.weight = self.create_parameter(shape, attr=weight_attr, default_initializer=default)
-        self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
+        self.weight = self.create_parameter(shape, attr=weight_attr, dtype=dtype, default_initializer=default)
+        self.bias = self.create_parameter([out_channels], attr=bias_attr, dtype=dtype, is_bias=True)
         # Non-zero padding modes pad explicitly, then convolve without padding.
         self._explicit_pad = None
         if padding_mode != "zeros":
@@ -76,12 +78,20 @@ class _ConvNd(Layer):
 
 
 class _Conv(_ConvNd):
+    """Paddle 3.x signature: the positional arguments end at groups; bias=False (like bias_attr=False)
+    drops the bias, dtype sets the parameters' dtype. padding_mode, weight_attr, bias_attr and
+    data_format are also accepted positionally, as in earlier Paddle releases."""
     _fn = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 padding_mode="zeros", weight_attr=None, bias_attr=None, data_format=None):
+                 padding_mode="zeros", weight_attr=None, bias_attr=None, data_format=None, *, bias=True,
+                 device=None, dtype=None):
+        if bias is False:
+            bias_attr = False
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, padding_mode,
-                         weight_attr, bias_attr, data_format or self._default_format)
+                         weight_attr, bias_attr, data_format or self._default_format, dtype=dtype)
+        if device is not None:
+            self.to(device=device)
 
     def forward(self, x):
         padding = self._padding
@@ -99,6 +109,9 @@ class Conv1D(_Conv):
     >>> conv = oar.nn.Conv1D(2, 4, 3, padding=1)
     >>> conv(oar.ones([1, 2, 5])).shape, conv.weight.shape
     ([1, 4, 5], [4, 2, 3])
+    >>> conv = oar.nn.Conv1d(2, 4, 3, bias=False, dtype="float64")
+    >>> conv.bias is None, conv.weight.dtype == oar.float64
+    (True, True)
     """
     _nd, _default_format, _fn = 1, "NCL", staticmethod(F.conv1d)
 
@@ -179,3 +192,7 @@ class Conv3DTranspose(_ConvTranspose):
                  groups=1, weight_attr=None, bias_attr=None, data_format=None):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, dilation,
                          weight_attr, bias_attr, data_format)
+
+
+# Paddle also exports these spellings.
+Conv1d, Conv2d, Conv3d = Conv1D, Conv2D, Conv3D

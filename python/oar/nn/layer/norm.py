@@ -1,16 +1,26 @@
 """Normalisation layers with Paddle signatures and state_dict names: BatchNorm
-keeps `weight`, `bias` and the `_mean` / `_variance` buffers, InstanceNorm its
-affine as `scale` and `bias`."""
+keeps `weight`, `bias` and the running statistics `_mean` / `_variance`,
+InstanceNorm its affine as `scale` and `bias`.
+
+As in Paddle, the running statistics are parameters that are not trainable
+(stop_gradient=True, trainable=False): they count in `parameters()` and come
+after weight and bias in `state_dict()`, and optimizers skip them.
+"""
 import numbers
 
-from ...creation import ones, zeros
+import numpy as np
+
+from ... import _C
+from ...autograd import no_grad
+from ...framework_param import ParamAttr
 from .. import functional as F
 from .. import initializer as init
 from .layers import Layer
 
 __all__ = [
     "BatchNorm", "BatchNorm1D", "BatchNorm2D", "BatchNorm3D", "LayerNorm", "GroupNorm",
-    "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "RMSNorm", "LocalResponseNorm",
+    "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "RMSNorm", "LocalResponseNorm", "SyncBatchNorm",
+    "SpectralNorm",
 ]
 
 
@@ -19,7 +29,8 @@ class _BatchNormBase(Layer):
     _formats = ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
 
     def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None, bias_attr=None,
-                 data_format="NCHW", use_global_stats=None, name=None):
+                 data_format="NCHW", use_global_stats=None, name=None, moving_mean_name=None,
+                 moving_variance_name=None):
         super().__init__()
         api = f"oar.nn.{type(self).__name__}"
         if data_format not in self._formats:
@@ -29,8 +40,12 @@ class _BatchNormBase(Layer):
         self.weight = self.create_parameter([num_features], attr=weight_attr,
                                             default_initializer=init.Constant(1.0))
         self.bias = self.create_parameter([num_features], attr=bias_attr, is_bias=True)
-        self.register_buffer("_mean", zeros([num_features], dtype=self._dtype))
-        self.register_buffer("_variance", ones([num_features], dtype=self._dtype))
+        self._mean = self._running_stat(num_features, moving_mean_name, 0.0)
+        self._variance = self._running_stat(num_features, moving_variance_name, 1.0)
+
+    def _running_stat(self, num_features, name, value):
+        attr = ParamAttr(name=name, initializer=init.Constant(value), trainable=False)
+        return self.create_parameter([num_features], attr=attr)
 
     def forward(self, x):
         api = f"oar.nn.{type(self).__name__}"
@@ -56,8 +71,10 @@ class BatchNorm1D(_BatchNormBase):
 
     >>> import oar
     >>> bn = oar.nn.BatchNorm1D(3)
-    >>> bn(oar.rand([4, 3])).shape, sorted(bn.state_dict().keys())
-    ([4, 3], ['_mean', '_variance', 'bias', 'weight'])
+    >>> bn(oar.rand([4, 3])).shape, list(bn.state_dict().keys())
+    ([4, 3], ['weight', 'bias', '_mean', '_variance'])
+    >>> [p.stop_gradient for p in bn.parameters()]
+    [False, False, True, True]
     """
     _ranks = (2, 3)
 
@@ -105,7 +122,8 @@ class BatchNorm(_BatchNormBase):
                  moving_variance_name=None, do_model_average_for_mean_and_var=True, use_global_stats=False,
                  trainable_statistics=False):
         super().__init__(num_channels, momentum, epsilon, param_attr, bias_attr, data_layout,
-                         True if use_global_stats else None)
+                         True if use_global_stats else None, moving_mean_name=moving_mean_name,
+                         moving_variance_name=moving_variance_name)
         self._act = act
         self._is_test = is_test
 
@@ -268,3 +286,90 @@ class LocalResponseNorm(Layer):
 
     def forward(self, x):
         return F.local_response_norm(x, **self._args)
+
+
+class SyncBatchNorm(_BatchNormBase):
+    """Batch normalisation whose statistics span all data-parallel processes; on one process it is BatchNorm.
+
+    Accepts inputs of rank 2 to 5 with the channel axis given by data_format.
+    convert_sync_batchnorm(layer) replaces every BatchNorm in a model by a
+    SyncBatchNorm holding the same parameters.
+
+    >>> import oar
+    >>> net = oar.nn.SyncBatchNorm.convert_sync_batchnorm(oar.nn.Sequential(oar.nn.Conv2D(3, 3, 1), oar.nn.BatchNorm2D(3)))
+    >>> type(net[1]).__name__, net(oar.rand([2, 3, 4, 4])).shape
+    ('SyncBatchNorm', [2, 3, 4, 4])
+    """
+
+    def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None, bias_attr=None,
+                 data_format="NCHW", name=None):
+        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, layer):
+        """Returns layer with each BatchNorm (recursively) replaced by a SyncBatchNorm sharing its tensors."""
+        if isinstance(layer, _BatchNormBase) and not isinstance(layer, SyncBatchNorm):
+            new = cls(layer._num_features, layer._momentum, layer._epsilon,
+                      False if layer.weight is None else None, False if layer.bias is None else None,
+                      layer._data_format)
+            for key in ("weight", "bias", "_mean", "_variance"):
+                if getattr(layer, key) is not None:
+                    new._parameters[key] = getattr(layer, key)
+            new._use_global_stats = layer._use_global_stats
+            new.training = layer.training
+            return new
+        for key, sub in list(layer._sub_layers.items()):
+            if sub is not None:
+                layer._sub_layers[key] = cls.convert_sync_batchnorm(sub)
+        return layer
+
+
+class SpectralNorm(Layer):
+    """Divides a weight by its largest singular value, estimated by power iteration.
+
+    The weight is viewed as a matrix [weight_shape[dim], rest]; weight_u and
+    weight_v (non-trainable parameters, as in Paddle) start each call's
+    power_iters iterations, which run without gradient, and
+    sigma = u^T W v is differentiated through W.
+
+    >>> import oar
+    >>> sn = oar.nn.SpectralNorm([2, 3], power_iters=20)
+    >>> w = oar.to_tensor([[3.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    >>> [round(v, 4) for v in sn(w).numpy().reshape(-1).tolist()]
+    [1.0, 0.0, 0.0, 0.0, 0.3333, 0.0]
+    """
+
+    def __init__(self, weight_shape, dim=0, power_iters=1, eps=1e-12, dtype="float32"):
+        super().__init__(dtype=dtype)
+        shape = [int(d) for d in weight_shape]
+        if not -len(shape) <= dim < len(shape):
+            raise ValueError(f"[oar.nn.SpectralNorm] dim {dim} is out of range for weight_shape {shape}")
+        if power_iters < 0:
+            raise ValueError(f"[oar.nn.SpectralNorm] power_iters must be >= 0, got {power_iters}")
+        self._shape, self._dim = shape, dim % len(shape)
+        self._power_iters, self._eps = power_iters, eps
+        h = shape[self._dim]
+        w = int(np.prod(shape)) // h if h else 0
+        normal = init.Normal(0.0, 1.0)
+        self.weight_u = self.create_parameter([h], attr=ParamAttr(initializer=normal, trainable=False))
+        self.weight_v = self.create_parameter([w], attr=ParamAttr(initializer=normal, trainable=False))
+
+    def forward(self, weight):
+        api = "[oar.nn.SpectralNorm]"
+        if list(weight.shape) != self._shape:
+            raise ValueError(f"{api} expected a weight of shape {self._shape}, got {list(weight.shape)}")
+        perm = [self._dim] + [i for i in range(weight.ndim) if i != self._dim]
+        mat = _C.reshape(_C.transpose(weight, perm), [self._shape[self._dim], -1])
+        u, v = self.weight_u.detach(), self.weight_v.detach()
+        with no_grad():
+            m = mat.detach()
+            for _ in range(self._power_iters):
+                v = _C.matmul(m, u, True, False)
+                v = v / (_C.norm(v) + self._eps)
+                u = _C.matmul(m, v, False, False)
+                u = u / (_C.norm(u) + self._eps)
+        sigma = _C.sum(u * _C.matmul(mat, v, False, False))
+        return weight / sigma
+
+    def extra_repr(self):
+        return f"weight_shape={self._shape}, dim={self._dim}, power_iters={self._power_iters}"

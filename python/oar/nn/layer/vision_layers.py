@@ -3,7 +3,7 @@ from .. import functional as F
 from .layers import Layer
 
 __all__ = ["Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "PixelShuffle", "PixelUnshuffle", "Unfold",
-           "Fold"]
+           "Fold", "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
 class Upsample(Layer):
@@ -128,3 +128,31 @@ class Fold(Layer):
 
     def extra_repr(self):
         return f"output_sizes={self.output_sizes}, kernel_sizes={self.kernel_sizes}"
+
+
+class ChannelShuffle(Layer):
+    """Interleaves the channel groups of a 4-D input (see ``oar.nn.functional.channel_shuffle``).
+
+    >>> import oar
+    >>> x = oar.arange(4, dtype="float32").reshape([1, 4, 1, 1])
+    >>> oar.nn.ChannelShuffle(2)(x).numpy().reshape(-1).tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
+
+    def __init__(self, groups, data_format="NCHW", name=None):
+        super().__init__()
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+            raise ValueError(f"[oar.nn.ChannelShuffle] groups must be a positive int, got {groups!r}")
+        if data_format not in ("NCHW", "NHWC"):
+            raise ValueError(f"[oar.nn.ChannelShuffle] data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+        self._groups, self._data_format = groups, data_format
+
+    def forward(self, x):
+        return F.channel_shuffle(x, self._groups, self._data_format)
+
+    def extra_repr(self):
+        return f"groups={self._groups}" + (f", data_format={self._data_format}" if self._data_format != "NCHW" else "")
+
+
+# Paddle also exports these spellings.
+UpsamplingNearest2d, UpsamplingBilinear2d = UpsamplingNearest2D, UpsamplingBilinear2D

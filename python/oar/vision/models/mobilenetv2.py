@@ -1,28 +1,8 @@
 """MobileNetV2 as in Paddle's model zoo (paddle.vision.models.mobilenetv2)."""
 from oar import _C, nn
-from ._utils import check_num_classes, check_pretrained
+from ._utils import ConvNormActivation, check_num_classes, check_pretrained, check_scale, make_divisible
 
 __all__ = ["MobileNetV2", "mobilenet_v2"]
-
-
-def _make_divisible(v, divisor=8, min_value=None):
-    # channel counts rounded to a multiple of 8, never more than 10% below the scaled value
-    if min_value is None:
-        min_value = divisor
-    new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
-    if new_v < 0.9 * v:
-        new_v += divisor
-    return new_v
-
-
-class _ConvNormActivation(nn.Sequential):
-    """Conv2D ('same' padding for odd kernels, no bias) + BatchNorm2D + activation."""
-
-    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, groups=1, activation_layer=nn.ReLU6):
-        padding = (kernel_size - 1) // 2
-        super().__init__(
-            nn.Conv2D(in_channels, out_channels, kernel_size, stride, padding, groups=groups, bias_attr=False),
-            nn.BatchNorm2D(out_channels), activation_layer())
 
 
 class InvertedResidual(nn.Layer):
@@ -35,8 +15,9 @@ class InvertedResidual(nn.Layer):
         self.use_res_connect = stride == 1 and inp == oup
         layers = []
         if expand_ratio != 1:
-            layers.append(_ConvNormActivation(inp, hidden_dim, kernel_size=1))
-        layers += [_ConvNormActivation(hidden_dim, hidden_dim, stride=stride, groups=hidden_dim),
+            layers.append(ConvNormActivation(inp, hidden_dim, kernel_size=1, activation_layer=nn.ReLU6))
+        layers += [ConvNormActivation(hidden_dim, hidden_dim, stride=stride, groups=hidden_dim,
+                                      activation_layer=nn.ReLU6),
                    nn.Conv2D(hidden_dim, oup, 1, 1, 0, bias_attr=False), nn.BatchNorm2D(oup)]
         self.conv = nn.Sequential(*layers)
 
@@ -45,7 +26,7 @@ class InvertedResidual(nn.Layer):
 
 
 class MobileNetV2(nn.Layer):
-    """MobileNetV2 (3,504,872 parameters at scale 1.0 with num_classes=1000).
+    """MobileNetV2 (3,504,872 trainable parameters at scale 1.0 with num_classes=1000).
 
     scale multiplies every channel count (rounded to multiples of 8). With with_pool=False the
     global average pool is left out; with num_classes <= 0 the classifier is left out and forward
@@ -60,24 +41,23 @@ class MobileNetV2(nn.Layer):
 
     def __init__(self, scale=1.0, num_classes=1000, with_pool=True):
         super().__init__()
-        if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not scale > 0:
-            raise ValueError(f"[oar.vision.models.MobileNetV2] scale must be a positive number, got {scale!r}")
-        self.scale = scale
+        self.scale = check_scale(scale, "MobileNetV2")
         self.num_classes = check_num_classes(num_classes, "MobileNetV2")
         self.with_pool = with_pool
         round_nearest = 8
         settings = [  # expansion t, channels c, repeats n, first stride s
             [1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1],
         ]
-        input_channel = _make_divisible(32 * scale, round_nearest)
-        self.last_channel = _make_divisible(1280 * max(1.0, scale), round_nearest)
-        features = [_ConvNormActivation(3, input_channel, stride=2)]
+        input_channel = make_divisible(32 * scale, round_nearest)
+        self.last_channel = make_divisible(1280 * max(1.0, scale), round_nearest)
+        features = [ConvNormActivation(3, input_channel, stride=2, activation_layer=nn.ReLU6)]
         for t, c, n, s in settings:
-            output_channel = _make_divisible(c * scale, round_nearest)
+            output_channel = make_divisible(c * scale, round_nearest)
             for i in range(n):
                 features.append(InvertedResidual(input_channel, output_channel, s if i == 0 else 1, expand_ratio=t))
                 input_channel = output_channel
-        features.append(_ConvNormActivation(input_channel, self.last_channel, kernel_size=1))
+        features.append(ConvNormActivation(input_channel, self.last_channel, kernel_size=1,
+                                           activation_layer=nn.ReLU6))
         self.features = nn.Sequential(*features)
         if with_pool:
             self.pool2d_avg = nn.AdaptiveAvgPool2D(1)

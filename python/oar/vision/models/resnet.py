@@ -160,7 +160,7 @@ def _resnet(arch, block, depth, pretrained, **kwargs):
 
 
 def resnet18(pretrained=False, **kwargs):
-    """ResNet-18 (11,689,512 parameters with num_classes=1000); kwargs go to ResNet.
+    """ResNet-18 (11,689,512 trainable parameters with num_classes=1000); kwargs go to ResNet.
 
     >>> import oar
     >>> from oar.vision.models import resnet18

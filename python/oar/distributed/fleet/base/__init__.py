@@ -1,0 +1,1 @@
+"""The building blocks of fleet: strategy, role makers, topology, util."""
