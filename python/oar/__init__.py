@@ -55,6 +55,7 @@ from ._random import *  # noqa: E402,F401,F403
 from ._linalg_ext import *  # noqa: E402,F401,F403
 from ._math_ext import *  # noqa: E402,F401,F403
 from ._shape_ext import *  # noqa: E402,F401,F403
+from ._tensor_ext import *  # noqa: E402,F401,F403
 from .framework_param import ParamAttr, create_parameter  # noqa: E402
 from . import autograd, device, framework, nn, utils  # noqa: E402
 from .device import CPUPlace, CUDAPlace, get_device, set_device  # noqa: E402,F401
