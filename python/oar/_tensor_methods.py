@@ -63,9 +63,15 @@ def _to(self, *args, **kwargs):
 
 
 def _repr(self):
-    arr = self.numpy() if self.dtype != _C.dtype.bfloat16 else self.numpy()
+    from ._framework_ext import PRINT_OPTIONS as opts
+    arr = self.numpy()
     prefix = "       "
-    body = np.array2string(arr, separator=", ", prefix=prefix, precision=8, threshold=1000)
+    sci = opts["sci_mode"]
+    formatter = None if sci is None else {"float_kind": (lambda v: f"{v:.{opts['precision']}e}") if sci else
+                                          (lambda v: f"{v:.{opts['precision']}f}")}
+    body = np.array2string(arr, separator=", ", prefix=prefix, precision=opts["precision"],
+                           threshold=opts["threshold"], edgeitems=opts["edgeitems"], max_line_width=opts["linewidth"],
+                           formatter=formatter)
     dt = str(self.dtype).split(".")[-1]
     return (f"Tensor(shape={self.shape}, dtype={dt}, place={_place(self)}, "
             f"stop_gradient={self.stop_gradient},\n{prefix}{body})")
