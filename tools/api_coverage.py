@@ -16,13 +16,36 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The modules of issue scope, as dotted paths under paddle ("" is paddle itself).
+# The modules measured, as dotted paths under paddle ("" is paddle itself).
 MODULES = ["", "nn", "nn.functional", "linalg", "Tensor", "static", "static.nn", "autograd", "device",
            "distributed", "distributed.fleet", "vision.models", "vision.ops", "text", "utils", "amp", "inference",
            "profiler"]
 
 # "module:name" -> why oar does not provide it.
-DELIBERATELY_ABSENT = {}
+_NO_LOD = "LoD (variable-length) tensors: oar has none; use padded [batch, time, dim] tensors with masks"
+_NO_IPU = "Graphcore IPU: oar has no IPU backend"
+_NO_PS = "parameter-server training: oar has no parameter servers"
+DELIBERATELY_ABSENT = {
+    ":float8_e4m3fn": "oar has no float8 dtypes (no FP8 kernels on its CPU or CUDA backends)",
+    ":float8_e5m2": "oar has no float8 dtypes (no FP8 kernels on its CPU or CUDA backends)",
+    ":uint16": "oar's only unsigned dtype is uint8",
+    ":uint32": "oar's only unsigned dtype is uint8",
+    ":uint64": "oar's only unsigned dtype is uint8",
+    ":pstring": "string tensors: oar tensors hold numbers only",
+    ":raw": "raw-byte tensors: oar tensors hold numbers only",
+    ":MmapStorage": "oar.load maps safetensors files itself; there is no separate storage class",
+    ":enable_compat": "it makes `import torch` load Paddle; oar does not stand in for other frameworks",
+    ":disable_compat": "it makes `import torch` load Paddle; oar does not stand in for other frameworks",
+    "linalg:fp8_fp8_half_gemm_fused": "an FP8 GEMM for NVIDIA Hopper GPUs; oar has no float8 dtypes",
+    "static:IpuCompiledProgram": _NO_IPU, "static:IpuStrategy": _NO_IPU, "static:ipu_shard_guard": _NO_IPU,
+    "static:set_ipu_shard": _NO_IPU,
+    "static.nn:sequence_conv": _NO_LOD, "static.nn:sequence_expand": _NO_LOD, "static.nn:sequence_first_step": _NO_LOD,
+    "static.nn:sequence_last_step": _NO_LOD, "static.nn:sequence_pool": _NO_LOD, "static.nn:sequence_softmax": _NO_LOD,
+    "device:get_stream_from_external": "it wraps a native stream handle; oar exposes none",
+    "distributed:InMemoryDataset": _NO_PS, "distributed:QueueDataset": _NO_PS, "distributed:CountFilterEntry": _NO_PS,
+    "distributed:ProbabilityEntry": _NO_PS, "distributed:ShowClickEntry": _NO_PS,
+    "inference:_get_phi_kernel_name": "a private name of Paddle's kernel registry",
+}
 
 _COLLECT = r"""
 import json, sys, warnings

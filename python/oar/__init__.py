@@ -67,7 +67,12 @@ from .nn.functional import (adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_n
 
 
 def is_compiled_with_cuda():
-    """Whether this build of oar has CUDA support (devices, NCCL collectives)."""
+    """Whether this build of oar has CUDA support (devices, NCCL collectives).
+
+    >>> import oar
+    >>> oar.is_compiled_with_cuda() == oar.device.cuda.is_compiled()
+    True
+    """
     return device.cuda.is_compiled()
 
 from . import amp, optimizer, regularizer  # noqa: E402

@@ -80,7 +80,15 @@ def get_rng_state(device=None):
 
 
 def set_rng_state(state_list, device=None):
-    """Restores a state returned by get_rng_state."""
+    """Restores a state returned by get_rng_state: the draws that follow repeat.
+
+    >>> import oar
+    >>> state = oar.get_rng_state()
+    >>> a = oar.rand([3])
+    >>> oar.set_rng_state(state)
+    >>> bool((oar.rand([3]) == a).all())
+    True
+    """
     st = state_list[0] if isinstance(state_list, list) else state_list
     if not isinstance(st, tuple) or len(st) != 2:
         raise TypeError("[oar.set_rng_state] expects the list returned by oar.get_rng_state()")

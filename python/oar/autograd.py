@@ -44,7 +44,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def backward(tensors, grad_tensors=None, retain_graph=False):
-    """Runs backward from several tensors at once, accumulating into .grad."""
+    """Runs backward from several tensors at once, accumulating into .grad.
+
+    >>> import oar
+    >>> x = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    >>> oar.autograd.backward([(x * x).sum(), x.sum()])
+    >>> x.grad.numpy().tolist()
+    [3.0, 5.0]
+    """
     ts = _as_list(tensors)
     gs = _as_list(grad_tensors) or [None] * len(ts)
     _C._backward(ts, gs, bool(retain_graph))
@@ -88,14 +95,32 @@ def no_grad(func=None):
 
 
 def enable_grad(func=None):
-    """Context manager or decorator that turns gradient recording back on."""
+    """Context manager or decorator that turns gradient recording back on.
+
+    >>> import oar
+    >>> x = oar.ones([2])
+    >>> x.stop_gradient = False
+    >>> with oar.no_grad():
+    ...     with oar.enable_grad():
+    ...         y = x * 2
+    >>> y.stop_gradient
+    False
+    """
     if callable(func):
         return _GradMode(True)(func)
     return _GradMode(True)
 
 
 class set_grad_enabled(_GradMode):
-    """Context manager that sets gradient recording on or off."""
+    """Context manager (or a plain call) that sets gradient recording on or off.
+
+    >>> import oar
+    >>> with oar.set_grad_enabled(False):
+    ...     oar.is_grad_enabled()
+    False
+    >>> oar.is_grad_enabled()
+    True
+    """
 
     def __init__(self, mode):
         super().__init__(bool(mode))
@@ -107,7 +132,12 @@ class set_grad_enabled(_GradMode):
 
 
 def is_grad_enabled():
-    """True unless inside no_grad."""
+    """True unless inside no_grad (or set_grad_enabled(False)).
+
+    >>> import oar
+    >>> oar.is_grad_enabled()
+    True
+    """
     return _C.is_grad_enabled()
 
 
@@ -115,7 +145,22 @@ def is_grad_enabled():
 
 class PyLayerContext:
     """What a PyLayer's forward hands to its backward: tensors saved with
-    ``save_for_backward`` and any attributes set on it."""
+    ``save_for_backward`` and any attributes set on it.
+
+    >>> import oar
+    >>> class Scale(oar.autograd.PyLayer):
+    ...     @staticmethod
+    ...     def forward(ctx, x, k):
+    ...         ctx.k = k  # any attribute
+    ...         return x * k
+    ...     @staticmethod
+    ...     def backward(ctx, dy):
+    ...         return dy * ctx.k
+    >>> x = oar.to_tensor([1.0], stop_gradient=False)
+    >>> Scale.apply(x, 3.0).backward()
+    >>> x.grad.numpy().tolist()
+    [3.0]
+    """
 
     def __init__(self):
         self._to_save = None
@@ -367,7 +412,14 @@ class Jacobian:
     """The Jacobian of ``ys`` with respect to ``xs``, evaluated when indexed
     (``J[:]``, ``J[i]``, ``J[i, j:k]``): shape [M, N] for ys of M elements
     and xs of N (a 0-D side drops its axis), or [B, M, N] with a batch axis
-    0. Entries are differentiable (computed with create_graph=True)."""
+    0. Entries are differentiable (computed with create_graph=True).
+
+    >>> import oar
+    >>> x = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    >>> J = oar.autograd.Jacobian(x * x, x)
+    >>> J[0].numpy().tolist(), J.shape
+    ([2.0, 0.0], [2, 2])
+    """
 
     def __init__(self, ys, xs, is_batched=False, _api="oar.autograd.jacobian"):
         for name, t in (("ys", ys), ("xs", xs)):
@@ -411,7 +463,13 @@ class Jacobian:
 
 class Hessian(Jacobian):
     """The Hessian of a scalar ``ys`` (one per sample with a batch axis 0)
-    with respect to ``xs``, evaluated when indexed: shape [N, N] or [B, N, N]."""
+    with respect to ``xs``, evaluated when indexed: shape [N, N] or [B, N, N].
+
+    >>> import oar
+    >>> x = oar.to_tensor([1.0, 3.0], stop_gradient=False)
+    >>> oar.autograd.Hessian((x * x).sum(), x)[:].numpy().tolist()
+    [[2.0, 0.0], [0.0, 2.0]]
+    """
 
     def __init__(self, ys, xs, is_batched=False, _api="oar.autograd.hessian", _gx=None):
         if _gx is None:

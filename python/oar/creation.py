@@ -116,7 +116,13 @@ def ones(shape, dtype=None, name=None):
 
 
 def empty(shape, dtype=None, name=None):
-    """An uninitialised tensor (here: zero-filled, which costs little and is deterministic)."""
+    """An uninitialised tensor (here: zero-filled, which costs little and is deterministic).
+
+    >>> import oar
+    >>> t = oar.empty([2, 3], dtype="int64")
+    >>> t.shape, t.dtype
+    ([2, 3], paddle.int64)
+    """
     return zeros(shape, dtype)
 
 
@@ -126,7 +132,12 @@ def _check_like(x, api):
 
 
 def full_like(x, fill_value, dtype=None, name=None):
-    """A tensor shaped like x filled with fill_value (x's dtype unless given)."""
+    """A tensor shaped like x filled with fill_value (x's dtype unless given).
+
+    >>> import oar
+    >>> oar.full_like(oar.ones([2], dtype="int32"), 7).numpy().tolist()
+    [7, 7]
+    """
     _check_like(x, "full_like")
     return _C._full_like(x, fill_value, _dtype(dtype))
 
@@ -143,13 +154,23 @@ def zeros_like(x, dtype=None, name=None):
 
 
 def ones_like(x, dtype=None, name=None):
-    """Ones shaped like x."""
+    """Ones shaped like x (x's dtype unless given).
+
+    >>> import oar
+    >>> oar.ones_like(oar.zeros([2, 1]), dtype="float64").numpy().tolist()
+    [[1.0], [1.0]]
+    """
     _check_like(x, "ones_like")
     return _C._full_like(x, 1, _dtype(dtype))
 
 
 def empty_like(x, dtype=None, name=None):
-    """An uninitialised tensor shaped like x."""
+    """An uninitialised tensor shaped like x (here: zero-filled).
+
+    >>> import oar
+    >>> oar.empty_like(oar.ones([3])).shape
+    [3]
+    """
     return zeros_like(x, dtype)
 
 
@@ -240,15 +261,30 @@ def add_n(inputs, name=None):
 
 
 def numel(x, name=None):
-    """Number of elements as an int64 0-D tensor."""
+    """Number of elements as an int64 0-D tensor.
+
+    >>> import oar
+    >>> int(oar.numel(oar.ones([2, 3])))
+    6
+    """
     return _C.full([], x.size, _C.dtype.int64)
 
 
 def shape(input):
-    """The shape as an int64 tensor."""
+    """The shape as an int64 tensor.
+
+    >>> import oar
+    >>> oar.shape(oar.ones([2, 3])).numpy().tolist()
+    [2, 3]
+    """
     return to_tensor(np.array(input.shape, dtype=np.int64))
 
 
 def rank(input):
-    """The number of dims as an int32 0-D tensor."""
+    """The number of dims as an int32 0-D tensor.
+
+    >>> import oar
+    >>> int(oar.rank(oar.ones([2, 3, 4])))
+    3
+    """
     return _C.full([], input.ndim, _C.dtype.int32)

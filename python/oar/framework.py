@@ -15,12 +15,22 @@ def set_default_dtype(d):
 
 
 def get_default_dtype():
-    """Returns the default floating dtype as a string, e.g. 'float32'."""
+    """Returns the default floating dtype as a string, e.g. 'float32'.
+
+    >>> import oar
+    >>> oar.get_default_dtype()
+    'float32'
+    """
     return str(_C.get_default_dtype()).split(".")[-1]
 
 
 def is_tensor(x):
-    """True if x is an oar Tensor."""
+    """True if x is an oar Tensor.
+
+    >>> import oar
+    >>> oar.is_tensor(oar.ones([1])), oar.is_tensor([1.0])
+    (True, False)
+    """
     return isinstance(x, _C.Tensor)
 
 

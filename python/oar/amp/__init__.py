@@ -146,23 +146,44 @@ def get_autocast_dtype(device_type=None):
 
 
 def get_autocast_cpu_dtype():
-    """``get_autocast_dtype`` for the CPU (oar's autocast state is per thread, not per device)."""
+    """``get_autocast_dtype`` for the CPU (oar's autocast state is per thread, not per device).
+
+    >>> import oar
+    >>> with oar.amp.auto_cast(dtype="bfloat16"):
+    ...     oar.amp.get_autocast_cpu_dtype()
+    'bfloat16'
+    """
     return get_autocast_dtype("cpu")
 
 
 def get_autocast_gpu_dtype():
-    """``get_autocast_dtype`` for the GPU (oar's autocast state is per thread, not per device)."""
+    """``get_autocast_dtype`` for the GPU (oar's autocast state is per thread, not per device).
+
+    >>> import oar
+    >>> oar.amp.get_autocast_gpu_dtype()
+    'float16'
+    """
     return get_autocast_dtype("gpu")
 
 
 def white_list():
-    """Names of the ops that autocast runs in the low dtype."""
+    """Names of the ops that autocast runs in the low dtype.
+
+    >>> import oar
+    >>> "matmul" in oar.amp.white_list(), "exp" in oar.amp.white_list()
+    (True, False)
+    """
     from .. import _C as C
     return sorted(n for n in C._registered_ops() if C._amp_op_policy(n) == "low")
 
 
 def black_list():
-    """Names of the ops that autocast runs in float32."""
+    """Names of the ops that autocast runs in float32.
+
+    >>> import oar
+    >>> "exp" in oar.amp.black_list(), "matmul" in oar.amp.black_list()
+    (True, False)
+    """
     from .. import _C as C
     return sorted(n for n in C._registered_ops() if C._amp_op_policy(n) == "float32")
 
@@ -224,10 +245,20 @@ def _cast_param_(p, dtype):
 
 
 def is_float16_supported(device=None):
-    """float16 compute is available on every device oar runs on (CPU: through float32)."""
+    """float16 compute is available on every device oar runs on (CPU: through float32).
+
+    >>> import oar
+    >>> oar.amp.is_float16_supported()
+    True
+    """
     return True
 
 
 def is_bfloat16_supported(device=None):
-    """bfloat16 compute is available (CPU: native where the CPU has AVX-512 BF16/AMX)."""
+    """bfloat16 compute is available (CPU: native where the CPU has AVX-512 BF16/AMX).
+
+    >>> import oar
+    >>> oar.amp.is_bfloat16_supported()
+    True
+    """
     return True

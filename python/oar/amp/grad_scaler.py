@@ -141,5 +141,18 @@ class AmpScaler:
 
 
 class GradScaler(AmpScaler):
-    """Paddle's ``paddle.amp.GradScaler`` (same as :class:`AmpScaler`)."""
+    """Paddle's ``paddle.amp.GradScaler`` (same as :class:`AmpScaler`).
+
+    >>> import oar
+    >>> model = oar.nn.Linear(2, 1)
+    >>> opt = oar.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    >>> scaler = oar.amp.GradScaler(init_loss_scaling=1024.0)
+    >>> with oar.amp.auto_cast(dtype="bfloat16"):
+    ...     loss = model(oar.ones([4, 2])).astype("float32").mean()
+    >>> scaler.scale(loss).backward()
+    >>> scaler.step(opt)
+    >>> scaler.update()
+    >>> float(scaler.get_loss_scaling()) >= 1024.0
+    True
+    """
 
