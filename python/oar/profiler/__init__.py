@@ -29,12 +29,24 @@ __all__ = ["Profiler", "ProfilerTarget", "ProfilerState", "SortedKeys", "OpStat"
 
 
 class ProfilerTarget(enum.Enum):
+    """What a Profiler records: oar records CPU op times (GPU ops run on streams it times from the host).
+
+    >>> import oar
+    >>> oar.profiler.ProfilerTarget.CPU.name
+    'CPU'
+    """
     CPU = 0
     GPU = 1
     CUSTOM_DEVICE = 2
 
 
 class ProfilerState(enum.Enum):
+    """A step's state in a recording schedule (see make_scheduler).
+
+    >>> import oar
+    >>> oar.profiler.ProfilerState.RECORD.value
+    2
+    """
     CLOSED = 0
     READY = 1
     RECORD = 2
@@ -43,7 +55,12 @@ class ProfilerState(enum.Enum):
 
 class SummaryView(enum.Enum):
     """Sections of Profiler.summary; oar prints OperatorView (the op table),
-    UDFView (RecordEvent ranges) and OverView (step times)."""
+    UDFView (RecordEvent ranges) and OverView (step times).
+
+    >>> import oar
+    >>> oar.profiler.SummaryView.OperatorView in list(oar.profiler.SummaryView)
+    True
+    """
     DeviceView = 0
     OverView = 1
     ModelView = 2
@@ -56,6 +73,12 @@ class SummaryView(enum.Enum):
 
 
 class SortedKeys(enum.Enum):
+    """The column Profiler.summary sorts the op table by.
+
+    >>> import oar
+    >>> oar.profiler.SortedKeys.CPUTotal.name
+    'CPUTotal'
+    """
     CPUTotal = 0
     CPUAvg = 1
     CPUMax = 2
@@ -69,7 +92,14 @@ class SortedKeys(enum.Enum):
 @dataclass
 class OpStat:
     """One op's row: calls, total seconds and bytes of output written;
-    `inputs` is the input signature when the Profiler records shapes."""
+    `inputs` is the input signature when the Profiler records shapes.
+
+    >>> import oar
+    >>> with oar.profiler.Profiler() as prof:
+    ...     _ = oar.exp(oar.ones([8]))
+    >>> [(s.name, s.calls) for s in prof.op_stats() if s.name == "exp"]
+    [('exp', 1)]
+    """
     name: str
     calls: int
     seconds: float
@@ -84,7 +114,13 @@ class OpStat:
 def make_scheduler(*, closed, ready, record, repeat=0, skip_first=0):
     """A step -> ProfilerState function as in Paddle: skip `skip_first`
     steps, then cycles of `closed` + `ready` + `record` steps (`repeat`
-    cycles, 0 for no limit)."""
+    cycles, 0 for no limit).
+
+    >>> import oar
+    >>> sched = oar.profiler.make_scheduler(closed=1, ready=1, record=2, repeat=1)
+    >>> [sched(s).name for s in range(5)]
+    ['CLOSED', 'READY', 'RECORD', 'RECORD_AND_RETURN', 'CLOSED']
+    """
     for name, v in (("closed", closed), ("ready", ready), ("record", record), ("repeat", repeat),
                     ("skip_first", skip_first)):
         if not isinstance(v, int) or v < 0:
@@ -125,6 +161,16 @@ class Profiler:
     make_scheduler). `step()` marks the end of a training step.
     `on_trace_ready(prof)` runs when a recording window closes. With
     `record_shapes`, rows are kept per op and input dtypes/shapes.
+
+    >>> import oar
+    >>> prof = oar.profiler.Profiler(scheduler=(1, 2))
+    >>> prof.start()
+    >>> for step in range(3):
+    ...     _ = oar.matmul(oar.ones([4, 4]), oar.ones([4, 4]))
+    ...     prof.step()
+    >>> prof.stop()
+    >>> [s.calls for s in prof.op_stats() if s.name == "matmul"]
+    [1]
     """
 
     def __init__(self, *, targets=None, scheduler=None, on_trace_ready=None, record_shapes=False,

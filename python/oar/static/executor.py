@@ -46,7 +46,12 @@ _global_scope = Scope()
 
 
 def global_scope():
-    """The global Scope (empty: parameters live in their layers; see Scope)."""
+    """The global Scope (empty: parameters live in their layers; see Scope).
+
+    >>> import oar
+    >>> oar.static.global_scope() is oar.static.global_scope()
+    True
+    """
     return _global_scope
 
 

@@ -338,7 +338,16 @@ def save_to_file(path, content):
 
 
 def load_from_file(path):
-    """The bytes of the file at ``path`` (see ``save_to_file``)."""
+    """The bytes of the file at ``path`` (see ``save_to_file``).
+
+    >>> import os, tempfile
+    >>> import oar
+    >>> path = os.path.join(tempfile.mkdtemp(), "blob")
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write(b"xyz")
+    >>> oar.static.load_from_file(path)
+    b'xyz'
+    """
     if not isinstance(path, (str, os.PathLike)):
         raise _api_error("load_from_file", f"path must be a str or os.PathLike, got {type(path).__name__}",
                          TypeError)
@@ -412,8 +421,22 @@ def load_inference_model(path_prefix, executor, **kwargs):
     """Loads what ``save_inference_model`` (or ``oar.jit.save``) wrote; returns
     ``[program, feed_target_names, fetch_targets]``.
 
-    Run it with ``executor.run(program, feed={name: value}, fetch_list=fetch_targets)``
-    (see ``save_inference_model`` for an example).
+    Run it with ``executor.run(program, feed={name: value}, fetch_list=fetch_targets)``.
+
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import oar
+    >>> net = oar.nn.Linear(2, 1)
+    >>> prefix = os.path.join(tempfile.mkdtemp(), "lin")
+    >>> oar.jit.save(net, prefix, input_spec=[oar.static.InputSpec([None, 2], "float32", "x")])
+    >>> oar.enable_static()
+    >>> exe = oar.static.Executor()
+    >>> prog, feed_names, fetch_targets = oar.static.load_inference_model(prefix, exe)
+    >>> x = np.ones((3, 2), np.float32)
+    >>> out = exe.run(prog, feed={feed_names[0]: x}, fetch_list=fetch_targets)[0]
+    >>> oar.disable_static()
+    >>> bool(np.allclose(out, net(oar.to_tensor(x)).numpy()))
+    True
     """
     api = "load_inference_model"
     path = _path_prefix(path_prefix, api)
@@ -486,6 +509,19 @@ def load_program_state(model_path, var_list=None):
     """{name: NumPy array} of what ``save`` wrote at ``model_path`` (parameters and optimizer state).
 
     ``var_list`` (tensors or names) keeps only those names.
+
+    >>> import os, tempfile
+    >>> import oar
+    >>> oar.enable_static()
+    >>> main = oar.static.Program()
+    >>> with oar.static.program_guard(main):
+    ...     y = oar.static.nn.fc(oar.static.data("x", [None, 3], "float32"), 2, name="fc")
+    >>> path = os.path.join(tempfile.mkdtemp(), "ckpt")
+    >>> oar.static.save(main, path)
+    >>> state = oar.static.load_program_state(path)
+    >>> oar.disable_static()
+    >>> {k: v.shape for k, v in sorted(state.items())}
+    {'fc.b_0': (2,), 'fc.w_0': (3, 2)}
     """
     api = "load_program_state"
     path = _strip_suffix(model_path, api)
@@ -523,6 +559,18 @@ def set_program_state(program, state_dict):
     """Copies ``state_dict`` ({name: array}, e.g. from ``load_program_state``) into the program's parameters.
 
     Names the program does not have are left out.
+
+    >>> import numpy as np
+    >>> import oar
+    >>> oar.enable_static()
+    >>> main = oar.static.Program()
+    >>> with oar.static.program_guard(main):
+    ...     y = oar.static.nn.fc(oar.static.data("x", [None, 2], "float32"), 1, name="fc")
+    >>> oar.static.set_program_state(main, {"fc.w_0": np.full((2, 1), 3.0, np.float32), "other": np.zeros(1)})
+    >>> out = oar.static.Executor().run(main, feed={"x": np.ones((1, 2), np.float32)}, fetch_list=[y])[0]
+    >>> oar.disable_static()
+    >>> out.tolist()
+    [[6.0]]
     """
     api = "set_program_state"
     if not isinstance(program, Program):

@@ -71,7 +71,16 @@ def calculate_gain(nonlinearity, param=None):
 
 
 class Initializer:
-    """Base class: subclasses implement ``_compute(shape, dtype)`` returning a new tensor."""
+    """Base class: subclasses implement ``_compute(shape, dtype)`` returning a new tensor.
+
+    >>> import oar
+    >>> class Twos(oar.nn.initializer.Initializer):
+    ...     def _compute(self, shape, dtype):
+    ...         return oar.full(shape, 2.0, dtype=dtype)
+    >>> w = oar.create_parameter([2], "float32", default_initializer=Twos())
+    >>> w.numpy().tolist()
+    [2.0, 2.0]
+    """
 
     def __call__(self, param, block=None):
         with no_grad():

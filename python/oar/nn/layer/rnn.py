@@ -43,7 +43,13 @@ def _linear_t(x, w, b):
 
 
 class RNNCellBase(Layer):
-    """Base class of the recurrent cells: initial states and state shapes."""
+    """Base class of the recurrent cells: initial states and state shapes.
+
+    >>> import oar
+    >>> cell = oar.nn.GRUCell(4, 3)
+    >>> isinstance(cell, oar.nn.RNNCellBase), cell.get_initial_states(oar.ones([2, 4])).shape
+    (True, [2, 3])
+    """
 
     def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0.0, batch_dim_idx=0):
         """States filled with init_value, with the batch size of batch_ref (axis batch_dim_idx).
