@@ -305,6 +305,10 @@ def test_to_static_trains_with_the_custom_backward():
         y.sum().backward()
         np.testing.assert_allclose(net.fc.weight.grad.numpy(), want, rtol=1e-4, atol=1e-5)
         net.clear_gradients()
+    # It trained through split forward and backward programs, the backward holding the Python backward's ops.
+    splits = [s for p in snet.forward.program_cache.concrete_programs()
+              for s in p.__dict__.get("_oar_split", {}).values()]
+    assert splits and all(s is not None for s in splits)
 
 
 def test_to_static_program_holds_one_py_layer_op():

@@ -136,7 +136,9 @@ def _reads(op):
 
 def _partition(doc, bindings, num_inputs, num_outputs):
     """Splits the joint program's document into the forward and backward documents (Note [captured backward])."""
-    if any(op.get("regions") for op in doc["ops"]):
+    # A py_layer op's region is its forward only; its backward is the Python
+    # backward, traced into the joint program (Note [PyLayer in programs]).
+    if any(op.get("regions") and op["op"] != "py_layer" for op in doc["ops"]):
         raise CannotSplit("control-flow ops: their backward is not captured by tracing")
     inputs, cot_inputs = doc["inputs"][:num_inputs], doc["inputs"][num_inputs:]
     outputs, grad_outputs = doc["outputs"][:num_outputs], doc["outputs"][num_outputs:]
