@@ -13,8 +13,7 @@ to a function ``fn(layer, inputs, output)`` returning their count.
 import numpy as np
 
 from .. import _C, nn
-from ..autograd import no_grad
-from .summary import _make_inputs, _shape_of
+from .summary import _make_inputs, _shape_of, run_hooked
 
 __all__ = ["flops"]
 
@@ -110,17 +109,7 @@ def flops(net, input_size, custom_ops=None, print_detail=False):
     for m in leaves:
         fn = custom_ops.get(type(m), rules.get(type(m)))
         hooks.append(m.register_forward_post_hook(counter(m, fn)))
-    inputs = _make_inputs(input_size, None)
-    modes = [(m, m.training) for m in net.sublayers(include_self=True)]
-    try:
-        net.eval()
-        with no_grad():
-            net(*inputs)
-    finally:
-        for h in hooks:
-            h.remove()
-        for m, mode in modes:
-            m.training = mode
+    run_hooked(net, _make_inputs(input_size, None), hooks)
     total_ops = sum(r[4] for r in rows)
     total_params = sum(r[3] for r in rows)
     if print_detail:

@@ -57,6 +57,22 @@ def _make_inputs(input_size, dtypes):
     return inputs
 
 
+def run_hooked(net, inputs, hooks):
+    """Runs net(*inputs) once in eval mode without recording (BatchNorm
+    statistics and dropout untouched), then removes `hooks` (handles of
+    forward hooks) and restores every layer's training mode."""
+    modes = [(layer, layer.training) for layer in net.sublayers(include_self=True)]
+    try:
+        net.eval()
+        with no_grad():
+            net(*inputs)
+    finally:
+        for h in hooks:
+            h.remove()
+        for layer, mode in modes:
+            layer.training = mode
+
+
 def summary(net, input_size=None, dtypes=None, input=None):
     """Runs one forward pass on random inputs of ``input_size`` (a shape
     tuple with ``None``/-1 for the batch, an InputSpec, or a list of those;
@@ -115,16 +131,7 @@ def summary(net, input_size=None, dtypes=None, input=None):
                 or (layer is net and has_children and not layer._parameters):
             continue
         hooks.append(layer.register_forward_post_hook(hook))
-    modes = [(layer, layer.training) for layer in layers]
-    try:
-        net.eval()  # keep BatchNorm statistics and dropout untouched
-        with no_grad():
-            net(*inputs)
-    finally:
-        for h in hooks:
-            h.remove()
-        for layer, mode in modes:
-            layer.training = mode
+    run_hooked(net, inputs, hooks)
 
     seen = set()
     total = trainable = 0

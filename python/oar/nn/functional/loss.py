@@ -463,7 +463,12 @@ def triplet_margin_loss(input, positive, negative, margin=1.0, p=2, epsilon=1e-6
     >>> round(oar.nn.functional.triplet_margin_loss(a, pos, neg, epsilon=0.0).item(), 4)
     0.0
     """
-    api = "triplet_margin_loss"
+    return _triplet(input, positive, negative, lambda a, b: pairwise_distance(a, b, p, epsilon), margin, swap,
+                    reduction, "triplet_margin_loss")
+
+
+def _triplet(input, positive, negative, dist, margin, swap, reduction, api):  # noqa: A002
+    """The triplet margin loss with distance function `dist`, for `api`."""
     for t, n in ((input, "input"), (positive, "positive"), (negative, "negative")):
         _check_float(t, api, n)
     _check_reduction(reduction, api)
@@ -471,11 +476,11 @@ def triplet_margin_loss(input, positive, negative, margin=1.0, p=2, epsilon=1e-6
     _check_same_shape(input, negative, api, "input", "negative")
     if margin < 0:
         raise _err(api, f"margin must be >= 0, got {margin}")
-    d_pos = pairwise_distance(input, positive, p, epsilon)
-    d_neg = pairwise_distance(input, negative, p, epsilon)
+    d_pos = dist(input, positive)
+    d_neg = dist(input, negative)
     if swap:
-        d_neg = _C.minimum(d_neg, pairwise_distance(positive, negative, p, epsilon))
-    return _reduce(_C.clip(d_pos - d_neg + margin, 0.0, None), reduction)
+        d_neg = _C.minimum(d_neg, dist(positive, negative))
+    return _reduce(_C.clip(d_pos - d_neg + float(margin), 0.0, None), reduction)
 
 
 def soft_margin_loss(input, label, reduction="mean", name=None):  # noqa: A002
@@ -836,22 +841,10 @@ def triplet_margin_with_distance_loss(input, positive, negative, distance_functi
     1.0
     """
     api = "triplet_margin_with_distance_loss"
-    for t, n in ((input, "input"), (positive, "positive"), (negative, "negative")):
-        _check_float(t, api, n)
-    _check_reduction(reduction, api)
-    _check_same_shape(input, positive, api, "input", "positive")
-    _check_same_shape(input, negative, api, "input", "negative")
-    if margin < 0:
-        raise _err(api, f"margin must be >= 0, got {margin}")
     if distance_function is not None and not callable(distance_function):
         raise TypeError(f"[oar.nn.functional.{api}] distance_function must be callable, "
                         f"got {type(distance_function).__name__}")
-    dist = distance_function or pairwise_distance
-    d_pos = dist(input, positive)
-    d_neg = dist(input, negative)
-    if swap:
-        d_neg = _C.minimum(d_neg, dist(positive, negative))
-    return _reduce(_C.clip(d_pos - d_neg + float(margin), 0.0, None), reduction)
+    return _triplet(input, positive, negative, distance_function or pairwise_distance, margin, swap, reduction, api)
 
 
 def dice_loss(input, label, epsilon=1e-05, name=None):  # noqa: A002
