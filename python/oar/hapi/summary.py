@@ -4,6 +4,7 @@ import numbers
 import numpy as np
 
 from .. import _C
+from ..autograd import no_grad
 
 __all__ = ["summary"]
 
@@ -98,7 +99,6 @@ def summary(net, input_size=None, dtypes=None, input=None):
     >>> info
     {'total_params': 58, 'trainable_params': 58}
     """
-    from ..autograd import no_grad
     from ..nn import Layer
     if not isinstance(net, Layer):
         raise TypeError(f"[oar.summary] net must be an oar.nn.Layer, got {type(net).__name__}")
