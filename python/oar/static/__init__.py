@@ -160,9 +160,10 @@ from .program import (Program, append_backward, data, default_main_program, defa
 from .executor import Executor, Scope, global_scope, scope_guard  # noqa: E402
 from . import nn  # noqa: E402,F401
 from .build_strategy import BuildStrategy  # noqa: E402
+from .py_func import py_func  # noqa: E402
 from .io import *  # noqa: E402,F401,F403
 from .io import __all__ as _io_names  # noqa: E402
 from .misc import *  # noqa: E402,F401,F403
 from .misc import __all__ as _misc_names  # noqa: E402
 
-__all__ += _io_names + _misc_names
+__all__ += _io_names + _misc_names + ["py_func"]

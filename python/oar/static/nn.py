@@ -18,8 +18,9 @@ from .. import _C
 
 from ._nn_common import *  # noqa: F401,F403
 from ._nn_common import __all__ as _layers
+from .py_func import py_func  # noqa: F401
 
-__all__ = ["cond", "while_loop", "switch_case", "case", "set_max_loop_iterations"] + _layers
+__all__ = ["cond", "while_loop", "switch_case", "case", "set_max_loop_iterations", "py_func"] + _layers
 
 Tensor = _C.Tensor
 

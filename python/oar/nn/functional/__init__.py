@@ -8,3 +8,4 @@ from .norm import *  # noqa: F401,F403
 from .extension import *  # noqa: F401,F403
 from .flash_attention import *  # noqa: F401,F403
 from .sparse_attention import *  # noqa: F401,F403
+from .moe import *  # noqa: F401,F403
