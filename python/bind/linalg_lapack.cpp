@@ -27,6 +27,10 @@ void bind_linalg_lapack(nb::module_& m) {
   m.def("_linalg_slogdet", &la::slogdet, arg("x"));
   m.def("_linalg_solve", &la::solve, arg("x"), arg("y"));
   m.def("_linalg_cholesky", &la::cholesky, arg("x"), arg("upper") = false);
+  m.def("_linalg_eig", &la::eig, arg("x"));
+  m.def("_linalg_lu", &la::lu, arg("x"));
+  m.def("_linalg_triangular_solve", &la::triangular_solve, arg("x"), arg("y"), arg("upper") = true,
+        arg("transpose") = false, arg("unitriangular") = false);
   m.def("_linalg_matrix_power", &la::matrix_power, arg("x"), arg("n"));
 }
 

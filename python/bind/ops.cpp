@@ -5,6 +5,7 @@
 #include "autograd/autograd.h"
 #include "common.h"
 #include "dtype_arg.h"
+#include "ops_docs.h"
 #include "kernels/cpu/vmath.h"
 
 namespace oar::bind {
@@ -150,15 +151,15 @@ void bind_ops(nb::module_& m) {
 
   // Copy and cast
   m.def("cast", [](const Tensor& x, nb::handle dtype) { return ops::cast(x, to_dtype(dtype, "oar.cast")); },
-        arg("x"), arg("dtype"));
+        arg("x"), arg("dtype"), docs::cast);
   cls.def("astype", [](TensorImpl* x, nb::handle dtype) { return ops::cast(Tensor(x), to_dtype(dtype, "Tensor.astype")); });
   cls.def("cast", [](TensorImpl* x, nb::handle dtype) { return ops::cast(Tensor(x), to_dtype(dtype, "Tensor.cast")); });
-  m.def("clone", [](const Tensor& x, nb::handle) { return ops::clone(x); }, arg("x"), arg("name") = kNone);
+  m.def("clone", [](const Tensor& x, nb::handle) { return ops::clone(x); }, arg("x"), arg("name") = kNone, docs::clone);
   cls.def("clone", [](TensorImpl* x) { return ops::clone(Tensor(x)); });
   cls.def("copy_", [](TensorImpl* x, const Tensor& src, bool) { Tensor t(x); return ops::copy_(t, src); },
           arg("src"), arg("blocking") = true);
   m.def("where", [](const Tensor& c, const Tensor& x, const Tensor& y, nb::handle) { return ops::where(c, x, y); },
-        arg("condition"), arg("x"), arg("y"), arg("name") = kNone);
+        arg("condition"), arg("x"), arg("y"), arg("name") = kNone, docs::where);
   m.def("where", [](const Tensor& c, const Scalar& x, const Tensor& y, nb::handle) {
     return ops::where(c, ops::scalar_tensor(x, ops::result_type(y, x)), y);
   }, arg("condition"), arg("x"), arg("y"), arg("name") = kNone);
@@ -167,29 +168,29 @@ void bind_ops(nb::module_& m) {
   }, arg("condition"), arg("x"), arg("y"), arg("name") = kNone);
   m.def("clip", [](const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi, nb::handle) {
     return ops::clip(x, lo, hi);
-  }, arg("x"), arg("min") = kNone, arg("max") = kNone, arg("name") = kNone);
+  }, arg("x"), arg("min") = kNone, arg("max") = kNone, arg("name") = kNone, docs::clip);
   m.def("complex", [](const Tensor& re, const Tensor& im, nb::handle) { return ops::complex(re, im); },
-        arg("real"), arg("imag"), arg("name") = kNone);
+        arg("real"), arg("imag"), arg("name") = kNone, docs::complex);
 
   // Reductions
   auto axes_of = [](std::optional<Dims> a) { return a ? *a : Dims{}; };
   m.def("sum", [axes_of](const Tensor& x, std::optional<Dims> axis, nb::handle dtype, bool keepdim, nb::handle) {
     if (axis && axis->empty()) return x.dim() == 0 ? ops::clone(x) : ops::sum(x, Dims{}, keepdim, opt_dtype(dtype, "oar.sum"));
     return ops::sum(x, axes_of(axis), keepdim, opt_dtype(dtype, "oar.sum"));
-  }, arg("x"), arg("axis") = kNone, arg("dtype") = kNone, arg("keepdim") = false, arg("name") = kNone);
+  }, arg("x"), arg("axis") = kNone, arg("dtype") = kNone, arg("keepdim") = false, arg("name") = kNone, docs::sum);
   m.def("mean", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle) {
     return ops::mean(x, axes_of(axis), keepdim);
-  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone);
+  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone, docs::mean);
   m.def("prod", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle dtype, nb::handle) {
     auto dt = opt_dtype(dtype, "oar.prod");
     return ops::prod(dt ? ops::cast(x, *dt) : x, axes_of(axis), keepdim);
-  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("dtype") = kNone, arg("name") = kNone);
+  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("dtype") = kNone, arg("name") = kNone, docs::prod);
   m.def("amax", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle) {
     return ops::amax(x, axes_of(axis), keepdim);
-  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone);
+  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone, docs::amax);
   m.def("amin", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle) {
     return ops::amin(x, axes_of(axis), keepdim);
-  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone);
+  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone, docs::amin);
   cls.def("sum", [axes_of](TensorImpl* x, std::optional<Dims> axis, nb::handle dtype, bool keepdim, nb::handle) {
     return ops::sum(Tensor(x), axes_of(axis), keepdim, opt_dtype(dtype, "Tensor.sum"));
   }, arg("axis") = kNone, arg("dtype") = kNone, arg("keepdim") = false, arg("name") = kNone);
@@ -207,23 +208,24 @@ void bind_ops(nb::module_& m) {
     }
     return ops::reshape(x, s);
   },
-        arg("x"), arg("shape"), arg("name") = kNone);
+        arg("x"), arg("shape"), arg("name") = kNone, docs::reshape);
   m.def("transpose", [](const Tensor& x, const Dims& perm, nb::handle) { return ops::transpose(x, perm); },
-        arg("x"), arg("perm"), arg("name") = kNone);
+        arg("x"), arg("perm"), arg("name") = kNone, docs::transpose);
   m.def("expand", [](const Tensor& x, const Dims& shape, nb::handle) { return ops::expand(x, shape); },
-        arg("x"), arg("shape"), arg("name") = kNone);
+        arg("x"), arg("shape"), arg("name") = kNone, docs::expand);
   m.def("squeeze", [axes_of](const Tensor& x, std::optional<Dims> axis, nb::handle) { return ops::squeeze(x, axes_of(axis)); },
-        arg("x"), arg("axis") = kNone, arg("name") = kNone);
+        arg("x"), arg("axis") = kNone, arg("name") = kNone, docs::squeeze);
   m.def("unsqueeze", [](const Tensor& x, const Dims& axis, nb::handle) { return ops::unsqueeze(x, axis); },
-        arg("x"), arg("axis"), arg("name") = kNone);
+        arg("x"), arg("axis"), arg("name") = kNone, docs::unsqueeze);
   m.def("flatten", [](const Tensor& x, int64_t s, int64_t e, nb::handle) { return ops::flatten(x, s, e); },
-        arg("x"), arg("start_axis") = 0, arg("stop_axis") = -1, arg("name") = kNone);
+        arg("x"), arg("start_axis") = 0, arg("stop_axis") = -1, arg("name") = kNone, docs::flatten);
   m.def("strided_slice", [](const Tensor& x, const Dims& axes, const Dims& starts, const Dims& ends,
                             const Dims& strides, nb::handle) { return ops::strided_slice(x, axes, starts, ends, strides); },
-        arg("x"), arg("axes"), arg("starts"), arg("ends"), arg("strides"), arg("name") = kNone);
+        arg("x"), arg("axes"), arg("starts"), arg("ends"), arg("strides"), arg("name") = kNone, docs::strided_slice);
   m.def("slice_scatter", [](const Tensor& x, const Tensor& v, const Dims& axes, const Dims& starts, const Dims& ends,
                             const Dims& strides, nb::handle) { return ops::slice_scatter(x, v, axes, starts, ends, strides); },
-        arg("x"), arg("value"), arg("axes"), arg("starts"), arg("ends"), arg("strides"), arg("name") = kNone);
+        arg("x"), arg("value"), arg("axes"), arg("starts"), arg("ends"), arg("strides"), arg("name") = kNone,
+        docs::slice_scatter);
 
   m.def("_setitem_slice", [](const Tensor& x, const Tensor& v, const Dims& axes, const Dims& starts, const Dims& ends,
                              const Dims& strides) {
@@ -234,7 +236,7 @@ void bind_ops(nb::module_& m) {
   // Linear algebra
   m.def("_linear", [](const Tensor& x, const Tensor& w, const Tensor& b) { return ops::linear(x, w, b); });
   m.def("matmul", [](const Tensor& x, const Tensor& y, bool tx, bool ty, nb::handle) { return ops::matmul(x, y, tx, ty); },
-        arg("x"), arg("y"), arg("transpose_x") = false, arg("transpose_y") = false, arg("name") = kNone);
+        arg("x"), arg("y"), arg("transpose_x") = false, arg("transpose_y") = false, arg("name") = kNone, docs::matmul);
   cls.def("matmul", [](TensorImpl* x, const Tensor& y, bool tx, bool ty, nb::handle) {
     return ops::matmul(Tensor(x), y, tx, ty);
   }, arg("y"), arg("transpose_x") = false, arg("transpose_y") = false, arg("name") = kNone);
@@ -265,8 +267,8 @@ void bind_ops(nb::module_& m) {
   m.def("set_num_threads", [](int n) {
     OAR_CHECK(n >= 1, Value, "[oar.set_num_threads] expects a positive count, got ", n);
     omp_set_num_threads(n);
-  });
-  m.def("get_num_threads", []() { return omp_get_max_threads(); });
+  }, docs::set_num_threads);
+  m.def("get_num_threads", []() { return omp_get_max_threads(); }, docs::get_num_threads);
   // Which vectorised math code path runs ("avx512", "avx2", "portable"); tests
   // select each one the CPU supports.
   m.def("_vmath_isa", []() { return std::string(cpu::vmath::table().isa); });

@@ -95,7 +95,13 @@ nb::ndarray<nb::numpy> as_ndarray(const Tensor& t) {
 Tensor self_t(TensorImpl* p) { return Tensor(p); }
 
 void bind_tensor(nb::module_& m) {
-  nb::enum_<DType>(m, "dtype")
+  nb::enum_<DType>(m, "dtype", R"(An element type: oar.bool, uint8, int8, int16, int32, int64, float16, bfloat16,
+float32, float64, complex64, complex128 (they print with Paddle's names).
+
+>>> import oar
+>>> oar.float32.itemsize, oar.bfloat16.is_floating_point, oar.complex64.is_complex
+(4, True, True)
+)")
       .value("bool", DType::Bool).value("uint8", DType::UInt8).value("int8", DType::Int8)
       .value("int16", DType::Int16).value("int32", DType::Int32).value("int64", DType::Int64)
       .value("float16", DType::Float16).value("bfloat16", DType::BFloat16).value("float32", DType::Float32)
@@ -115,7 +121,18 @@ void bind_tensor(nb::module_& m) {
   });
 
   auto cls = nb::class_<TensorImpl>(
-      m, "Tensor",
+      m, "Tensor", R"(An n-dimensional array of one dtype on one device, with autograd: a tensor that does not
+stop gradient records the ops that read it, and backward() fills the .grad of its leaves.
+Make one with oar.to_tensor (or zeros, ones, arange, ...).
+
+>>> import oar
+>>> x = oar.to_tensor([[1.0, 2.0], [3.0, 4.0]], stop_gradient=False)
+>>> x.shape, x.dtype
+([2, 2], paddle.float32)
+>>> (x * x).sum().backward()
+>>> x.grad.numpy().tolist()
+[[2.0, 4.0], [6.0, 8.0]]
+)",
       nb::intrusive_ptr<TensorImpl>([](TensorImpl* o, PyObject* po) noexcept { o->set_self_py(po); }),
       nb::dynamic_attr());
   cls.def_prop_ro("shape", [](TensorImpl* s) { return s->shape; })

@@ -12,6 +12,7 @@
 
 #include "ops/grad.h"
 #include "ops/dispatch.h"
+#include "ops/index.h"
 #include "ops/manip.h"
 #include "ops/reduce_ext.h"
 
@@ -256,6 +257,120 @@ OpDef& kSolve = OpBuilder("linalg_solve").meta(solve_meta).grad(solve_grad).save
 OpDef& kCholesky = OpBuilder("linalg_cholesky").attrs({"upper"}).meta(cholesky_meta).grad(cholesky_grad)
                        .saves(false, true);
 
+// ---- eig (general, geev): w [.., n] and V [.., n, n], complex.
+Metas eig_meta(std::span<const Tensor> in, const Attrs&) {
+  const Tensor& x = in[0];
+  check_dtype(x, "oar.linalg.eig");
+  check_square(x, "oar.linalg.eig");
+  DType ct = to_complex(x.dtype());
+  return {TensorMeta{with(batch_dims(x), {x.shape().back()}), ct}, TensorMeta{x.shape(), ct}};
+}
+Tensors eig_grad(const GradCtx& c) {
+  // gA = V^-H (diag(gw) + off(V^H gV - V^H V diag(re diag(V^H gV))) / conj(E)) V^H with
+  // E_ij = w_j - w_i; real inputs take the real part.
+  const Tensor& w = c.out(0);
+  const Tensor& V = c.out(1);
+  DType ct = V.dtype();
+  int64_t n = w.shape().back();
+  Tensor inner = diag_embed(c.grad(0), ct);
+  if (c.grads[1].defined()) {
+    Tensor Vh = mH(V);
+    Tensor VhgV = matmul(Vh, c.grad(1));
+    Tensor d = cast(real(diagonal(VhgV, 0, VhgV.dim() - 2, VhgV.dim() - 1)), ct);
+    Tensor num = subtract(VhgV, matmul(Vh, multiply(V, row(d))));
+    Tensor wc = conj(w);
+    Tensor E = add(subtract(row(wc), col(wc)), eye_like(n, ct));
+    Tensor off = subtract(ones(Dims{n, n}, ct), eye_like(n, ct));
+    inner = add(inner, multiply(divide(num, E), off));
+  }
+  Tensor gA = linalg::solve(mH(V), matmul(inner, mH(V)));
+  return {is_complex(c.in(0).dtype()) ? gA : cast(real(gA), c.in(0).dtype())};
+}
+
+// ---- lu (getrf with partial pivoting): LU packed [.., m, n], pivots int32
+// [.., k] (1-based, LAPACK's), infos int32 [..], and the inverse row
+// permutation int64 [.., m, 1] (row j of A is row iperm[j] of L U) for the gradient.
+Metas lu_meta(std::span<const Tensor> in, const Attrs&) {
+  const Tensor& x = in[0];
+  check_dtype(x, "oar.linalg.lu");
+  check_matrix(x, "oar.linalg.lu");
+  int64_t m = x.shape()[x.dim() - 2], n = x.shape()[x.dim() - 1];
+  Dims b = batch_dims(x);
+  return {TensorMeta{x.shape(), x.dtype()}, TensorMeta{with(b, {std::min(m, n)}), DType::Int32},
+          TensorMeta{b, DType::Int32}, TensorMeta{with(b, {m, 1}), DType::Int64}};
+}
+Tensor rows(const Tensor& x, int64_t b, int64_t e) {
+  return strided_slice(x, Dims{x.dim() - 2}, Dims{b}, Dims{e}, Dims{1});
+}
+Tensor cols(const Tensor& x, int64_t b, int64_t e) {
+  return strided_slice(x, Dims{x.dim() - 1}, Dims{b}, Dims{e}, Dims{1});
+}
+Tensor cat2(const Tensor& a, const Tensor& b, int64_t axis) {
+  Tensor xs[2] = {a, b};
+  return concat(std::span<const Tensor>(xs, 2), axis);
+}
+// X U^-H for square U.
+Tensor right_solve_h(const Tensor& X, const Tensor& U) { return mH(linalg::solve(U, mH(X))); }
+Tensors lu_grad(const GradCtx& c) {
+  const Tensor& LU = c.out(0);
+  const Tensor& iperm = c.out(3);
+  int64_t m = LU.shape()[LU.dim() - 2], n = LU.shape()[LU.dim() - 1], k = std::min(m, n);
+  DType dt = LU.dtype();
+  Tensor g = c.grad(0);
+  // L [m, k] unit lower, U [k, n] upper; their gradients from the packed one.
+  Tensor L = add(cols(tril(LU, -1), 0, k), eye(m, k, dt)), U = rows(triu(LU), 0, k);
+  Tensor gL = cols(tril(g, -1), 0, k), gU = rows(triu(g), 0, k);
+  Tensor gA;
+  if (m <= n) {
+    Tensor U1 = cols(U, 0, k);
+    Tensor T = right_solve_h(tril(subtract(matmul(mH(L), gL), matmul(gU, mH(U))), -1), U1);
+    T = k == n ? add(T, gU) : cat2(add(T, cols(gU, 0, k)), cols(gU, k, n), -1);
+    gA = linalg::solve(mH(L), T);
+  } else {
+    Tensor L1 = rows(L, 0, k);
+    Tensor T = linalg::solve(mH(L1), triu(subtract(matmul(gU, mH(U)), matmul(mH(L), gL))));
+    T = cat2(add(T, rows(gL, 0, k)), rows(gL, k, m), -2);
+    gA = right_solve_h(T, U);
+  }
+  // A = P L U: undo the row permutation.
+  Dims full = iperm.shape();
+  full.back() = n;
+  return {take_along_axis(gA, expand(iperm, full), gA.dim() - 2, false)};
+}
+
+// ---- triangular_solve (trsm): op(A) X = B with A the upper/lower triangle of
+// x (unit diagonal with unitriangular), op(A) = A or A^T.
+Metas trisolve_meta(std::span<const Tensor> in, const Attrs&) {
+  const Tensor& x = in[0];
+  const Tensor& y = in[1];
+  const char* api = "oar.linalg.triangular_solve";
+  check_dtype(x, api);
+  check_square(x, api);
+  check_matrix(y, api, "y");
+  OAR_CHECK(x.dtype() == y.dtype(), Type, "[", api, "] x and y must have the same dtype, got ", dtype_name(x.dtype()),
+            " and ", dtype_name(y.dtype()));
+  OAR_CHECK(y.dim() == x.dim() && batch_dims(x) == batch_dims(y) && y.shape()[y.dim() - 2] == x.shape().back(),
+            Value, "[", api, "] y must have shape [..., ", x.shape().back(), ", K] matching x of shape ",
+            shape_str(x.shape()), ", got ", shape_str(y.shape()));
+  return {TensorMeta{y.shape(), y.dtype()}};
+}
+Tensors trisolve_grad(const GradCtx& c) {
+  bool upper = c.attr().b(0), trans = c.attr().b(1), unit = c.attr().b(2);
+  const Tensor& x = c.in(0);
+  // gB = op(A)^-H g: op(A)^H is conj(A)^T (no transpose) or conj(A).
+  Tensor gB = linalg::triangular_solve(conj(x), c.grad(0), upper, !trans, unit);
+  Tensor gOp = neg(matmul(gB, mH(c.out(0))));
+  Tensor gA = trans ? mT(gOp) : gOp;
+  // Only the triangle that is read (without its diagonal when that is taken as ones).
+  gA = upper ? triu(gA, unit ? 1 : 0) : tril(gA, unit ? -1 : 0);
+  return {gA, gB};
+}
+
+OpDef& kTrisolve = OpBuilder("linalg_triangular_solve").attrs({"upper", "transpose", "unitriangular"})
+                       .meta(trisolve_meta).grad(trisolve_grad).saves(true, true);
+OpDef& kEig = OpBuilder("linalg_eig").meta(eig_meta).grad(eig_grad).saves(true, true);
+OpDef& kLu = OpBuilder("linalg_lu").meta(lu_meta).grad(lu_grad).saves(false, true);
+
 // Integer and bool inputs compute in the default float dtype; everything is
 // made contiguous for the kernels.
 Tensor prep(const Tensor& x) {
@@ -361,6 +476,32 @@ Tensor svd_matrix_norm(const Tensor& x, int64_t a0, int64_t a1, bool nuc, double
   if (!keepdim) return r;
   Dims ax{std::min(a0, a1), std::max(a0, a1)};
   return unsqueeze(r, ax);
+}
+
+std::pair<Tensor, Tensor> eig(const Tensor& x) {
+  Tensors r = run(kEig, {prep(x)});
+  return {r[0], r[1]};
+}
+
+Tensor triangular_solve(const Tensor& x0, const Tensor& y0, bool upper, bool transpose, bool unitriangular) {
+  const char* api = "oar.linalg.triangular_solve";
+  Tensor x = prep(x0), y = prep(y0);
+  check_square(x, api);
+  check_matrix(y, api, "y");
+  DType dt = promote_types(x.dtype(), y.dtype());
+  x = cast(x, dt);
+  y = cast(y, dt);
+  OAR_CHECK(y.shape()[y.dim() - 2] == x.shape().back(), Value, "[", api, "] y must have shape [..., ",
+            x.shape().back(), ", K] for x of shape ", shape_str(x.shape()), ", got ", shape_str(y.shape()));
+  Dims b = broadcast_shapes(batch_dims(x), batch_dims(y), api);
+  Tensor xe = contiguous(expand(x, with(b, {x.shape()[x.dim() - 2], x.shape().back()})));
+  Tensor ye = contiguous(expand(y, with(b, {y.shape()[y.dim() - 2], y.shape().back()})));
+  return run(kTrisolve, {xe, ye}, Attrs{upper, transpose, unitriangular})[0];
+}
+
+std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& x) {
+  Tensors r = run(kLu, {prep(x)});
+  return {r[0], r[1], r[2]};
 }
 
 }  // namespace ops::linalg
