@@ -271,4 +271,4 @@ def meshgrid(*args, **kwargs):
 
 
 __tensor_methods__ = ("tile", "flip", "split", "chunk", "unbind", "diagonal", "tril", "triu", "repeat_interleave", "roll",
-                      "diag")
+                      "diag", "diagflat")

@@ -16,7 +16,7 @@ import numpy as np
 from . import _C
 from ._C import matmul
 from ._linalg_ext import cross
-from ._manip import diagflat, diagonal, tril, triu
+from ._manip import diagonal, tril, triu
 from ._random import randn
 from ._reduce_ext import norm
 from .creation import eye, full_like, ones_like, to_tensor, zeros, zeros_like
@@ -989,4 +989,4 @@ def pca_lowrank(x, q=None, center=True, niter=2, name=None):
 __tensor_methods__ = ("cholesky", "matrix_power", "qr", "eigvalsh", ("inverse", "inv"), "solve", "cond",
                       "cholesky_solve", "cholesky_inverse", "pinv", "slogdet", "multi_dot", "eig", "eigvals", "lu",
                       "lu_unpack", "lstsq", "householder_product", "ormqr", "cov", "corrcoef", "svd_lowrank",
-                      "pca_lowrank", ("diagflat", diagflat))
+                      "pca_lowrank")
