@@ -19,7 +19,16 @@ from .pipeline import *  # noqa: F401,F403
 from .pipeline import __all__ as _pipeline_all
 from .sharding import *  # noqa: F401,F403
 from .sharding import __all__ as _sharding_all
+from .intermediate import *  # noqa: F401,F403
+from .intermediate import __all__ as _intermediate_all
+from .dist_model import *  # noqa: F401,F403
+from .dist_model import __all__ as _dist_model_all
+from .dtensor_utils import *  # noqa: F401,F403
+from .dtensor_utils import __all__ as _dtensor_utils_all
+from .sharded_state import *  # noqa: F401,F403
+from .sharded_state import __all__ as _sharded_state_all
 
 __all__ = (list(_collective_all) + ["DataParallel", "sync_params_buffers", "ParallelMode", "io", "launch", "spawn",
                                     "gloo_init_parallel_env", "gloo_barrier", "gloo_release"]
-           + list(_auto_all) + list(_sharding_all) + list(_ckpt_all) + list(_pipeline_all))
+           + list(_auto_all) + list(_sharding_all) + list(_ckpt_all) + list(_pipeline_all) + list(_intermediate_all)
+           + list(_dist_model_all) + list(_dtensor_utils_all) + list(_sharded_state_all))

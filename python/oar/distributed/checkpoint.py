@@ -205,8 +205,14 @@ def _collect(flat, rank, coordinator):
     """This rank's part of a save (no communication): tensor metadata, the
     pieces it writes (one replica of each distinct piece), and (coordinator)
     the non-tensor values."""
+    from .sharded_state import ShardedWeight
+
     tensors, pieces, values = {}, {}, {}
     for key, _, _, v in flat:
+        if isinstance(v, ShardedWeight):  # a piece with its place in the whole
+            tensors[key] = {"dtype": _dtype_name(v.local_tensor), "shape": list(v.global_shape)}
+            pieces[key] = (v.local_tensor, list(v.global_offset), list(v.local_shape))
+            continue
         if not isinstance(v, _C.Tensor):
             jv = _json_value(key, v, _SAVE)
             if rank == coordinator:
@@ -252,6 +258,8 @@ def _merge(path, gen, ranks, coordinator):
                 raise ValueError(f"[{_SAVE}] {key!r} is {rec['dtype']} of shape {rec['shape']} on one rank but "
                                  f"{t['dtype']} of shape {t['shape']} on rank {r}")
         for key, p in meta["pieces"].items():
+            if any(q["offsets"] == p["offsets"] and q["shape"] == p["shape"] for q in tensors[key]["pieces"]):
+                continue  # the same piece from another replica (ShardedWeight replicas)
             tensors[key]["pieces"].append({"file": meta["file"], "offsets": p["offsets"], "shape": p["shape"]})
         if r == coordinator:
             values = meta["values"]
@@ -343,8 +351,10 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0, un
         raise TypeError(f"[{_SAVE}] path must be a str or os.PathLike, got {type(path).__name__}")
     path = os.path.abspath(os.fspath(path))
     flat = _flatten(state_dict, _SAVE)
+    from .sharded_state import ShardedWeight
+
     for key, _, _, v in flat:  # refuse what cannot be stored before anything is written
-        if not isinstance(v, _C.Tensor):
+        if not isinstance(v, (_C.Tensor, ShardedWeight)):
             _json_value(key, v, _SAVE)
     if unique_id is not None and (not isinstance(unique_id, int) or isinstance(unique_id, bool)):
         raise TypeError(f"[{_SAVE}] unique_id must be None or an int, got {unique_id!r}")
@@ -581,9 +591,14 @@ def load_state_dict(state_dict, path, process_group=None, coordinator_rank=0, un
         raise _bad(mpath, f"holds checkpoint {m['generation']}, not unique_id {unique_id} (a folder keeps only its "
                    "latest checkpoint)")
     tensors, values = m["tensors"], m["values"]
+    from .sharded_state import ShardedWeight
+
     rank = C.get_rank()
     files = _Files(path)
     for key, container, k, v in flat:
+        piece = None
+        if isinstance(v, ShardedWeight):  # receives its region of the saved tensor
+            piece, v = v, v.local_tensor
         if not isinstance(v, _C.Tensor):
             if key not in values:
                 what = "a tensor" if key in tensors else "no such key"
@@ -597,13 +612,15 @@ def load_state_dict(state_dict, path, process_group=None, coordinator_rank=0, un
                 raise _bad(mpath, f"{key!r} is a tensor in state_dict but a plain value in the checkpoint", TypeError)
             raise _bad(mpath, f"the checkpoint has no key {key!r} ({len(tensors)} tensors saved, e.g. "
                        f"{sorted(tensors)[:5]})")
-        shape = list(v.shape)
+        shape = list(v.shape) if piece is None else list(piece.global_shape)
         if rec["shape"] != shape:
             raise _bad(mpath, f"{key!r} was saved with shape {rec['shape']}, the target has shape {shape}")
         if rec["dtype"] != _dtype_name(v):
             raise _bad(mpath, f"{key!r} was saved as {rec['dtype']}, the target is {_dtype_name(v)}", TypeError)
         fill = None
-        if _is_dist(v):
+        if piece is not None:
+            off, shp, target = list(piece.global_offset), list(piece.local_shape), v
+        elif _is_dist(v):
             mesh, pl = v.process_mesh, v.placements
             coord = _coord(mesh, rank)
             if coord is None:
