@@ -1,0 +1,67 @@
+"""Everyday tensor manipulation: gather/scatter, where, topk, argsort, cumsum, einsum and friends."""
+import numpy as np
+import paddle
+
+from _common import show
+
+rng = np.random.RandomState(0)
+x = paddle.to_tensor(rng.randn(4, 5).astype("float32"))
+idx = paddle.to_tensor([3, 0, 2])
+show("gather", paddle.gather(x, idx, axis=0)[:, :2], rtol=1e-6)
+show("gather_axis1", paddle.gather(x, paddle.to_tensor([4, 1]), axis=1), rtol=1e-6)
+show("gather_nd", paddle.gather_nd(x, paddle.to_tensor([[0, 1], [3, 4]])), rtol=1e-6)
+upd = paddle.ones([2, 5])
+show("scatter_overwrite", paddle.scatter(x, paddle.to_tensor([1, 1]), upd * paddle.to_tensor([[1.0], [2.0]]))[1],
+     rtol=1e-6)
+show("scatter_add", paddle.scatter(paddle.zeros([3, 2]), paddle.to_tensor([0, 2, 0]),
+                                   paddle.to_tensor([[1.0, 1], [2, 2], [3, 3]]), overwrite=False))
+show("scatter_nd_add", paddle.scatter_nd_add(paddle.zeros([3, 3]), paddle.to_tensor([[0, 1], [0, 1], [2, 2]]),
+                                             paddle.to_tensor([1.0, 2.0, 3.0])))
+show("put_along_axis", paddle.put_along_axis(paddle.zeros([2, 3]), paddle.to_tensor([[2], [0]]), 5.0, axis=1))
+show("take_along_axis", paddle.take_along_axis(x, paddle.to_tensor([[1], [0], [4], [2]]), axis=1), rtol=1e-6)
+show("where", paddle.where(x > 0, x, paddle.zeros_like(x))[0], rtol=1e-6)
+show("where_index", paddle.nonzero(x > 1.0))
+vals, inds = paddle.topk(x, k=2, axis=1)
+show("topk_vals", vals, rtol=1e-6)
+show("topk_inds", inds)
+show("topk_smallest", paddle.topk(x[0], k=3, largest=False)[1])
+show("argsort", paddle.argsort(x[1], descending=True))
+show("sort", paddle.sort(x[2]), rtol=1e-6)
+show("argmax_keepdim", paddle.argmax(x, axis=0, keepdim=True))
+show("cumsum", paddle.cumsum(x, axis=1)[0], rtol=1e-5)
+show("cumsum_flat", paddle.cumsum(paddle.arange(6).reshape([2, 3])))
+show("cumprod", paddle.cumprod(paddle.to_tensor([1.0, 2.0, 3.0, 4.0]), dim=0))
+a = paddle.to_tensor(rng.randn(2, 3, 4).astype("float32"))
+b = paddle.to_tensor(rng.randn(2, 4, 5).astype("float32"))
+show("einsum_bmm", paddle.einsum("bij,bjk->bik", a, b)[1, 0], rtol=1e-5)
+show("einsum_trace", paddle.einsum("ii->", x[:, :4]), rtol=1e-5)
+show("einsum_outer", paddle.einsum("i,j->ij", x[0, :2], x[1, :3]), rtol=1e-5)
+show("index_select", paddle.index_select(x, paddle.to_tensor([0, 0, 3]), axis=0)[:, 0], rtol=1e-6)
+show("masked_select", paddle.masked_select(x, x > 1.5), rtol=1e-6)
+u, inv, cnt = paddle.unique(paddle.to_tensor([3, 1, 3, 2, 1, 3]), return_inverse=True, return_counts=True)
+show("unique", [str(u.numpy().tolist()), str(inv.numpy().tolist()), str(cnt.numpy().tolist())])
+show("split", [str(list(t.shape)) for t in paddle.split(x, [2, -1], axis=1)])
+show("chunk", [str(list(t.shape)) for t in paddle.chunk(x, 2, axis=0)])
+show("concat_stack", [str(list(paddle.concat([x, x], axis=0).shape)), str(list(paddle.stack([x, x], axis=1).shape))])
+show("tile", paddle.tile(paddle.to_tensor([1, 2]), [2, 2]))
+show("roll", paddle.roll(paddle.arange(5), 2))
+show("flip", paddle.flip(paddle.arange(6).reshape([2, 3]), axis=[0, 1]))
+show("repeat_interleave", paddle.repeat_interleave(paddle.to_tensor([1, 2]), 2))
+show("squeeze_unsqueeze", [str(list(paddle.unsqueeze(x, [0, 2]).shape)),
+                           str(list(paddle.squeeze(paddle.zeros([1, 3, 1]), 0).shape))])
+show("transpose", paddle.transpose(a, [2, 0, 1]).shape)
+show("expand", paddle.expand(paddle.to_tensor([[1.0], [2.0]]), [2, 3]))
+show("clip", paddle.clip(x[0], min=-0.5, max=0.5), rtol=1e-6)
+show("slicing", x[1:3, ::2], rtol=1e-6)
+y = x.clone()
+y[y < 0] = 0.0
+y[0, 1:3] = paddle.to_tensor([9.0, 8.0])
+show("setitem", y[:2], rtol=1e-6)
+ints = paddle.to_tensor([-7, 7])
+show("int_div_mod", [str((ints // 2).numpy().tolist()), str((ints % 3).numpy().tolist())])
+show("dtype_promotion", [str((paddle.to_tensor([1, 2]) * 1.5).dtype).split(".")[-1],
+                         str((paddle.ones([1], "float32") + paddle.ones([1], "float64")).dtype).split(".")[-1]])
+show("shape_is_list", [str(isinstance(x.shape, list)), str(x.shape == [4, 5])])
+show("mean_std_var", [float(x.mean()), float(x.std()), float(x.var(unbiased=False))], rtol=1e-5)
+show("logsumexp", paddle.logsumexp(x, axis=1), rtol=1e-5)
+show("norm", [float(paddle.norm(x)), float(paddle.norm(x, p=1))], rtol=1e-5)
