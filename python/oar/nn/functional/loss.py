@@ -76,7 +76,9 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
 
     Hard labels hold class indices, of input's shape with the class axis removed or
     of size 1; soft labels hold a distribution of input's shape. With reduction
-    'none' the class axis is kept with size 1 (Paddle's convention).
+    'none' the result has the hard label's shape (with or without the size-1
+    class axis, as given), and for soft labels input's shape with the class
+    axis of size 1, as in Paddle.
 
     'mean' follows Paddle (Note [cross entropy mean]): without weight it is
     sum(loss) / N over all N entries when ignore_index < 0 (the default -100;
@@ -92,6 +94,8 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
     >>> round(oar.nn.functional.cross_entropy(logits, oar.to_tensor([0, 1])).item(), 4)
     0.1269
     >>> oar.nn.functional.cross_entropy(logits, oar.to_tensor([0, 1]), reduction="none").shape
+    [2]
+    >>> oar.nn.functional.cross_entropy(logits, oar.to_tensor([[0], [1]]), reduction="none").shape
     [2, 1]
     """
     api = "cross_entropy"
@@ -104,6 +108,8 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
     if not -input.ndim <= axis < input.ndim:
         raise _err(api, f"axis {axis} is out of range for a {input.ndim}-D input")
     axis = axis + input.ndim if axis < 0 else axis
+    # 'none' returns the hard label's shape: without the class axis if the label has none.
+    drop_class_axis = reduction == "none" and not soft_label and label.ndim == input.ndim - 1
     if not 0.0 <= label_smoothing <= 1.0:
         raise _err(api, f"label_smoothing must be in [0, 1], got {label_smoothing}")
     n_class = input.shape[axis]
@@ -122,9 +128,10 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
                                    label_smoothing, n_class)
         if reduction == "none":
             loss = _C.transpose(loss, [perm.index(i) for i in range(input.ndim)])
-        return loss
-    return _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_label, use_softmax,
-                               label_smoothing, n_class)
+    else:
+        loss = _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_label, use_softmax,
+                                   label_smoothing, n_class)
+    return _C.squeeze(loss, [axis]) if drop_class_axis else loss
 
 
 def _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_label, use_softmax,  # noqa: A002
