@@ -274,3 +274,22 @@ def test_autocast_state_queries():
     with oar.autocast(enabled=False):
         assert not oar.amp.is_autocast_enabled()
     assert not oar.amp.is_autocast_enabled()
+
+
+def test_grad_scaler_getters_and_setters():
+    s = amp.GradScaler(init_loss_scaling=8.0, incr_ratio=3.0, decr_ratio=0.25, incr_every_n_steps=2,
+                       decr_every_n_nan_or_inf=1)
+    assert (s.get_init_loss_scaling(), s.get_incr_ratio(), s.get_decr_ratio(), s.get_incr_every_n_steps(),
+            s.get_decr_every_n_nan_or_inf()) == (8.0, 3.0, 0.25, 2, 1)
+    s.set_incr_ratio(4.0)
+    s.set_incr_every_n_steps(1)
+    net = oar.nn.Linear(2, 1)
+    opt = oar.optimizer.SGD(learning_rate=0.0, parameters=net.parameters())
+    s.scale(net(oar.ones([1, 2])).sum()).backward()
+    s.step(opt)
+    s.update()
+    assert s.get_loss_scaling() == 32.0  # one good step, incr_every_n_steps=1: times the new incr_ratio
+    with pytest.raises(ValueError, match=r"^\[oar.amp.GradScaler.set_decr_ratio\] decr_ratio must be in \(0, 1\)"):
+        s.set_decr_ratio(1.5)
+    with pytest.raises(ValueError, match=r"^\[oar.amp.GradScaler.set_incr_every_n_steps\]"):
+        s.set_incr_every_n_steps(0)

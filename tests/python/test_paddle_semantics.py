@@ -28,3 +28,20 @@ def test_data_parallel_under_a_launcher_still_needs_init(monkeypatch):
     monkeypatch.setenv("PADDLE_TRAINERS_NUM", "2")
     with pytest.raises(RuntimeError, match=r"^\[oar.DataParallel\] the parallel environment is not initialised"):
         oar.DataParallel(oar.nn.Linear(2, 2))
+
+
+def test_nuclear_norm_of_a_matrix_needs_no_axis():
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    got = oar.norm(oar.to_tensor(a), p="nuc").item()
+    np.testing.assert_allclose(got, np.linalg.svd(a, compute_uv=False).sum(), rtol=1e-12)
+    assert oar.linalg.norm(oar.to_tensor(a), p="nuc").item() == pytest.approx(got)
+
+
+def test_to_grayscale_weights_follow_paddle_per_input_kind():
+    from oar.vision.transforms import functional as TF
+    rgb = np.array([[[200, 10, 30]]], dtype=np.uint8)
+    # PIL/NumPy images: 0.299 R + 0.587 G + 0.114 B; tensors: 0.2989 R (Paddle's tensor path).
+    assert TF.to_grayscale(rgb).reshape(-1)[0] == int(round(0.299 * 200 + 0.587 * 10 + 0.114 * 30))
+    t = oar.to_tensor(np.array([[[200.0]], [[10.0]], [[30.0]]], dtype=np.float32))  # CHW
+    np.testing.assert_allclose(TF.to_grayscale(t).numpy().reshape(-1)[0], 0.2989 * 200 + 0.587 * 10 + 0.114 * 30,
+                               rtol=1e-6)

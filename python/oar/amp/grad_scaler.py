@@ -11,6 +11,18 @@ def _params(optimizer):
     return params
 
 
+def _positive(value, what, cls, above=0.0):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > above:
+        raise ValueError(f"[oar.amp.{cls}.set_{what}] {what} must be a number above {above:g}, got {value!r}")
+    return float(value)
+
+
+def _count(value, what, cls):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"[oar.amp.{cls}.set_{what}] {what} must be a positive int, got {value!r}")
+    return int(value)
+
+
 class AmpScaler:
     """Multiplies the loss by a scale, divides the gradients by it before the
     optimizer step, skips steps whose gradients hold inf/NaN, and adapts the
@@ -58,10 +70,42 @@ class AmpScaler:
         return self._dynamic
 
     def get_loss_scaling(self):
+        """The current loss scale."""
+        return self._scale
+
+    def get_init_loss_scaling(self):
+        """The loss scale now (Paddle's name: it is the scale the next step starts from)."""
         return self._scale
 
     def set_init_loss_scaling(self, value):
-        self._scale = float(value)
+        self._scale = _positive(value, "init_loss_scaling", type(self).__name__)
+
+    def get_incr_ratio(self):
+        return self._incr_ratio
+
+    def set_incr_ratio(self, value):
+        self._incr_ratio = _positive(value, "incr_ratio", type(self).__name__, above=1.0)
+
+    def get_decr_ratio(self):
+        return self._decr_ratio
+
+    def set_decr_ratio(self, value):
+        v = _positive(value, "decr_ratio", type(self).__name__)
+        if v >= 1.0:
+            raise ValueError(f"[oar.amp.{type(self).__name__}.set_decr_ratio] decr_ratio must be in (0, 1), got {v}")
+        self._decr_ratio = v
+
+    def get_incr_every_n_steps(self):
+        return self._incr_every_n_steps
+
+    def set_incr_every_n_steps(self, value):
+        self._incr_every_n_steps = _count(value, "incr_every_n_steps", type(self).__name__)
+
+    def get_decr_every_n_nan_or_inf(self):
+        return self._decr_every_n_nan_or_inf
+
+    def set_decr_every_n_nan_or_inf(self, value):
+        self._decr_every_n_nan_or_inf = _count(value, "decr_every_n_nan_or_inf", type(self).__name__)
 
     def scale(self, var):
         """The loss times the current scale (unchanged when disabled)."""

@@ -349,16 +349,18 @@ def rotate(img, angle, interpolation="nearest", expand=False, center=None, fill=
 
 
 _GRAY = np.array([0.299, 0.587, 0.114])
+# Paddle's tensor path weighs red 0.2989 (PIL and cv2 images: 0.299).
+_GRAY_TENSOR = np.array([0.2989, 0.587, 0.114])
 
 
-def _gray_np(a):
+def _gray_np(a, weights=_GRAY):
     if a.ndim == 2 or a.shape[2] == 1:
         return (a if a.ndim == 2 else a[:, :, 0]).astype(np.float64)
-    return a[:, :, :3].astype(np.float64) @ _GRAY
+    return a[:, :, :3].astype(np.float64) @ weights
 
 
 def to_grayscale(img, num_output_channels=1):
-    """Luma (0.299 R + 0.587 G + 0.114 B), with 1 or 3 equal output channels.
+    """Luma (0.299 R + 0.587 G + 0.114 B; for a Tensor 0.2989 R, as Paddle), with 1 or 3 equal output channels.
 
     >>> import numpy as np
     >>> from oar.vision.transforms import functional as F
@@ -373,8 +375,10 @@ def to_grayscale(img, num_output_channels=1):
         g = img.convert("L")
         return g if num_output_channels == 1 else g.convert("RGB")
 
+    weights = _GRAY_TENSOR if isinstance(img, _C.Tensor) else _GRAY
+
     def fn(a):
-        g = _cast_like(_gray_np(a), a.dtype)[:, :, None]
+        g = _cast_like(_gray_np(a, weights), a.dtype)[:, :, None]
         return np.repeat(g, num_output_channels, axis=2)
 
     return _via_numpy(img, fn)
