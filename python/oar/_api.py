@@ -38,7 +38,8 @@ _KEEP = (TypeError, ValueError, IndexError, NotImplementedError, RuntimeError, M
 _CONTEXTS = ("oar.jit.", "oar.static.", "oar.distributed.")
 # Entry points that run other code (gradient rules, hooks, user callbacks):
 # errors from inside keep the tag of whatever raised them.
-_PASS_THROUGH = {"oar.Tensor.backward", "oar.grad", "oar.autograd.backward", "oar.autograd.grad"}
+_PASS_THROUGH = {"oar.Tensor.backward", "oar.grad", "oar.autograd.backward", "oar.autograd.grad", "oar.Tensor.apply",
+                 "oar.Tensor.apply_"}
 
 
 def _given(type_name):
