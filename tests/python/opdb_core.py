@@ -474,8 +474,7 @@ def _np_linear(x, w, b=None):
 register(OpInfo("nn.functional.linear", F.linear, _np_linear, FLOATS,
                 lambda d: [Sample((_v(d, 120)(3, 4), _v(d, 121)(4, 5), _v(d, 122)(5))),
                            Sample((_v(d, 120)(2, 3, 4), _v(d, 121)(4, 2))),
-                           # (1-D x with a bias crashes the process in float16 and bfloat16)
-                           *([Sample((_v(d, 120)(4,), _v(d, 121)(4, 3), _v(d, 122)(3)))] if d in F32_64 else []),
+                           Sample((_v(d, 120)(4,), _v(d, 121)(4, 3), _v(d, 122)(3))),  # a 1-D x
                            Sample((_v(d, 120)(3, 4), _v(d, 121)(4, 5), _v(d, 122)(5)), noncontig=True),
                            Sample((_v(d, 120)(0, 4), _v(d, 121)(4, 5), _v(d, 122)(5)))],
                 grad=True, gradgrad=True, tol={"float16": (5e-2, 2e-2), "bfloat16": (2e-1, 5e-2)},

@@ -193,6 +193,7 @@ bool as_nd(const Tensor& t, bool trans, int64_t nd, dnnl::memory::dims* dims, dn
 bool lowp_matmul(const Tensor& x, const Tensor& y, Tensor& out, bool tx, bool ty, const Tensor* bias = nullptr) {
   using namespace dnnl_util;
   int64_t nd = out.dim();
+  if (nd < 2 || x.dim() < 2) return false;  // a vector operand (linear's 1-D x): the caller's own path
   int64_t M = out.shape()[nd - 2], N = out.shape()[nd - 1];
   int64_t K = x.shape()[x.dim() - (tx ? 2 : 1)];
   int64_t batch = out.numel() / std::max<int64_t>(M * N, 1);
