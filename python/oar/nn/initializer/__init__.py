@@ -7,6 +7,7 @@ for a conv weight [out_c, in_c, *k] fan_in is in_c * prod(k) and fan_out
 out_c * prod(k).
 """
 import math
+import numbers
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from ...autograd import no_grad
 
 __all__ = [
     "Initializer", "Constant", "Normal", "TruncatedNormal", "Uniform", "XavierNormal", "XavierUniform",
-    "KaimingNormal", "KaimingUniform", "Orthogonal", "Assign", "calculate_gain", "set_global_initializer",
+    "KaimingNormal", "KaimingUniform", "Orthogonal", "Assign", "Dirac", "calculate_gain", "set_global_initializer",
 ]
 
 _global_weight_init = None
@@ -301,3 +302,35 @@ class Assign(Initializer):
                 raise ValueError(f"[oar.nn.initializer.Assign] value shape {list(arr.shape)} does not match "
                                  f"the parameter shape {list(shape)}")
         return _C.cast(_C.from_numpy(np.ascontiguousarray(arr)), dtype)
+
+
+class Dirac(Initializer):
+    """The identity convolution: a conv weight [out_c, in_c, *k] (3-D to 5-D) is zero except
+    weight[g * out_c / groups + i, i, centre of k] = 1 for each group g and i < min(out_c / groups, in_c),
+    so that with enough channels the convolution passes its input channels through unchanged.
+
+    >>> import oar
+    >>> conv = oar.nn.Conv1D(2, 2, 3, padding=1, weight_attr=oar.nn.initializer.Dirac(), bias_attr=False)
+    >>> conv(oar.to_tensor([[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]])).numpy().tolist()
+    [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]
+    """
+
+    def __init__(self, groups=1, name=None):
+        if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1:
+            raise ValueError(f"[oar.nn.initializer.Dirac] groups must be a positive int, got {groups!r}")
+        self.groups = int(groups)
+
+    def _compute(self, shape, dtype):
+        api = "[oar.nn.initializer.Dirac]"
+        if len(shape) not in (3, 4, 5):
+            raise ValueError(f"{api} only 3-D, 4-D and 5-D weights [out_c, in_c, *kernel] can be initialised, "
+                             f"got shape {shape}")
+        if shape[0] % self.groups:
+            raise ValueError(f"{api} out_c (shape[0] = {shape[0]}) must be divisible by groups ({self.groups})")
+        per_group = shape[0] // self.groups
+        arr = np.zeros(shape, np.float64 if dtype == _C.dtype.float64 else np.float32)
+        centre = tuple(k // 2 for k in shape[2:])
+        for g in range(self.groups):
+            for i in range(min(per_group, shape[1])):
+                arr[(g * per_group + i, i) + centre] = 1.0
+        return _C.cast(_C.from_numpy(arr), dtype)
