@@ -82,7 +82,8 @@ class ClipGradByNorm:
 
 class ClipGradByGlobalNorm:
     """Scales all gradients by clip_norm / max(global_norm, clip_norm), global_norm being the L2
-    norm of all of them together.
+    norm of all of them together. The optimizer steps with the scaled gradients; param.grad keeps
+    the unclipped ones (Paddle scales param.grad in place: see docs/paddle_compat.md).
 
     >>> import oar
     >>> pairs = [(oar.ones([1]), oar.to_tensor([3.0])), (oar.ones([1]), oar.to_tensor([4.0]))]
@@ -98,14 +99,8 @@ class ClipGradByGlobalNorm:
         self.auto_skip_clip = auto_skip_clip
 
     def _global_norm(self, pairs):
-        total = None
-        for p, g in pairs:
-            if not _needs_clip(p, g):
-                continue
-            g32 = _C.cast(g, _C.dtype.float64 if g.dtype == _C.dtype.float64 else _C.dtype.float32)
-            s = _C.cast(_C.sum(_C.square(g32)), _C.dtype.float64)
-            total = s if total is None else total + s
-        return None if total is None else _C.sqrt(total)
+        from .utils.clip_grad import grads_norm
+        return grads_norm([g for p, g in pairs if _needs_clip(p, g)])
 
     def __call__(self, params_grads):
         pairs = _check_pairs(params_grads, "ClipGradByGlobalNorm")
