@@ -97,6 +97,17 @@ class ProcessMesh:
 
 
 class Placement:
+    """How a tensor lies along one mesh dim: the base of ``Shard``,
+    ``Replicate`` and ``Partial``.
+
+    >>> import oar.distributed as dist
+    >>> placements = [dist.Shard(0), dist.Replicate(), dist.Partial()]
+    >>> [isinstance(p, dist.Placement) for p in placements]
+    [True, True, True]
+    >>> [(p.is_shard(), p.is_replicated(), p.is_partial()) for p in placements]
+    [(True, False, False), (False, True, False), (False, False, True)]
+    """
+
     def is_shard(self, dim=None):
         return False
 
@@ -108,6 +119,16 @@ class Placement:
 
 
 class Replicate(Placement):
+    """Every rank along the mesh dim holds the whole tensor.
+
+    >>> import oar, oar.distributed as dist
+    >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+    >>> x = dist.shard_tensor(oar.ones([2, 3]), mesh, [dist.Replicate()])
+    >>> x.placements, x._local_value().shape
+    ([Replicate()], [2, 3])
+    >>> dist.destroy_process_group()
+    """
+
     def is_replicated(self):
         return True
 
@@ -125,6 +146,18 @@ class Replicate(Placement):
 
 
 class Shard(Placement):
+    """Tensor dim ``dim`` is split evenly over the ranks along the mesh dim.
+
+    >>> import oar, oar.distributed as dist
+    >>> s = dist.Shard(1)
+    >>> s.get_dim(), s.is_shard(), s.is_shard(dim=0)
+    (1, True, False)
+    >>> mesh = dist.ProcessMesh([0], dim_names=["mp"])
+    >>> dist.shard_tensor(oar.ones([2, 4]), mesh, [s]).placements
+    [Shard(dim=1)]
+    >>> dist.destroy_process_group()
+    """
+
     def __init__(self, dim):
         if not isinstance(dim, int) or isinstance(dim, bool):
             raise TypeError(f"[oar.distributed.Shard] dim must be an int, got {dim!r}")
@@ -173,6 +206,21 @@ _REDUCE_TYPE_NAMES = {ReduceType.kRedSum: "sum", ReduceType.kRedMax: "max", Redu
 
 
 class Partial(Placement):
+    """Each rank along the mesh dim holds a piece; the tensor is their
+    reduction (``reduce_type``: sum by default, or a ``ReduceType``,
+    ``ReduceOp`` or one of "sum", "avg", "max", "min", "prod").
+
+    >>> import oar, oar.distributed as dist
+    >>> dist.Partial(), dist.Partial(dist.ReduceOp.AVG)
+    (Partial(reduce_type=sum), Partial(reduce_type=avg))
+    >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+    >>> x = dist.shard_tensor(oar.to_tensor([1.0, 2.0]), mesh, [dist.Replicate()])
+    >>> p = dist.reshard(x, mesh, [dist.Partial()])
+    >>> p.placements, dist.unshard_dtensor(p).numpy().tolist()
+    ([Partial(reduce_type=sum)], [1.0, 2.0])
+    >>> dist.destroy_process_group()
+    """
+
     def __init__(self, reduce_type=None):
         r = "sum" if reduce_type is None else reduce_type
         if isinstance(r, ReduceType):
@@ -239,6 +287,7 @@ def shard_tensor(data, mesh, placements, dtype=None, place=None, stop_gradient=N
     >>> x = dist.shard_tensor(oar.arange(6.0).reshape([2, 3]), mesh, [dist.Shard(0)])
     >>> x.shape, x.placements, x._local_value().shape
     ([2, 3], [Shard(dim=0)], [2, 3])
+    >>> dist.destroy_process_group()
     """
     api = "oar.distributed.shard_tensor"
     from ..creation import to_tensor
@@ -256,7 +305,16 @@ def shard_tensor(data, mesh, placements, dtype=None, place=None, stop_gradient=N
 
 def dtensor_from_local(local_tensor, mesh, placements):
     """The distributed tensor whose piece on this rank is ``local_tensor``
-    (differentiable: gradients reach the piece)."""
+    (differentiable: gradients reach the piece). Along a ``Shard(d)`` mesh
+    dim the whole tensor is that many pieces long in dim ``d``.
+
+    >>> import oar, oar.distributed as dist
+    >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+    >>> x = dist.dtensor_from_local(oar.ones([2, 3]), mesh, [dist.Shard(0)])
+    >>> x.is_dist(), x.shape, x.placements
+    (True, [2, 3], [Shard(dim=0)])
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.dtensor_from_local"
     pl = _check(api, mesh, placements, local_tensor)
     shape = list(local_tensor.shape)
@@ -268,20 +326,48 @@ def dtensor_from_local(local_tensor, mesh, placements):
 
 def dtensor_to_local(dist_tensor, mesh=None, placements=None):
     """This rank's piece of ``dist_tensor`` as a local tensor (differentiable:
-    the piece's gradient flows back into the distributed tensor)."""
+    the piece's gradient flows back into the distributed tensor).
+
+    >>> import oar, oar.distributed as dist
+    >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+    >>> x = dist.shard_tensor(oar.arange(4.0).reshape([2, 2]), mesh, [dist.Shard(0)])
+    >>> local = dist.dtensor_to_local(x)
+    >>> local.is_dist(), local.numpy().tolist()
+    (False, [[0.0, 1.0], [2.0, 3.0]])
+    >>> dist.destroy_process_group()
+    """
     if not isinstance(dist_tensor, _C.Tensor) or not dist_tensor.is_dist():
         raise TypeError("[oar.distributed.dtensor_to_local] expected a distributed tensor")
     return _C._dist_to_local(dist_tensor)
 
 
 def reshard(dist_tensor, mesh, placements):
-    """The same value placed on ``mesh`` by ``placements`` (differentiable)."""
+    """The same value placed on ``mesh`` by ``placements`` (differentiable);
+    the communication this needs is inserted for you.
+
+    >>> import oar, oar.distributed as dist
+    >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+    >>> x = dist.shard_tensor(oar.arange(6.0).reshape([2, 3]), mesh, [dist.Shard(0)])
+    >>> y = dist.reshard(x, mesh, [dist.Replicate()])
+    >>> y.placements, y.numpy().tolist()
+    ([Replicate()], [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    >>> dist.destroy_process_group()
+    """
     pl = _check("oar.distributed.reshard", mesh, placements, dist_tensor)
     return _C._dist_reshard(dist_tensor, *mesh._c(), pl)
 
 
 def unshard_dtensor(dist_tensor):
-    """The whole value as a local tensor on every rank of its mesh."""
+    """The whole value as a local tensor on every rank of its mesh.
+
+    >>> import oar, oar.distributed as dist
+    >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+    >>> x = dist.shard_tensor(oar.to_tensor([[1.0, 2.0], [3.0, 4.0]]), mesh, [dist.Shard(1)])
+    >>> full = dist.unshard_dtensor(x)
+    >>> full.is_dist(), full.numpy().tolist()
+    (False, [[1.0, 2.0], [3.0, 4.0]])
+    >>> dist.destroy_process_group()
+    """
     mesh = dist_tensor.process_mesh
     full = reshard(dist_tensor, mesh, [Replicate()] * mesh.ndim)
     return _C._dist_local(full)
@@ -291,10 +377,27 @@ _global_mesh = [None]
 
 
 def set_mesh(mesh):
+    """Sets the job's global mesh, which ``get_mesh`` returns.
+
+    >>> import oar.distributed as dist
+    >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+    >>> dist.set_mesh(mesh)
+    >>> dist.get_mesh() is mesh
+    True
+    >>> dist.set_mesh(None)
+    """
     _global_mesh[0] = mesh
 
 
 def get_mesh():
+    """The mesh given to ``set_mesh`` (None until then).
+
+    >>> import oar.distributed as dist
+    >>> dist.set_mesh(dist.ProcessMesh([0], dim_names=["dp"]))
+    >>> dist.get_mesh()
+    ProcessMesh(shape=[1], process_ids=[0], dim_names=['dp'])
+    >>> dist.set_mesh(None)
+    """
     return _global_mesh[0]
 
 
@@ -327,6 +430,16 @@ def shard_layer(layer, process_mesh, shard_fn=None, input_fn=None, output_fn=Non
     (assign ``sublayer.weight = shard_tensor(sublayer.weight, mesh, [...])``);
     whatever it leaves local is replicated. ``input_fn(inputs, mesh)`` and
     ``output_fn(outputs, mesh)`` become forward pre/post hooks.
+
+    >>> import oar, oar.distributed as dist
+    >>> mesh = dist.ProcessMesh([0], dim_names=["mp"])
+    >>> def shard_fn(name, sublayer, mesh):
+    ...     if isinstance(sublayer, oar.nn.Linear):
+    ...         sublayer.weight = dist.shard_tensor(sublayer.weight, mesh, [dist.Shard(1)])
+    >>> net = dist.shard_layer(oar.nn.Linear(4, 2), mesh, shard_fn)
+    >>> net.weight.placements, net.bias.placements, net(oar.ones([3, 4])).shape
+    ([Shard(dim=1)], [Replicate()], [3, 2])
+    >>> dist.destroy_process_group()
     """
     api = "oar.distributed.shard_layer"
     if not isinstance(process_mesh, ProcessMesh):

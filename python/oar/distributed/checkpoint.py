@@ -346,6 +346,7 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0, un
     >>> load_state_dict(target, path)
     >>> target["w"].numpy().tolist(), target["step"]
     ([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], 7)
+    >>> dist.destroy_process_group()
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"[{_SAVE}] path must be a str or os.PathLike, got {type(path).__name__}")
@@ -575,6 +576,7 @@ def load_state_dict(state_dict, path, process_group=None, coordinator_rank=0, un
     >>> load_state_dict(target, path)
     >>> target["b"].numpy().tolist()
     [1.5, 2.5]
+    >>> oar.distributed.destroy_process_group()
     """
     from ..autograd import no_grad
     from ..creation import to_tensor

@@ -28,7 +28,17 @@ _DEFAULT_TIMEOUT = 600.0
 
 
 class ReduceOp:
-    """Reduction of all_reduce, reduce and reduce_scatter."""
+    """Reduction of all_reduce, reduce and reduce_scatter: SUM, MAX, MIN,
+    PROD and AVG.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> x = oar.to_tensor([3.0, 1.0])
+    >>> dist.all_reduce(x, op=dist.ReduceOp.MAX)   # one rank: its own maximum
+    >>> x.numpy().tolist()
+    [3.0, 1.0]
+    >>> dist.destroy_process_group()
+    """
 
     SUM = _C._ReduceOp.SUM
     MAX = _C._ReduceOp.MAX
@@ -38,7 +48,15 @@ class ReduceOp:
 
 
 class Group:
-    """A communicator over a subset of the ranks (``new_group``)."""
+    """A communicator over a subset of the ranks (``new_group``).
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> g = dist.new_group([0])
+    >>> g.rank, g.nranks, g.ranks, g.is_member(), g.get_group_rank(0)
+    (0, 1, [0], True, 0)
+    >>> dist.destroy_process_group()
+    """
 
     def __init__(self, pg, ranks, gid, name=None):
         self.process_group = pg
@@ -97,7 +115,14 @@ def init_parallel_env(timeout=None):
     """Joins the job's ranks (started by ``python -m oar.distributed.launch`` or
     ``mpirun``) and returns the group of all of them. Calling it again is harmless.
 
-    Without a launcher this process is a job of one rank.
+    Without a launcher this process is a job of one rank;
+    ``destroy_process_group`` shuts the environment down again.
+
+    >>> import oar.distributed as dist
+    >>> world = dist.init_parallel_env()
+    >>> world.nranks, dist.get_rank(), dist.init_parallel_env() is world
+    (1, 0, True)
+    >>> dist.destroy_process_group()
     """
     if _state["world"] is not None:
         return _state["world"]
@@ -112,15 +137,40 @@ def init_parallel_env(timeout=None):
 
 
 def is_initialized():
+    """True between ``init_parallel_env`` and ``destroy_process_group``.
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> dist.is_initialized()
+    True
+    >>> dist.destroy_process_group()
+    >>> dist.is_initialized()
+    False
+    """
     return _state["world"] is not None
 
 
 def is_available():
-    """True when this build has a process-group backend (OpenMPI)."""
+    """True when this build has a process-group backend (OpenMPI). Without
+    one, only jobs of one process run (``init_parallel_env`` still works).
+
+    >>> import oar.distributed as dist
+    >>> isinstance(dist.is_available(), bool)
+    True
+    """
     return bool(_C._dist_has_mpi())
 
 
 def get_backend(group=None):
+    """The name of the communication backend: ``"MPI"`` (GPU tensors travel
+    over NCCL inside the same groups).
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> dist.get_backend()
+    'MPI'
+    >>> dist.destroy_process_group()
+    """
     return "MPI"
 
 
@@ -133,7 +183,14 @@ def _env_int(*names, default):
 
 def get_rank(group=None):
     """Rank of this process in ``group`` (the world by default); before
-    init_parallel_env, the rank the launcher assigned."""
+    init_parallel_env, the rank the launcher assigned.
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> dist.get_rank(), dist.get_rank(dist.new_group([0]))
+    (0, 0)
+    >>> dist.destroy_process_group()
+    """
     if group is not None:
         return group.rank
     if _state["world"] is not None:
@@ -142,6 +199,15 @@ def get_rank(group=None):
 
 
 def get_world_size(group=None):
+    """Number of ranks in ``group`` (the world by default); before
+    init_parallel_env, the number the launcher started.
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> dist.get_world_size(), dist.get_world_size(dist.new_group([0]))
+    (1, 1)
+    >>> dist.destroy_process_group()
+    """
     if group is not None:
         return group.nranks
     if _state["world"] is not None:
@@ -150,7 +216,13 @@ def get_world_size(group=None):
 
 
 class ParallelEnv:
-    """The rank layout of this job (Paddle's ``paddle.distributed.ParallelEnv``)."""
+    """The rank layout of this job (Paddle's ``paddle.distributed.ParallelEnv``).
+
+    >>> import oar.distributed as dist
+    >>> env = dist.ParallelEnv()
+    >>> env.rank, env.world_size, env.local_rank
+    (0, 1, 0)
+    """
 
     @property
     def rank(self):
@@ -179,7 +251,17 @@ def _group(group, api):
 
 def new_group(ranks=None, backend=None, timeout=None):
     """A group over ``ranks`` (all ranks by default). Every rank of the job
-    must call it, in the same order; non-members get a group with rank -1."""
+    must call it, in the same order; non-members get a group with rank -1.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> g = dist.new_group(ranks=[0])
+    >>> x = oar.to_tensor([1.0, 2.0])
+    >>> dist.all_reduce(x, group=g)
+    >>> g.nranks, x.numpy().tolist()
+    (1, [1.0, 2.0])
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.new_group"
     world = _world(api)
     if backend not in (None, "mpi", "MPI", "gloo"):
@@ -193,11 +275,32 @@ def new_group(ranks=None, backend=None, timeout=None):
 
 
 def get_group(id=0):
+    """The group with ``id`` (0: the world group), or None.
+
+    >>> import oar.distributed as dist
+    >>> world = dist.init_parallel_env()
+    >>> g = dist.new_group([0])
+    >>> dist.get_group() is world, dist.get_group(g.id) is g, dist.get_group(99)
+    (True, True, None)
+    >>> dist.destroy_process_group()
+    """
     return _state["groups"].get(id)
 
 
 def destroy_process_group(group=None):
-    """Forgets ``group``; without an argument, shuts the parallel environment down."""
+    """Forgets ``group``; without an argument, shuts the parallel environment
+    down (``init_parallel_env`` may start it again).
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> g = dist.new_group([0])
+    >>> dist.destroy_process_group(g)
+    >>> dist.get_group(g.id) is None, dist.is_initialized()
+    (True, True)
+    >>> dist.destroy_process_group()
+    >>> dist.is_initialized()
+    False
+    """
     if group is not None and group.id != 0:
         _state["groups"].pop(group.id, None)
         return
@@ -259,6 +362,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
     >>> dist.all_reduce(x)
     >>> x.numpy().tolist()
     [1.0, 2.0]
+    >>> dist.destroy_process_group()
     """
     api = "oar.distributed.all_reduce"
     _check_tensor(tensor, api)
@@ -286,7 +390,16 @@ def _flat_concat(tensors):
 
 def all_gather(tensor_list, tensor, group=None, sync_op=True):
     """Gathers ``tensor`` from every rank: into ``tensor_list`` (a list, filled
-    in rank order) or, when it is a Tensor, concatenated along axis 0."""
+    in rank order) or, when it is a Tensor, concatenated along axis 0.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> parts = []
+    >>> dist.all_gather(parts, oar.to_tensor([1, 2]))
+    >>> [p.numpy().tolist() for p in parts]       # one tensor per rank
+    [[1, 2]]
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.all_gather"
     _check_tensor(tensor, api)
     g = _group(group, api)
@@ -319,6 +432,14 @@ def all_gather_object(object_list, obj, group=None):
     """Gathers a picklable object from every rank into ``object_list``.
 
     Objects are pickled: only use it with peers you trust, as with Paddle.
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> objs = []
+    >>> dist.all_gather_object(objs, {"rank": dist.get_rank()})
+    >>> objs
+    [{'rank': 0}]
+    >>> dist.destroy_process_group()
     """
     api = "oar.distributed.all_gather_object"
     if not isinstance(object_list, list):
@@ -345,7 +466,16 @@ def _group_rank(g, rank, api, what):
 
 
 def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, sync_op=True):
-    """Reduces ``tensor`` from every rank into rank ``dst`` (a global rank)."""
+    """Reduces ``tensor`` from every rank into rank ``dst`` (a global rank).
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> x = oar.to_tensor([2.0, 3.0])
+    >>> dist.reduce(x, dst=0, op=dist.ReduceOp.PROD)
+    >>> x.numpy().tolist()
+    [2.0, 3.0]
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.reduce"
     _check_tensor(tensor, api)
     g = _group(group, api)
@@ -355,7 +485,16 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, sync_op=True):
 
 def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=True):
     """Reduces ``tensor_list`` (one tensor per rank, or one tensor split along
-    axis 0) over the ranks; rank r receives the reduction of block r in ``tensor``."""
+    axis 0) over the ranks; rank r receives the reduction of block r in ``tensor``.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> out = oar.zeros([2])
+    >>> dist.reduce_scatter(out, [oar.to_tensor([1.0, 2.0])])   # one block per rank
+    >>> out.numpy().tolist()
+    [1.0, 2.0]
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.reduce_scatter"
     _check_tensor(tensor, api)
     g = _group(group, api)
@@ -373,7 +512,16 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
 
 
 def broadcast(tensor, src=0, group=None, sync_op=True):
-    """Copies ``tensor`` of rank ``src`` (a global rank) to every rank of the group."""
+    """Copies ``tensor`` of rank ``src`` (a global rank) to every rank of the group.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> x = oar.to_tensor([4, 5])
+    >>> dist.broadcast(x, src=0)
+    >>> x.numpy().tolist()
+    [4, 5]
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.broadcast"
     _check_tensor(tensor, api)
     g = _group(group, api)
@@ -382,7 +530,17 @@ def broadcast(tensor, src=0, group=None, sync_op=True):
 
 
 def broadcast_object_list(object_list, src=0, group=None):
-    """Replaces ``object_list`` on every rank with rank ``src``'s (pickled)."""
+    """Replaces ``object_list`` on every rank with rank ``src``'s (pickled:
+    only use it with peers you trust, as with Paddle).
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> objs = [{"lr": 0.1}, "tag"] if dist.get_rank() == 0 else [None, None]
+    >>> dist.broadcast_object_list(objs, src=0)
+    >>> objs
+    [{'lr': 0.1}, 'tag']
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.broadcast_object_list"
     g = _group(group, api)
     me = g.rank == _group_rank(g, src, api, "src")
@@ -395,7 +553,16 @@ def broadcast_object_list(object_list, src=0, group=None):
 
 
 def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
-    """Rank ``src`` sends block r of ``tensor_list`` to rank r, into ``tensor``."""
+    """Rank ``src`` sends block r of ``tensor_list`` to rank r, into ``tensor``.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> out = oar.zeros([2])
+    >>> dist.scatter(out, [oar.to_tensor([3.0, 4.0])], src=0)   # one block per rank
+    >>> out.numpy().tolist()
+    [3.0, 4.0]
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.scatter"
     _check_tensor(tensor, api)
     g = _group(group, api)
@@ -410,6 +577,18 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
 
 
 def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=0, group=None):
+    """Rank ``src`` sends object r of ``scatter_object_input_list`` (one per
+    rank) to rank r, which gets it as ``scatter_object_output_list[0]``.
+    Objects are pickled: only use it with peers you trust, as with Paddle.
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> out = []
+    >>> dist.scatter_object_list(out, [{"shard": 0}], src=0)
+    >>> out
+    [{'shard': 0}]
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.scatter_object_list"
     g = _group(group, api)
     objs = [None]
@@ -420,7 +599,16 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
-    """Rank ``dst`` receives ``tensor`` of every rank into ``gather_list``."""
+    """Rank ``dst`` receives ``tensor`` of every rank into ``gather_list``.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> parts = []
+    >>> dist.gather(oar.to_tensor([7, 8]), parts, dst=0)
+    >>> [p.numpy().tolist() for p in parts]       # one tensor per rank, on rank dst
+    [[7, 8]]
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.gather"
     _check_tensor(tensor, api)
     g = _group(group, api)
@@ -440,7 +628,16 @@ def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
 
 def alltoall(out_tensor_list, in_tensor_list, group=None, sync_op=True):
     """Rank r sends ``in_tensor_list[j]`` to rank j and receives into
-    ``out_tensor_list[j]`` what rank j sent it (equal shapes)."""
+    ``out_tensor_list[j]`` what rank j sent it (equal shapes).
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> out = []
+    >>> dist.alltoall(out, [oar.to_tensor([1, 2])])   # one tensor per rank
+    >>> [t.numpy().tolist() for t in out]
+    [[1, 2]]
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.alltoall"
     g = _group(group, api)
     if not isinstance(in_tensor_list, (list, tuple)) or len(in_tensor_list) != g.nranks:
@@ -459,7 +656,16 @@ def alltoall(out_tensor_list, in_tensor_list, group=None, sync_op=True):
 
 
 def alltoall_single(out_tensor, in_tensor, out_split_sizes=None, in_split_sizes=None, group=None, sync_op=True):
-    """All-to-all on axis 0 of one tensor, with optional per-rank split sizes (rows)."""
+    """All-to-all on axis 0 of one tensor, with optional per-rank split sizes (rows).
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> out = oar.zeros([3])
+    >>> dist.alltoall_single(out, oar.to_tensor([1.0, 2.0, 3.0]), [3], [3])
+    >>> out.numpy().tolist()
+    [1.0, 2.0, 3.0]
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.alltoall_single"
     _check_tensor(out_tensor, api, "out_tensor")
     _check_tensor(in_tensor, api, "in_tensor")
@@ -474,7 +680,20 @@ def alltoall_single(out_tensor, in_tensor, out_split_sizes=None, in_split_sizes=
 
 
 def send(tensor, dst=0, group=None, sync_op=True):
-    """Sends ``tensor`` to rank ``dst`` (a global rank)."""
+    """Sends ``tensor`` to rank ``dst`` (a global rank), which receives it
+    with ``recv``. A job of one process has no peer to send to.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> x = oar.to_tensor([1.0, 2.0])
+    >>> if dist.get_world_size() > 1 and dist.get_rank() == 0:
+    ...     dist.send(x, dst=1)
+    >>> dist.send(x, dst=0)
+    Traceback (most recent call last):
+        ...
+    ValueError: [oar.distributed.send] a job of one process has no peer to send to
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.send"
     _check_tensor(tensor, api)
     g = _group(group, api)
@@ -483,7 +702,17 @@ def send(tensor, dst=0, group=None, sync_op=True):
 
 
 def recv(tensor, src=0, group=None, sync_op=True):
-    """Receives into ``tensor`` what rank ``src`` sent."""
+    """Receives into ``tensor`` what rank ``src`` sent with ``send``.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> x = oar.zeros([2])
+    >>> if dist.get_world_size() > 1 and dist.get_rank() == 1:
+    ...     dist.recv(x, src=0)
+    >>> dist.get_world_size()       # a job of one process: nothing to receive
+    1
+    >>> dist.destroy_process_group()
+    """
     api = "oar.distributed.recv"
     _check_tensor(tensor, api)
     g = _group(group, api)
@@ -517,6 +746,7 @@ def send_object_list(object_list, dst=None, group=None, dst_in_group=None):
     Traceback (most recent call last):
         ...
     ValueError: [oar.distributed.send_object_list] give exactly one of dst and dst_in_group
+    >>> dist.destroy_process_group()
     """
     api = "oar.distributed.send_object_list"
     if not isinstance(object_list, list):
@@ -542,6 +772,7 @@ def recv_object_list(object_list, src=None, group=None, src_in_group=None):
     Traceback (most recent call last):
         ...
     ValueError: [oar.distributed.recv_object_list] src must be a rank of the group [0], got 5
+    >>> dist.destroy_process_group()
     """
     api = "oar.distributed.recv_object_list"
     if not isinstance(object_list, list):
@@ -559,19 +790,62 @@ def recv_object_list(object_list, src=None, group=None, src_in_group=None):
 
 
 def isend(tensor, dst, group=None):
+    """``send`` without waiting: returns a task whose ``wait()`` blocks until
+    ``tensor`` has been sent.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> x = oar.to_tensor([1.0, 2.0])
+    >>> if dist.get_world_size() > 1 and dist.get_rank() == 0:
+    ...     task = dist.isend(x, dst=1)
+    ...     _ = task.wait()
+    >>> dist.get_world_size()       # a job of one process: no peer
+    1
+    >>> dist.destroy_process_group()
+    """
     return send(tensor, dst, group, sync_op=False)
 
 
 def irecv(tensor, src=None, group=None):
+    """``recv`` without waiting: returns a task whose ``wait()`` blocks until
+    ``tensor`` holds what rank ``src`` sent.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> x = oar.zeros([2])
+    >>> if dist.get_world_size() > 1 and dist.get_rank() == 1:
+    ...     task = dist.irecv(x, src=0)
+    ...     _ = task.wait()
+    >>> dist.get_world_size()       # a job of one process: no peer
+    1
+    >>> dist.destroy_process_group()
+    """
     return recv(tensor, 0 if src is None else src, group, sync_op=False)
 
 
 def barrier(group=None):
-    """Blocks until every rank of the group has reached it."""
+    """Blocks until every rank of the group has reached it.
+
+    >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> dist.barrier()
+    >>> dist.destroy_process_group()
+    """
     g = _group(group, "oar.distributed.barrier")
     _finish(g.process_group.barrier(), True)
 
 
 def wait(tensor, group=None, use_calc_stream=True):
-    """Collectives on CPU tensors are complete when their call (or task.wait) returns."""
+    """Waits for the communication on ``tensor``. oar's collectives are
+    complete when their call (or their task's ``wait()``) returns, so there
+    is nothing left to wait for.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> x = oar.to_tensor([1.0])
+    >>> task = dist.all_reduce(x, sync_op=False)
+    >>> task.wait(), dist.wait(x)
+    (True, None)
+    >>> dist.destroy_process_group()
+    """
     return None

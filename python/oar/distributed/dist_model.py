@@ -178,6 +178,7 @@ class DistModel:
     True
     >>> model.predict(); model(x).shape
     (4, 1)
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, layer, loader, loss=None, optimizer=None, strategy=None, metrics=None, input_spec=None):
@@ -350,5 +351,6 @@ def to_static(layer, loader=None, loss=None, optimizer=None, strategy=None, inpu
     >>> model = dist.to_static(net, loss=oar.nn.MSELoss())
     >>> model._mode
     'eval'
+    >>> dist.destroy_process_group()
     """
     return DistModel(layer, loader, loss, optimizer, strategy, input_spec=input_spec)

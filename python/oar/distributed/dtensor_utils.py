@@ -58,6 +58,7 @@ def dtensor_from_fn(fn, mesh, placements, *args, **kwargs):
     >>> t = dist.dtensor_from_fn(oar.ones, dist.ProcessMesh([0]), [dist.Shard(0)], shape=[2, 3])
     >>> t.shape, t.placements
     ([2, 3], [Shard(dim=0)])
+    >>> dist.destroy_process_group()
     """
     if not callable(fn):
         raise TypeError(f"[oar.distributed.dtensor_from_fn] fn must be callable, got {type(fn).__name__}")
@@ -86,6 +87,7 @@ def local_map(func, out_placements, in_placements=None, process_mesh=None, resha
     >>> y = local_sum(dist.shard_tensor(oar.arange(6.0).reshape([3, 2]), mesh, [dist.Shard(0)]))
     >>> y.placements, dist.unshard_dtensor(y).numpy().tolist()
     ([Partial(reduce_type=sum)], [[6.0, 9.0]])
+    >>> dist.destroy_process_group()
     """
     api = "oar.distributed.local_map"
     if not callable(func):
@@ -150,6 +152,7 @@ class LocalLayer(_layer_base()):
     >>> y = layer(dist.shard_tensor(oar.arange(4.0).reshape([2, 2]), mesh, [dist.Shard(0)]))
     >>> y.placements, dist.unshard_dtensor(y).numpy().tolist()
     ([Partial(reduce_type=avg)], [[1.0, 2.0]])
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, out_dist_attrs, grad_dist_attrs):
@@ -191,6 +194,7 @@ def shard_scaler(scaler):
     >>> scaler.step(opt); scaler.update()
     >>> w.numpy().tolist()
     [-2.0, -2.0]
+    >>> dist.destroy_process_group()
     """
     from ..amp.grad_scaler import AmpScaler, _params
     from ..autograd import no_grad
@@ -267,11 +271,15 @@ def shutdown_process_group(group=None):
     environment down.
 
     >>> import oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
     >>> g = dist.new_group([0])
     >>> dist.shutdown_process_group(g)
+    >>> dist.get_group(g.id) is None
+    True
     >>> dist.restart_process_group(g)
-    >>> g.nranks, dist.get_group(g.id) is g
-    (1, True)
+    >>> dist.get_group(g.id) is g
+    True
+    >>> dist.destroy_process_group()
     """
     if group is not None and not isinstance(group, C.Group):
         raise TypeError(f"[oar.distributed.shutdown_process_group] group must be a Group or None, "
@@ -286,7 +294,19 @@ def restart_process_group(group=None):
     """Re-creates the communicator of ``group`` (or of every group shut down
     by ``shutdown_process_group``): the world group through
     ``init_parallel_env``, the others over the same ranks. Every rank must
-    call it, as for ``new_group``."""
+    call it, as for ``new_group``.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> g = dist.new_group([0])
+    >>> dist.shutdown_process_group()          # every group but the world one
+    >>> dist.restart_process_group()
+    >>> x = oar.to_tensor([1.0, 2.0])
+    >>> dist.all_reduce(x, group=g)
+    >>> dist.get_group(g.id) is g, x.numpy().tolist()
+    (True, [1.0, 2.0])
+    >>> dist.destroy_process_group()
+    """
     if group is not None and not isinstance(group, C.Group):
         raise TypeError(f"[oar.distributed.restart_process_group] group must be a Group or None, "
                         f"got {type(group).__name__}")

@@ -23,6 +23,7 @@ def gloo_init_parallel_env(rank_id, rank_num, server_endpoint):
     >>> dist.gloo_init_parallel_env(0, 1, "127.0.0.1:6170")
     >>> dist.gloo_barrier()
     >>> dist.gloo_release()
+    >>> dist.destroy_process_group()
     """
     api = "oar.distributed.gloo_init_parallel_env"
     for name, v in (("rank_id", rank_id), ("rank_num", rank_num)):
@@ -44,6 +45,7 @@ def gloo_barrier():
     >>> import oar.distributed as dist
     >>> dist.gloo_init_parallel_env(0, 1, "127.0.0.1:6170")
     >>> dist.gloo_barrier()
+    >>> dist.destroy_process_group()
     """
     if _state["group"] is None:
         raise RuntimeError("[oar.distributed.gloo_barrier] call gloo_init_parallel_env() first")

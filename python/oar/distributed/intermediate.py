@@ -131,6 +131,7 @@ class ColWiseParallel(PlanBase):
     ...     "0": dist.ColWiseParallel()}}})
     >>> net[0].weight.placements, net[0].bias.placements
     ([Shard(dim=1)], [Shard(dim=0)])
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, gather_output=False):
@@ -165,6 +166,7 @@ class RowWiseParallel(PlanBase):
     ...     "weight": dist.RowWiseParallel()}}})
     >>> lin.weight.placements, lin.bias.placements
     ([Shard(dim=0)], [Replicate()])
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, is_input_parallel=True):
@@ -247,6 +249,7 @@ class SequenceParallelBegin(PlanBase):
     >>> y = ident(oar.zeros([2, 5, 3]))
     >>> y.shape, y.placements
     ([5, 2, 3], [Shard(dim=0)])
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, need_transpose=True):
@@ -271,6 +274,7 @@ class SequenceParallelEnd(PlanBase):
     >>> y = ident(dist.shard_tensor(oar.zeros([5, 2, 3]), mesh, [dist.Shard(0)]))
     >>> y.shape, y.placements
     ([2, 5, 3], [Replicate()])
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, need_transpose=True):
@@ -293,6 +297,7 @@ class SequenceParallelEnable(PlanBase):
     >>> dist.SequenceParallelEnable().apply(ident, mesh, [])
     >>> ident(oar.zeros([2, 5, 3])).shape
     [2, 5, 3]
+    >>> dist.destroy_process_group()
     """
 
     def apply(self, layer, process_mesh, shard_param_list):
@@ -314,6 +319,7 @@ class SequenceParallelDisable(PlanBase):
     >>> y = ident(dist.shard_tensor(oar.zeros([5, 2, 3]), mesh, [dist.Shard(0)]))
     >>> y.shape, y.placements
     ([5, 2, 3], [Shard(dim=0)])
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, need_transpose=True):
@@ -342,6 +348,7 @@ class ConvParallel(PlanBase):
     >>> dist.ConvParallel().apply(conv, mesh, [])
     >>> conv(oar.ones([1, 1, 3, 4])).shape
     [1, 2, 3, 2]
+    >>> dist.destroy_process_group()
     """
 
     @staticmethod
@@ -402,6 +409,7 @@ class PrepareContextParallel(PlanBase):
     >>> dist.PrepareContextParallel("all2all").apply(ident, mesh, [])
     >>> ident(oar.ones([2, 6])).placements
     [Shard(dim=1)]
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, backend="p2p"):
@@ -441,6 +449,7 @@ class ContextParallel(PlanBase):
     >>> q = oar.ones([1, 4, 2, 3])
     >>> attn(q, q, q).placements
     [Shard(dim=1)]
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, backend="p2p"):
@@ -606,6 +615,7 @@ def parallelize(model, optimizer=None, mesh=None, config=None):
     [[Replicate(), Shard(dim=1)], [Replicate(), Shard(dim=0)], [Replicate(), Shard(dim=0)], [Replicate(), Replicate()]]
     >>> loss = net(oar.ones([3, 4])).mean()
     >>> loss.backward(); opt.step(); opt.clear_grad()
+    >>> dist.destroy_process_group()
     """
     from ..nn import Layer
 

@@ -35,7 +35,16 @@ def _divisible(api, what, n, k):
 
 class ColumnParallelLinear(Layer):
     """``y = x W + b`` with W's columns (and b) split over the group. With
-    ``gather_output`` every rank returns the whole y, else its column block."""
+    ``gather_output`` every rank returns the whole y, else its column block.
+
+    >>> import oar, oar.distributed as dist
+    >>> from oar.distributed.fleet.meta_parallel import ColumnParallelLinear
+    >>> _ = dist.init_parallel_env()
+    >>> fc = ColumnParallelLinear(4, 6, gather_output=True)
+    >>> fc.weight.placements, fc(oar.ones([3, 4])).shape
+    ([Shard(dim=1)], [3, 6])
+    >>> dist.destroy_process_group()
+    """
 
     def __init__(self, in_features, out_features, weight_attr=None, has_bias=None, gather_output=True,
                  fuse_matmul_bias=False, mp_group=None, name=None, bias_attr=None):
@@ -62,7 +71,17 @@ class ColumnParallelLinear(Layer):
 class RowParallelLinear(Layer):
     """``y = x W + b`` with W's rows split over the group. With
     ``input_is_parallel`` x is this rank's block of columns (a
-    ColumnParallelLinear's output without gather); y is whole on every rank."""
+    ColumnParallelLinear's output without gather); y is whole on every rank.
+
+    >>> import oar, oar.distributed as dist
+    >>> from oar.distributed.fleet.meta_parallel import ColumnParallelLinear, RowParallelLinear
+    >>> _ = dist.init_parallel_env()
+    >>> up = ColumnParallelLinear(4, 8, gather_output=False)
+    >>> down = RowParallelLinear(8, 4, input_is_parallel=True)
+    >>> down.weight.placements, down(up(oar.ones([3, 4]))).shape
+    ([Shard(dim=0)], [3, 4])
+    >>> dist.destroy_process_group()
+    """
 
     def __init__(self, in_features, out_features, weight_attr=None, has_bias=True, input_is_parallel=False,
                  fuse_matmul_bias=False, mp_group=None, name=None, bias_attr=None):
@@ -92,7 +111,16 @@ class RowParallelLinear(Layer):
 
 class VocabParallelEmbedding(Layer):
     """An embedding table whose rows (the vocabulary) are split over the group;
-    each rank looks up the ids in its range, and the pieces are summed."""
+    each rank looks up the ids in its range, and the pieces are summed.
+
+    >>> import oar, oar.distributed as dist
+    >>> from oar.distributed.fleet.meta_parallel import VocabParallelEmbedding
+    >>> _ = dist.init_parallel_env()
+    >>> emb = VocabParallelEmbedding(10, 4)
+    >>> emb.weight.placements, emb(oar.to_tensor([[1, 2, 3]])).shape
+    ([Shard(dim=0)], [1, 3, 4])
+    >>> dist.destroy_process_group()
+    """
 
     def __init__(self, num_embeddings, embedding_dim, weight_attr=None, mp_group=None, name=None):
         super().__init__()
@@ -110,7 +138,17 @@ class ParallelCrossEntropy(Layer):
     """Softmax cross entropy of logits whose class axis is split over the group
     (a ColumnParallelLinear's output without gather): the row maximum and the
     sum of exponentials are reduced across the group; no rank holds all classes.
-    Returns the per-sample loss with a trailing axis of 1, as Paddle does."""
+    Returns the per-sample loss with a trailing axis of 1, as Paddle does.
+
+    >>> import oar, oar.distributed as dist
+    >>> from oar.distributed.fleet.meta_parallel import ParallelCrossEntropy
+    >>> _ = dist.init_parallel_env()
+    >>> logits = oar.to_tensor([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+    >>> loss = ParallelCrossEntropy()(logits, oar.to_tensor([[1], [0]]))
+    >>> loss.shape, [round(v, 4) for v in loss.numpy().ravel().tolist()]  # log(3), log(e^2 + 2) - 2
+    ([2, 1], [1.0986, 0.2395])
+    >>> dist.destroy_process_group()
+    """
 
     def __init__(self, mp_group=None, name=None, ignore_index=-100):
         super().__init__()

@@ -20,7 +20,18 @@ __all__ = ["DataParallel", "sync_params_buffers"]
 
 
 def sync_params_buffers(model, group=None, src_rank=0):
-    """Copies every parameter and buffer of rank ``src_rank`` to the other ranks."""
+    """Copies every parameter and buffer of rank ``src_rank`` to the other
+    ranks, so that every rank starts from the same weights.
+
+    >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
+    >>> model = oar.nn.Linear(2, 2)
+    >>> before = model.weight.numpy().copy()
+    >>> dist.sync_params_buffers(model, src_rank=0)
+    >>> bool((model.weight.numpy() == before).all())   # one rank: already equal
+    True
+    >>> dist.destroy_process_group()
+    """
     # The broadcast writes into the tensors' storage: no autograd history.
     for t in list(model.parameters()) + list(model.buffers()):
         if t is not None and t.size:

@@ -186,6 +186,7 @@ class PipelineLayer(Layer):
     ...                    num_stages=1, loss_fn=oar.nn.MSELoss())
     >>> pl.get_num_stages(), pl(oar.ones([3, 4])).shape
     (1, [3, 2])
+    >>> oar.distributed.destroy_process_group()
     """
 
     def __init__(self, layers, num_stages=None, topology=None, loss_fn=None, seg_method="uniform",
@@ -358,6 +359,7 @@ class PipelineParallel(Layer):
     >>> losses = [float(pp.train_batch([x, y], opt)) for _ in range(3)]
     >>> losses[2] < losses[0]
     True
+    >>> oar.distributed.destroy_process_group()
     """
 
     def __init__(self, layers, hcg=None, strategy=None, num_micro_batches=None, micro_batch_size=None,
@@ -623,6 +625,7 @@ class PipelineParallel(Layer):
         >>> pp = PipelineParallel(pl, num_micro_batches=2)
         >>> pp.eval_batch([oar.ones([6, 4]), None]).shape
         [6, 2]
+        >>> oar.distributed.destroy_process_group()
         """
         if compute_loss and self._layers._loss_fn is None:
             raise ValueError(f"[{_PP_API}] eval_batch(compute_loss=True) needs the PipelineLayer's loss_fn")

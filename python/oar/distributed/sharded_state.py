@@ -7,6 +7,8 @@ the whole (offset, global shape). ``save_state_dict`` / ``load_state_dict``
 (oar.distributed.checkpoint) take them like distributed tensors.
 """
 import os
+from collections import OrderedDict
+from typing import Dict, Union
 
 from .. import _C
 from . import collective as C
@@ -57,7 +59,18 @@ class ShardedWeight:
                 f"global_offset={self.global_offset})")
 
 
-ShardedStateDict = dict  # str -> ShardedWeight, as in Paddle's type alias
+# Paddle's type alias: for annotations only (it cannot be instantiated or
+# used with isinstance), as in Paddle.
+ShardedStateDict = Union[Dict[str, ShardedWeight], OrderedDict[str, ShardedWeight]]
+ShardedStateDict.__doc__ = """The type of a sharded state dict: key -> ShardedWeight (a dict or an
+OrderedDict), as ``build_sharded_state_dict`` returns it. Use it in annotations.
+
+>>> import oar, oar.distributed as dist
+>>> sd: dist.ShardedStateDict = {"w": dist.ShardedWeight("w", oar.ones([2, 3]), (2, 3), (4, 3), (2, 0))}
+>>> sd["w"].global_shape, sd["w"].global_offset
+((4, 3), (2, 0))
+"""
+__test__ = {"ShardedStateDict": ShardedStateDict.__doc__}  # a typing alias: doctest would not find it
 
 
 def shard_weight(key, weight, axis, group):
@@ -66,9 +79,11 @@ def shard_weight(key, weight, axis, group):
     times larger there, its offset ``group.rank`` pieces in).
 
     >>> import oar, oar.distributed as dist
+    >>> _ = dist.init_parallel_env()
     >>> w = dist.shard_weight("w", oar.ones([2, 3]), 1, dist.new_group([0]))
     >>> w.global_shape, w.global_offset
     ((2, 3), (0, 0))
+    >>> dist.destroy_process_group()
     """
     return _shard_of(key, weight, axis, group, "oar.distributed.shard_weight")
 
@@ -104,6 +119,7 @@ def build_sharded_state_dict(state_dict, shard_rules=None, prefix=""):
     >>> out = dist.build_sharded_state_dict(sd, {"b": 0}, prefix="m.")
     >>> sorted(out), out["m.w"].global_shape, out["m.b"].global_offset
     (['m.b', 'm.w'], (4, 2), (0,))
+    >>> dist.destroy_process_group()
     """
     from .checkpoint import _coord, _piece
 
@@ -151,6 +167,7 @@ def load_merged_state_dict(path, prefix=None, unique_id=None, offload=False, aoa
     >>> dist.save_state_dict({"w": w}, path)
     >>> dist.load_merged_state_dict(path)["w"].numpy().tolist()
     [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    >>> dist.destroy_process_group()
     """
     from ..creation import to_tensor
     from .checkpoint import _assemble, _bad, _Files, _read_manifest

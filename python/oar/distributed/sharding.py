@@ -277,6 +277,7 @@ def shard_optimizer(optimizer, shard_fn=None):
     >>> opt.step()
     >>> w.numpy().tolist()
     [[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]
+    >>> dist.destroy_process_group()
     """
     return _ShardOptimizer(optimizer, shard_fn)
 
@@ -285,7 +286,17 @@ def shard_optimizer(optimizer, shard_fn=None):
 class ShardDataloader:
     """Iterates ``dataloader`` and places each batch's tensors on the mesh:
     ``Shard(0)`` (the batch dim) along the sharding mesh dim, Replicate on the
-    others. See :func:`shard_dataloader`."""
+    others. See :func:`shard_dataloader`, which builds it.
+
+    >>> import oar, oar.distributed as dist
+    >>> from oar.io import DataLoader, TensorDataset
+    >>> ds = TensorDataset([oar.arange(8.0).reshape([4, 2]), oar.arange(4)])
+    >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+    >>> loader = dist.ShardDataloader(DataLoader(ds, batch_size=2), mesh, shard_dims="dp")
+    >>> len(loader), [(x.shape, y.placements) for x, y in loader]
+    (2, [([2, 2], [Shard(dim=0)]), ([2, 2], [Shard(dim=0)])])
+    >>> dist.destroy_process_group()
+    """
 
     def __init__(self, dataloader, meshes, input_keys=None, shard_dims=None, is_dataset_splitted=False):
         api = "[oar.distributed.shard_dataloader]"
@@ -373,5 +384,6 @@ def shard_dataloader(dataloader, meshes, input_keys=None, shard_dims=None, is_da
     >>> loader = dist.shard_dataloader(DataLoader(ds, batch_size=2), mesh, shard_dims="dp")
     >>> [(b[0].shape, b[0].placements) for b in loader]
     [([2, 2], [Shard(dim=0)]), ([2, 2], [Shard(dim=0)])]
+    >>> dist.destroy_process_group()
     """
     return ShardDataloader(dataloader, meshes, input_keys, shard_dims, is_dataset_splitted)

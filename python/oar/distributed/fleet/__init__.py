@@ -18,6 +18,7 @@ methods of one :class:`Fleet`.
 >>> opt.step(); opt.clear_grad()
 >>> fleet.worker_index(), fleet.worker_num()
 (0, 1)
+>>> oar.distributed.destroy_process_group()
 """
 from . import meta_parallel  # noqa: F401
 from . import utils  # noqa: F401

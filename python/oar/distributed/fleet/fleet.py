@@ -34,6 +34,8 @@ class Fleet:
     >>> _ = f.init(is_collective=True)
     >>> f.worker_index(), f.worker_num(), f.is_first_worker()
     (0, 1, True)
+    >>> import oar.distributed as dist
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self):

@@ -60,6 +60,7 @@ class TensorParallel(_HybridWrapper):
     >>> tp = fleet.meta_parallel.TensorParallel(oar.nn.Linear(4, 2), fleet.get_hybrid_communicate_group())
     >>> tp(oar.ones([3, 4])).shape
     [3, 2]
+    >>> oar.distributed.destroy_process_group()
     """
 
     def __init__(self, layers, hcg=None, strategy=None, **kwargs):
@@ -97,4 +98,5 @@ class ShardingParallel(_HybridWrapper):
     >>> sp = fleet.meta_parallel.ShardingParallel(oar.nn.Linear(4, 2), fleet.get_hybrid_communicate_group())
     >>> sp(oar.ones([3, 4])).shape
     [3, 2]
+    >>> oar.distributed.destroy_process_group()
     """

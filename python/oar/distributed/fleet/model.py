@@ -59,6 +59,7 @@ def distributed_model(model):
     >>> layer = oar.nn.Linear(4, 2)
     >>> fleet.distributed_model(layer) is layer
     True
+    >>> oar.distributed.destroy_process_group()
     """
     from ..pipeline import PipelineLayer, PipelineParallel
     from .fleet import _FLEET

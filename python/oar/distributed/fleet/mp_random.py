@@ -108,6 +108,8 @@ def model_parallel_random_seed(seed=None):
     >>> model_parallel_random_seed(100)
     >>> sorted(get_rng_state_tracker().get_states_tracker())
     ['model_parallel_rng']
+    >>> import oar.distributed as dist
+    >>> dist.destroy_process_group()
     """
     from .base.topology import _current_hcg
 

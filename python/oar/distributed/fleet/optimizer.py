@@ -56,6 +56,7 @@ class HybridParallelOptimizer:
     >>> opt.step(); opt.clear_grad()
     >>> w.numpy().tolist()
     [0.0, 0.0]
+    >>> oar.distributed.destroy_process_group()
     """
 
     def __init__(self, optimizer, hcg, strategy):
@@ -259,6 +260,7 @@ def distributed_optimizer(optimizer, strategy=None):
     >>> opt = oar.optimizer.SGD(0.1, parameters=oar.nn.Linear(2, 2).parameters())
     >>> fleet.distributed_optimizer(opt) is opt
     True
+    >>> oar.distributed.destroy_process_group()
     """
     from .fleet import _FLEET
 

@@ -19,6 +19,7 @@ def distributed_scaler(scaler):
     >>> scaler = fleet.distributed_scaler(oar.amp.GradScaler(init_loss_scaling=1024))
     >>> scaler.get_loss_scaling()
     1024.0
+    >>> oar.distributed.destroy_process_group()
     """
     from ...amp.grad_scaler import AmpScaler
     from ...creation import to_tensor

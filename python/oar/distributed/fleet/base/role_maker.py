@@ -41,7 +41,14 @@ def _env_list(name):
 
 class RoleMakerBase:
     """The base of role makers: the worker's index and count, and the
-    collectives ``fleet.util`` runs among workers."""
+    collectives ``fleet.util`` runs among workers. ``PaddleCloudRoleMaker``
+    and ``UserDefinedRoleMaker`` fill them in.
+
+    >>> from oar.distributed.fleet.base.role_maker import RoleMakerBase
+    >>> rm = RoleMakerBase(is_collective=True)
+    >>> rm._worker_index(), rm._worker_num(), rm._is_first_worker(), rm._is_non_distributed()
+    (0, 1, True, True)
+    """
 
     _API = "oar.distributed.fleet.RoleMakerBase"
 

@@ -160,6 +160,8 @@ class HybridCommunicateGroup:
     (1, 0, 0)
     >>> hcg.get_model_parallel_group().ranks
     [0]
+    >>> import oar.distributed as dist
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, topology, hybrid_configs=None):

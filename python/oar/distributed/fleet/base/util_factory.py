@@ -17,6 +17,8 @@ class UtilBase:
     [1, 2]
     >>> fleet.util.get_file_shard(["a", "b", "c"])
     ['a', 'b', 'c']
+    >>> import oar.distributed as dist
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self):

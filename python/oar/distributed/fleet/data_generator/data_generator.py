@@ -19,7 +19,23 @@ __all__ = ["DataGenerator", "MultiSlotDataGenerator", "MultiSlotStringDataGenera
 
 
 class DataGenerator:
-    """The base of data generators: batching and the stdin/stdout loop."""
+    """The base of data generators: batching and the stdin/stdout loop.
+    Subclass ``MultiSlotDataGenerator`` (numbers) or
+    ``MultiSlotStringDataGenerator`` (strings) and override ``generate_sample``.
+
+    >>> from oar.distributed.fleet import MultiSlotDataGenerator
+    >>> class Pairs(MultiSlotDataGenerator):
+    ...     def generate_sample(self, line):
+    ...         def reader():
+    ...             for i in range(2):
+    ...                 yield [("x", [i, i + 1]), ("label", [i])]
+    ...         return reader
+    >>> g = Pairs()
+    >>> g.set_batch(2)
+    >>> g.run_from_memory()
+    2 0 1 1 0
+    2 1 2 1 1
+    """
 
     _API = "oar.distributed.fleet.DataGenerator"
 

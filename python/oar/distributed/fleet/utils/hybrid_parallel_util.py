@@ -23,6 +23,7 @@ def fused_allreduce_gradients_with_group(parameter_list, group, bucket_size=128 
     >>> fused_allreduce_gradients_with_group([w], dist.init_parallel_env())
     >>> w.grad.numpy().tolist()
     [3.0, 3.0]
+    >>> dist.destroy_process_group()
     """
     if group is None or group.nranks <= 1 and scale is None:
         return
@@ -58,6 +59,7 @@ def fused_allreduce_gradients(parameter_list, hcg):
     >>> fused_allreduce_gradients([w], fleet.get_hybrid_communicate_group())
     >>> w.grad.numpy().tolist()
     [4.0]
+    >>> oar.distributed.destroy_process_group()
     """
     group = _coll.init_parallel_env() if hcg is None else hcg.get_data_parallel_group()
     fused_allreduce_gradients_with_group(parameter_list, group)
