@@ -4,20 +4,17 @@ A parameter is an ordinary oar Tensor with stop_gradient=False that carries
 Python attributes the optimizers and checkpoint code read: name, trainable,
 persistable, need_clip, optimize_attr, regularizer, is_distributed.
 """
-import itertools
-
 from . import _C
 from .framework import _dtype
+from .utils import unique_name
 
 __all__ = ["ParamAttr", "create_parameter"]
 
-_name_counters = {}
-
 
 def _unique_name(prefix):
-    """prefix_0, prefix_1, ... (per prefix, process-wide)."""
-    counter = _name_counters.setdefault(prefix, itertools.count())
-    return f"{prefix}_{next(counter)}"
+    """prefix_0, prefix_1, ... from oar.utils.unique_name, so that
+    ``unique_name.guard()`` restarts the numbering as it does in Paddle."""
+    return unique_name.generate(prefix)
 
 
 class ParamAttr:
@@ -82,11 +79,13 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
     """Creates a parameter tensor (stop_gradient=False) filled by its initializer.
 
     Without an initializer, weights use XavierUniform and biases (is_bias=True) zeros, as Paddle does.
+    Unnamed parameters are named as in Paddle: 'create_parameter_0.w_0', 'create_parameter_1.b_0', ...
 
     >>> import oar
-    >>> w = oar.framework_param.create_parameter([3, 4], "float32")
-    >>> w.shape, w.stop_gradient, w.trainable
-    ([3, 4], False, True)
+    >>> with oar.utils.unique_name.guard():
+    ...     w = oar.framework_param.create_parameter([3, 4], "float32")
+    >>> w.shape, w.stop_gradient, w.trainable, w.name
+    ([3, 4], False, True, 'create_parameter_0.w_0')
     """
     from .nn import initializer as init
 
@@ -103,7 +102,7 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
     initializer = attr.initializer or default_initializer
     if initializer is None:
         initializer = init.Constant(0.0) if is_bias else init.XavierUniform()
-    pname = attr.name or name or _unique_name("create_parameter" if not is_bias else "create_parameter_b")
+    pname = attr.name or name or _unique_name(f"{_unique_name('create_parameter')}.{'b' if is_bias else 'w'}")
     t = _C.full(shape, 0.0, dt) if dt not in (_C.dtype.bool,) else _C.full(shape, False, dt)
     _mark_parameter(t, pname, attr.trainable, attr.learning_rate, attr.regularizer, attr.need_clip)
     initializer(t)

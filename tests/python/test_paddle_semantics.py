@@ -25,6 +25,8 @@ def test_single_process_data_parallel_needs_no_init():
 
 
 def test_data_parallel_under_a_launcher_still_needs_init(monkeypatch):
+    from oar.distributed import collective
+    monkeypatch.setitem(collective._state, "world", None)  # whatever an earlier test in this process set up
     monkeypatch.setenv("PADDLE_TRAINERS_NUM", "2")
     with pytest.raises(RuntimeError, match=r"^\[oar.DataParallel\] the parallel environment is not initialised"):
         oar.DataParallel(oar.nn.Linear(2, 2))
@@ -45,3 +47,9 @@ def test_to_grayscale_weights_follow_paddle_per_input_kind():
     t = oar.to_tensor(np.array([[[200.0]], [[10.0]], [[30.0]]], dtype=np.float32))  # CHW
     np.testing.assert_allclose(TF.to_grayscale(t).numpy().reshape(-1)[0], 0.2989 * 200 + 0.587 * 10 + 0.114 * 30,
                                rtol=1e-6)
+
+
+def test_set_value_on_a_0d_tensor():
+    t = oar.to_tensor(1.0)
+    t.set_value(np.float32(3.5))
+    assert t.shape == [] and t.item() == 3.5

@@ -18,6 +18,8 @@ class Adadelta(Optimizer):
     True
     """
 
+    _saved_names = {"avg_squared_grad": "_avg_squared_grad", "avg_squared_update": "_avg_squared_update"}
+
     def __init__(self, learning_rate=0.001, epsilon=1e-06, rho=0.95, parameters=None, weight_decay=None,
                  grad_clip=None, name=None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)

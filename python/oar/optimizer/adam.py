@@ -25,6 +25,9 @@ class Adam(Optimizer):
     [0.9, -0.9]
     """
 
+    # Saved as Paddle's beta1 ** (step + 1) and beta2 ** (step + 1) (Note [optimizer state layout]).
+    _step_pows = (("beta1_pow_acc", "beta1", 1, False), ("beta2_pow_acc", "beta2", 1, False))
+
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, parameters=None,
                  weight_decay=None, grad_clip=None, lazy_mode=False, multi_precision=False, use_multi_tensor=False,
                  amsgrad=False, name=None):

@@ -17,6 +17,8 @@ class Adamax(Optimizer):
     0.9
     """
 
+    _step_pows = (("beta1_pow_acc", "beta1", 1, False),)
+
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, parameters=None,
                  weight_decay=None, grad_clip=None, name=None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)

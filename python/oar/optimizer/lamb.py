@@ -20,6 +20,8 @@ class Lamb(Optimizer):
     [2.6464, 3.6464]
     """
 
+    _step_pows = (("beta1_pow_acc", "beta1", 1, False), ("beta2_pow_acc", "beta2", 1, False))
+
     def __init__(self, learning_rate=0.001, lamb_weight_decay=0.01, beta1=0.9, beta2=0.999, epsilon=1e-06,
                  parameters=None, grad_clip=None, exclude_from_weight_decay_fn=None, multi_precision=False,
                  always_adapt=False, name=None):

@@ -12,9 +12,12 @@ from .optimizer import Optimizer
 
 __all__ = ["LBFGS"]
 
-# What each saved state entry holds, so set_state_dict can check and copy it.
+# What each saved state entry holds, so set_state_dict can check and copy it. Paddle
+# saves the step length `t` as 'alpha' ('t' is oar's earlier name), and 'al', the
+# scratch list of the two-loop recursion, which is recomputed before it is read.
 _STATE_KEYS = {"func_evals": "int", "n_iter": "int", "t": "float", "H_diag": "float", "prev_loss": "float",
-               "ro": "floats", "d": "vector", "prev_flat_grad": "vector", "old_yk": "vectors", "old_sk": "vectors"}
+               "ro": "floats", "d": "vector", "prev_flat_grad": "vector", "old_yk": "vectors", "old_sk": "vectors",
+               "alpha": "float", "al": "scratch"}
 
 
 def _to_float(v):
@@ -301,9 +304,10 @@ class LBFGS(Optimizer):
     # ---- save / restore
     def state_dict(self):
         """The optimizer state as Paddle lays it out: ``{'state': {...}}`` with the
-        counters ``func_evals`` and ``n_iter``, the last direction ``d`` and step ``t``,
+        counters ``func_evals`` and ``n_iter``, the last direction ``d`` and step length ``alpha``,
         the curvature history ``old_yk`` / ``old_sk`` (lists of flat tensors) with
-        ``ro`` (1 / y.s per pair), ``H_diag``, ``prev_flat_grad`` and ``prev_loss``;
+        ``ro`` (1 / y.s per pair), ``H_diag``, ``prev_flat_grad``, ``prev_loss`` and, once there is
+        history, ``al`` (``history_size`` zeros: scratch space that Paddle's LBFGS expects);
         plus ``'LR_Scheduler'`` when the learning rate is a scheduler. Scalars stay
         Python numbers so that a save/load round trip is exact.
 
@@ -323,7 +327,9 @@ class LBFGS(Optimizer):
         """
         out = {}
         for k, v in self.state.items():
-            out[k] = list(v) if isinstance(v, list) else v
+            out["alpha" if k == "t" else k] = list(v) if isinstance(v, list) else v
+        if self.state.get("old_yk"):
+            out["al"] = [0.0] * self.history_size
         res = {"state": out}
         if isinstance(self._learning_rate, LRScheduler):
             res["LR_Scheduler"] = self._learning_rate.state_dict()
@@ -356,6 +362,10 @@ class LBFGS(Optimizer):
         new = {}
         for k, v in state.items():
             kind = _STATE_KEYS[k]
+            if k == "alpha":
+                k = "t"
+            if kind == "scratch":
+                continue
             if v is None:
                 new[k] = None
             elif kind == "int":

@@ -1,4 +1,6 @@
 """NAdam: Adam with Nesterov momentum and momentum decay."""
+import math
+
 from .optimizer import Optimizer, _as_float, _ops
 
 __all__ = ["NAdam"]
@@ -21,6 +23,9 @@ class NAdam(Optimizer):
     0.8944
     """
 
+    # Saved as Paddle's per-element 0.96 ** step, beta2 ** step and mu_product (Note [optimizer state layout]).
+    _step_pows = (("momentum_decay_pow", 0.96, 0, True), ("beta2_pow", "beta2", 0, True))
+
     def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, epsilon=1e-08, momentum_decay=0.004,
                  parameters=None, weight_decay=None, grad_clip=None, name=None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
@@ -34,6 +39,24 @@ class NAdam(Optimizer):
 
     def _init_scalars(self, p, group):
         return {"step": 0, "mu_product": 1.0}
+
+    def _extra_accs(self, group):
+        return super()._extra_accs(group) + ("mu_product",)
+
+    def _saved_extras(self, p, group, scalars):
+        out = super()._saved_extras(p, group, scalars)
+        out["mu_product"] = self._saved_like(p, scalars["mu_product"], True)
+        return out
+
+    def _loaded_scalars(self, p, group, found):
+        scal, used = super()._loaded_scalars(p, group, found)
+        if scal is not None:
+            # mu_1 ... mu_step follow from the step count; their product is recomputed
+            # in double precision rather than read back from float32
+            b1, psi = _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "momentum_decay"))
+            scal["mu_product"] = math.prod(b1 * (1.0 - 0.5 * 0.96 ** (t * psi)) for t in range(1, scal["step"] + 1))
+            used.update({"mu_product"} & set(found))
+        return scal, used
 
     def _update(self, p, g, state, scalars, group, lr, l1, l2):
         t = scalars["step"]

@@ -5,6 +5,8 @@ applies a step.
 """
 import math
 import numbers
+import re
+import warnings
 
 import numpy as np
 
@@ -363,11 +365,58 @@ class Optimizer:
     clear_gradients = clear_grad
 
     # ---- save / restore
+    # Note [optimizer state layout]: state dicts use Paddle's keys, so that a
+    # .pdopt file moves between Paddle and oar in both directions. A
+    # parameter's state tensor is '<param>_<accumulator>_0' (for a float32
+    # master copy '<param>_fp32_master_0_<accumulator>_0'; with a named
+    # optimizer '<param>_<name>_<accumulator>_0'); the step count oar keeps per
+    # parameter is saved as Paddle's running powers of the betas and recovered
+    # from them on load; master copies go under 'master_weights' and the
+    # scheduler under 'LR_Scheduler'. oar's own earlier keys ('<param>_step',
+    # '<param>_fp32_master_0', ...) are still read.
+    _saved_names = {}  # internal state name -> Paddle's accumulator name, where they differ
+    # (accumulator, base, exponent offset, per element): the accumulator holds
+    # base ** (step + offset), one value or one per element of the parameter;
+    # a str base names a hyperparameter.
+    _step_pows = ()
+
+    def _pow_base(self, group, base):
+        return _as_float(self._hp(group, base)) if isinstance(base, str) else float(base)
+
+    def _saved_like(self, p, value, per_element):
+        """A state tensor holding `value`: shaped like `p`, or of shape [1]."""
+        if per_element:
+            return self._state_zeros(p, value)
+        return _C.full([1], float(value), _ops.state_dtype(p.dtype))
+
+    def _extra_accs(self, group):
+        """Names of the saved accumulators that are not state tensors (the step count as powers, ...)."""
+        return tuple(acc for acc, *_ in self._step_pows)
+
+    def _saved_extras(self, p, group, scalars):
+        """{accumulator: Tensor} saved besides the state tensors, from the counters in `scalars`."""
+        step = scalars.get("step", 0)
+        return {acc: self._saved_like(p, self._pow_base(group, base) ** (step + offset), per_element)
+                for acc, base, offset, per_element in self._step_pows}
+
+    def _loaded_scalars(self, p, group, found):
+        """(counters or None, accumulators consumed) from the saved accumulators in `found`
+        ({name: saved value}), the inverse of _saved_extras."""
+        pows = [(_first_value(found[acc]), self._pow_base(group, base), offset)
+                for acc, base, offset, _ in self._step_pows if acc in found]
+        step = _step_from_pows(pows)
+        used = {acc for acc, *_ in self._step_pows if acc in found}
+        return (None if step is None else {"step": step}), used
+
+    def _key_prefix(self, name, master):
+        return name + ("_fp32_master_0" if master else "") + (f"_{self._name}" if self._name else "")
+
     def state_dict(self):
-        """The optimizer state: each parameter's state tensors under
-        ``'<param name>_<state>_0'``, its counters under ``'<param name>_<counter>'``
-        (one-element tensors), and ``'LR_Scheduler'``. Unnamed parameters are
-        keyed by position (``param_<i>``).
+        """The optimizer state in Paddle's layout: each parameter's state under
+        ``'<param name>_<accumulator>_0'`` (Adam's step count as
+        ``'_beta1_pow_acc_0'`` / ``'_beta2_pow_acc_0'``), float32 master copies
+        under ``'master_weights'``, and ``'LR_Scheduler'``. Unnamed parameters
+        are keyed by position (``param_<i>``).
 
         >>> import oar
         >>> import oar.optimizer
@@ -376,29 +425,61 @@ class Optimizer:
         >>> opt = oar.optimizer.Adam(parameters=[w])
         >>> (w * w).sum().backward(); opt.step()
         >>> sorted(opt.state_dict())
-        ['w_moment1_0', 'w_moment2_0', 'w_step']
+        ['w_beta1_pow_acc_0', 'w_beta2_pow_acc_0', 'w_moment1_0', 'w_moment2_0']
+        >>> round(opt.state_dict()['w_beta1_pow_acc_0'].item(), 6)  # beta1 ** (steps + 1)
+        0.81
         """
-        out = {}
+        by_acc = {}  # Paddle orders the entries by accumulator, then by parameter
+        masters = {}
         for i, p in enumerate(self._parameter_list):
             acc = self._accumulators.get(id(p))
             if acc is None:
                 continue
-            key = self._param_name(p, i)
-            for n, t in acc.items():
-                out[f"{key}_{n}_0"] = t
-            for n, v in self._scalars[id(p)].items():
-                arr = np.array([v], dtype=np.int64 if isinstance(v, int) else np.float64)
-                out[f"{key}_{n}"] = _to_tensor(arr)
+            name = self._param_name(p, i)
+            group = self._group_of[id(p)]
             master = getattr(self, "_master_weights", {}).get(id(p))
+            prefix = self._key_prefix(name, master is not None)
+            entries = {self._saved_names.get(n, n): t for n, t in acc.items()}
+            entries.update(self._saved_extras(p if master is None else master, group, self._scalars[id(p)]))
+            for n, t in entries.items():
+                by_acc.setdefault(n, {})[f"{prefix}_{n}_0"] = t
             if master is not None:
-                out[f"{key}_fp32_master_0"] = master
+                masters[name] = master
+        out = {k: t for entries in by_acc.values() for k, t in entries.items()}
+        if masters:
+            out["master_weights"] = masters
         if isinstance(self._learning_rate, LRScheduler):
             out["LR_Scheduler"] = self._learning_rate.state_dict()
         return out
 
+    def _index_keys(self, state_dict, names, accs):
+        """{(param name, accumulator): key} for the keys of `state_dict` in Paddle's layout
+        ('<param>[_fp32_master_N][_<optimizer name>]_<accumulator>_N')."""
+        accs = sorted(set(accs), key=len, reverse=True)
+        index = {}
+        for key in state_dict:
+            m = _COUNTER.search(key) if isinstance(key, str) else None
+            if m is None:
+                continue
+            stem = key[:m.start()]
+            for acc in accs:
+                if not stem.endswith("_" + acc):
+                    continue
+                heads = [stem[:-len(acc) - 1]]
+                if self._name and heads[0].endswith(f"_{self._name}"):
+                    heads.append(heads[0][:-len(self._name) - 1])
+                heads += [_MASTER.sub("", h) for h in heads if _MASTER.search(h)]
+                head = next((h for h in heads if h in names), None)
+                if head is not None:
+                    index.setdefault((head, acc), key)
+                    break
+        return index
+
     def set_state_dict(self, state_dict):
-        """Restores ``state_dict()`` output (tensors are copied, so training
-        resumes exactly where it stopped).
+        """Restores a state dict written by ``state_dict()``, by Paddle, or by
+        earlier oar versions (tensors are copied, so training resumes exactly
+        where it stopped). Entries this optimizer has no use for (other
+        parameters' names, other optimizers' state) are reported in a warning.
 
         >>> import oar
         >>> import oar.optimizer
@@ -407,51 +488,124 @@ class Optimizer:
         >>> (w * w).sum().backward(); opt.step()
         >>> opt2 = oar.optimizer.Adam(parameters=[w])
         >>> opt2.set_state_dict(opt.state_dict())
-        >>> opt2.state_dict()['param_0_step'].numpy().tolist()
-        [1]
+        >>> round(opt2.state_dict()['param_0_beta1_pow_acc_0'].item(), 6)
+        0.81
         """
         if not isinstance(state_dict, dict):
             raise TypeError(f"{_api(self)} state_dict must be a dict, got {type(state_dict).__name__}")
+        used = set()
         sched = state_dict.get("LR_Scheduler")
         if sched is not None and isinstance(self._learning_rate, LRScheduler):
             self._learning_rate.set_state_dict(sched)
+            used.add("LR_Scheduler")
+        masters = state_dict.get("master_weights")
+        masters = dict(masters) if isinstance(masters, dict) else {}
+        if "master_weights" in state_dict:
+            used.add("master_weights")
+        names = [self._param_name(p, i) for i, p in enumerate(self._parameter_list)]
+        inits = [self._init_state(p, self._group_of[id(p)]) for p in self._parameter_list]
+        accs = set()
+        for p, init in zip(self._parameter_list, inits):
+            accs.update(self._extra_accs(self._group_of[id(p)]))
+            for n in init:
+                accs.update((n, self._saved_names.get(n, n)))
+        index = self._index_keys(state_dict, set(names), accs)
+        no_step = []
         with no_grad():
             for i, p in enumerate(self._parameter_list):
-                key = self._param_name(p, i)
+                key = names[i]
                 group = self._group_of[id(p)]
-                init = self._init_state(p, group)
-                scal = self._init_scalars(p, group)
+                m, mkey = masters.pop(key, None), None
+                if m is None and f"{key}_fp32_master_0" in state_dict:
+                    mkey = f"{key}_fp32_master_0"
+                    m = state_dict[mkey]
+                if m is not None:
+                    m = m if isinstance(m, _C.Tensor) else _to_tensor(np.asarray(m))
+                    if list(m.shape) != list(p.shape):
+                        raise ValueError(f"{_api(self)} master weight of '{key}' has shape {list(m.shape)} but the "
+                                         f"parameter has {list(p.shape)}")
+                    self.__dict__.setdefault("_master_weights", {})[id(p)] = _C.clone(_C.cast(m, _C.dtype.float32))
+                    if mkey is not None:
+                        used.add(mkey)
+                init = inits[i]
                 found = False
                 for n, t0 in init.items():
-                    v = state_dict.get(f"{key}_{n}_0")
-                    if v is None:
+                    k = index.get((key, self._saved_names.get(n, n))) or index.get((key, n))
+                    if k is None:
                         continue
                     found = True
+                    used.add(k)
+                    v = state_dict[k]
                     v = v if isinstance(v, _C.Tensor) else _to_tensor(np.asarray(v))
                     if list(v.shape) != list(t0.shape):
-                        raise ValueError(f"{_api(self)} state '{key}_{n}_0' has shape {list(v.shape)} but the "
+                        raise ValueError(f"{_api(self)} state '{k}' has shape {list(v.shape)} but the "
                                          f"parameter needs {list(t0.shape)}")
                     init[n] = _C.clone(_C.cast(v, t0.dtype)) if v.dtype != t0.dtype else _C.clone(v)
-                for n, v0 in scal.items():
+                extras = {}
+                for acc in self._extra_accs(group):
+                    k = index.get((key, acc))
+                    if k is not None:
+                        extras[acc] = (k, state_dict[k])
+                scal, consumed = self._loaded_scalars(p, group, {a: v for a, (_, v) in extras.items()})
+                used.update(extras[a][0] for a in consumed)
+                found = found or bool(consumed)
+                # oar's earlier layout: the counters as '<param>_<counter>' (a step count for every optimizer)
+                legacy = {"step": 0, **self._init_scalars(p, group)}
+                for n, v0 in legacy.items():
                     v = state_dict.get(f"{key}_{n}")
                     if v is None:
                         continue
                     found = True
-                    arr = v.numpy() if isinstance(v, _C.Tensor) else np.asarray(v)
-                    x = arr.reshape(-1)[0].item()
-                    scal[n] = int(x) if isinstance(v0, int) else float(x)
+                    used.add(f"{key}_{n}")
+                    x = _first_value(v)
+                    scal = dict(legacy) if scal is None else scal
+                    scal[n] = int(round(x)) if isinstance(v0, int) else float(x)
                 if found:
+                    if scal is None:
+                        scal = self._init_scalars(p, group)
+                        if self._step_pows:
+                            no_step.append(key)
+                    else:
+                        scal = {**self._init_scalars(p, group), **scal}
                     self._accumulators[id(p)] = init
                     self._scalars[id(p)] = scal
-                m = state_dict.get(f"{key}_fp32_master_0")
-                if m is not None:
-                    m = m if isinstance(m, _C.Tensor) else _to_tensor(np.asarray(m))
-                    if list(m.shape) != list(p.shape):
-                        raise ValueError(f"{_api(self)} master weight '{key}_fp32_master_0' has shape "
-                                         f"{list(m.shape)} but the parameter has {list(p.shape)}")
-                    self.__dict__.setdefault("_master_weights", {})[id(p)] = _C.clone(_C.cast(m, _C.dtype.float32))
+        unused = [k for k in state_dict if k not in used] + [f"master_weights[{k!r}]" for k in masters]
+        if unused:
+            shown = ", ".join(map(repr, unused[:8])) + (f" and {len(unused) - 8} more" if len(unused) > 8 else "")
+            warnings.warn(f"{_api(self)} set_state_dict: {len(unused)} entries of the state dict match none of this "
+                          f"optimizer's parameters and state and are not used: {shown}", UserWarning, stacklevel=2)
+        if no_step:
+            warnings.warn(f"{_api(self)} set_state_dict: no step count saved for {no_step[:8]}; their bias "
+                          f"correction starts again from step 0", UserWarning, stacklevel=2)
 
     set_dict = set_state_dict
+
+
+_COUNTER = re.compile(r"_\d+$")
+_MASTER = re.compile(r"_fp32_master_\d+$")
+
+
+def _to_numpy(v):
+    return v.numpy() if isinstance(v, _C.Tensor) else np.asarray(v)
+
+
+def _first_value(v):
+    """The first element of a saved tensor, array or number, as a Python number."""
+    return _to_numpy(v).reshape(-1)[0].item()
+
+
+def _step_from_pows(pows):
+    """The step count t from saved powers ``base ** (t + offset)`` (``[(value, base, offset)]``),
+    or None when none of them can tell (a base outside (0, 1), a power that underflowed to 0).
+
+    A float32 power far below 1e-30 has lost digits (beta1 = 0.9 gets there after
+    about 650 steps), so one still in the normal range is preferred.
+    """
+    usable = [(v, b, o) for v, b, o in pows if 0.0 < b < 1.0 and 0.0 < v <= 1.0]
+    if not usable:
+        return None
+    value, base, offset = max(usable, key=lambda e: e[0] >= 1e-30)
+    return max(0, int(round(math.log(value) / math.log(base) - offset)))
 
 
 _LOW_DTYPES = ("paddle.float16", "paddle.bfloat16")

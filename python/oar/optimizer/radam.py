@@ -1,4 +1,6 @@
 """RAdam: rectified Adam."""
+import math
+
 from .optimizer import Optimizer, _as_float, _ops
 
 __all__ = ["RAdam"]
@@ -19,6 +21,10 @@ class RAdam(Optimizer):
     0.8
     """
 
+    # Saved as Paddle's per-element beta1 ** step, beta2 ** step and
+    # rho = step beta2^step / (1 - beta2^step) (Note [optimizer state layout]).
+    _step_pows = (("beta1_pow", "beta1", 0, True), ("beta2_pow", "beta2", 0, True))
+
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, parameters=None,
                  weight_decay=None, grad_clip=None, name=None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
@@ -27,6 +33,23 @@ class RAdam(Optimizer):
 
     def _init_state(self, p, group):
         return {"moment1": self._state_zeros(p), "moment2": self._state_zeros(p)}
+
+    def _extra_accs(self, group):
+        return super()._extra_accs(group) + ("rho",)
+
+    def _saved_extras(self, p, group, scalars):
+        out = super()._saved_extras(p, group, scalars)
+        b2, t = _as_float(self._hp(group, "beta2")), scalars["step"]
+        # at step 0 the limit of t b2^t / (1 - b2^t), 1 / -ln(b2)
+        rho = t * b2 ** t / (1.0 - b2 ** t) if t > 0 and 0 < b2 < 1 else (1.0 / -math.log(b2) if 0 < b2 < 1 else 0.0)
+        out["rho"] = self._saved_like(p, rho, True)
+        return out
+
+    def _loaded_scalars(self, p, group, found):
+        scal, used = super()._loaded_scalars(p, group, found)
+        if scal is not None and "rho" in found:
+            used.add("rho")  # follows from the step count
+        return scal, used
 
     def _update(self, p, g, state, scalars, group, lr, l1, l2):
         _ops.radam_(p, g, state["moment1"], state["moment2"], lr, _as_float(self._hp(group, "beta1")),

@@ -1,5 +1,7 @@
 """RMSProp (optionally centered, with momentum)."""
-from .optimizer import Optimizer, _as_float, _ops
+import numpy as np
+
+from .optimizer import Optimizer, _as_float, _ops, _to_numpy
 
 __all__ = ["RMSProp"]
 
@@ -33,6 +35,19 @@ class RMSProp(Optimizer):
         if self._hp(group, "centered"):
             st["mean_grad"] = self._state_zeros(p)
         return st
+
+    # Paddle saves mean_grad (zeros) also when not centered (Note [optimizer state layout]).
+    def _extra_accs(self, group):
+        return () if self._hp(group, "centered") else ("mean_grad",)
+
+    def _saved_extras(self, p, group, scalars):
+        return {} if self._hp(group, "centered") else {"mean_grad": self._state_zeros(p)}
+
+    def _loaded_scalars(self, p, group, found):
+        # Zeros are what this optimizer has; a centered run's mean_grad is reported as unused.
+        if "mean_grad" in found and not np.any(_to_numpy(found["mean_grad"])):
+            return None, {"mean_grad"}
+        return None, set()
 
     def _update(self, p, g, state, scalars, group, lr, l1, l2):
         _ops.rmsprop_(p, g, state["mean_square"], state["momentum"], state.get("mean_grad"), lr,

@@ -64,10 +64,19 @@ def guard(new_generator=None):
     """A ``with`` block with its own name counts. `new_generator` may be a
     prefix (str or bytes) or a generator returned by switch.
 
+    Layer and parameter names come from here too, so a model built inside a
+    fresh guard gets the names a new process would give it (the names that
+    optimizer checkpoints are keyed by).
+
     >>> from oar.utils import unique_name
     >>> with unique_name.guard("A_"):
     ...     unique_name.generate("fc")
     'A_fc_0'
+    >>> import oar
+    >>> with unique_name.guard():
+    ...     fc = oar.nn.Linear(2, 2)
+    >>> fc.full_name(), fc.weight.name, fc.bias.name
+    ('linear_0', 'linear_0.w_0', 'linear_0.b_0')
     """
     if isinstance(new_generator, (str, bytes)):
         prefix = new_generator.decode() if isinstance(new_generator, bytes) else new_generator

@@ -38,7 +38,7 @@ def _set_value(self, value):
     """Copies value (Tensor, array or list) into self in place; the shape must match."""
     import numpy as np
 
-    src = value if isinstance(value, Tensor) else _C.from_numpy(np.ascontiguousarray(np.asarray(value)))
+    src = value if isinstance(value, Tensor) else _C.from_numpy(np.asarray(value, order="C"))
     if list(src.shape) != list(self.shape):
         raise ValueError(f"[Tensor.set_value] shape {list(src.shape)} does not match {list(self.shape)}")
     with no_grad():
@@ -76,7 +76,12 @@ class HookRemoveHelper:
 
 
 def _camel_to_snake(name):
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    """A class name as Paddle turns it into a layer's name scope: an underscore goes
+    before a capital that starts a lowercase run (``Conv1DTranspose`` -> ``conv1d_transpose``)
+    and between a lowercase letter and a capital (``PReLU`` -> ``p_re_lu``); digits never
+    start one (``BatchNorm2D`` -> ``batch_norm2d``)."""
+    name = re.sub(r"(?<=.)(?=[A-Z][a-z])", "_", name)
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()
 
 
 class Layer:
@@ -110,7 +115,6 @@ class Layer:
         self._sub_layers = collections.OrderedDict()
         self._forward_pre_hooks = collections.OrderedDict()
         self._forward_post_hooks = collections.OrderedDict()
-        self._param_counter = itertools.count()
 
     # ---- registration
 
@@ -167,12 +171,19 @@ class Layer:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._sub_layers) | set(self._buffers))
 
     def create_parameter(self, shape, attr=None, dtype=None, is_bias=False, default_initializer=None):
-        """Creates a parameter named after this layer (e.g. 'linear_0.w_0'); attr=False returns None.
+        """Creates a parameter named after this layer; attr=False returns None.
+
+        Weights and biases are numbered separately, by ``oar.utils.unique_name``
+        (so ``unique_name.guard()`` restarts them): 'linear_0.w_0', 'linear_0.b_0', ...
 
         >>> import oar
         >>> layer = oar.nn.Layer()
         >>> w = layer.create_parameter([2, 3]); w.shape, w.stop_gradient
         ([2, 3], False)
+        >>> with oar.utils.unique_name.guard():
+        ...     fc = oar.nn.Linear(2, 3)
+        >>> fc.weight.name, fc.bias.name
+        ('linear_0.w_0', 'linear_0.b_0')
         """
         from .. import initializer as init
 
@@ -181,7 +192,7 @@ class Layer:
             return None
         if attr.initializer is None and default_initializer is None:
             default_initializer = init._global_bias_init if is_bias else init._global_weight_init
-        name = attr.name or f"{self._full_name}.{'b' if is_bias else 'w'}_{next(self._param_counter)}"
+        name = attr.name or _unique_name(f"{self._full_name}.{'b' if is_bias else 'w'}")
         static = _static_mode()
         if static is None:
             return _create_parameter(shape, dtype if dtype is not None else self._dtype, name=name, attr=attr,
