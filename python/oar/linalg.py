@@ -927,6 +927,9 @@ def _orth(a):
     return qr(a)[0]
 
 
+_MAX_NITER = 1000
+
+
 def svd_lowrank(x, q=None, niter=2, M=None, name=None):
     """Approximate truncated SVD of x - M (M defaults to zero) by randomised
     subspace iteration (Halko, Martinsson and Tropp 2011): (U [..., M, q],
@@ -942,8 +945,10 @@ def svd_lowrank(x, q=None, niter=2, M=None, name=None):
     """
     api = "oar.linalg.svd_lowrank"
     _check_matrix(x, api)
-    if isinstance(niter, builtins.bool) or not isinstance(niter, numbers.Integral) or niter < 0:
-        raise ValueError(f"[{api}] niter must be a non-negative int, got {niter!r}")
+    # Power iterations converge geometrically; beyond a few hundred they only
+    # cost time, so a larger count is refused rather than run for hours.
+    if isinstance(niter, builtins.bool) or not isinstance(niter, numbers.Integral) or not 0 <= niter <= _MAX_NITER:
+        raise ValueError(f"[{api}] niter must be an int in [0, {_MAX_NITER}], got {niter!r}")
     a = _inexact(x)
     if M is not None:
         _check_tensor(M, api, "M")
