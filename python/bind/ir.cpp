@@ -101,6 +101,13 @@ void bind_ir(nb::module_& m) {
      arg("fuse_conv_act") = false, arg("fuse_attention") = false, arg("fuse_elementwise") = false);
 
   m.def("_ir_is_tracing", [] { return ir::is_tracing(); });
+  // The shape `t` has in the innermost active trace, dynamic dims as -1; None
+  // when it is not a value of that trace (Note [declared shapes], oar/static).
+  m.def("_ir_traced_shape", [](const Tensor& t) -> std::optional<Dims> {
+    auto ty = ir::traced_type(t);
+    if (!ty) return std::nullopt;
+    return ty->shape;
+  });
 }
 
 Binder b(bind_ir);

@@ -207,6 +207,22 @@ bool Tracer::alias_of(const Tensor& t, const char* user) {
   return false;
 }
 
+const Value* Tracer::find(const Tensor& t) const {
+  auto it = map_.find(t.impl());
+  return it == map_.end() || it->second.closed ? nullptr : it->second.value;
+}
+
+std::optional<Type> traced_type(const Tensor& t) {
+  auto& stack = tracer_stack();
+  for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+    if (!(*it)->active()) continue;
+    const Value* v = (*it)->find(t);
+    if (v) return v->type();
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 Value* Tracer::value_of(const Tensor& t, const char* user) {
   auto it = map_.find(t.impl());
   if (it == map_.end() && alias_of(t, user)) it = map_.find(t.impl());

@@ -67,6 +67,7 @@
 // while it is alive, and destroying one restores the previous state.
 #pragma once
 #include <functional>
+#include <optional>
 
 #include "ir/ir.h"
 
@@ -118,6 +119,9 @@ class Tracer {
   void pop_region();
   // Maps `t` (an eager result) to `v` in the current block.
   void bind(const Tensor& t, Value* v);
+  // The Value `t` has in this trace, or null when it has none yet; unlike
+  // lookup it never makes a parameter or checks anything.
+  const Value* find(const Tensor& t) const;
 
  private:
   struct Entry {
@@ -162,6 +166,9 @@ void install_tracer();
 // Whether a Tracer is active on this thread (and not paused by a
 // while_loop's eager iterations).
 bool is_tracing();
+// The type of `t` in the innermost active trace (dynamic dims as -1), or
+// nullopt when nothing is tracing or `t` is not a value of that trace.
+std::optional<Type> traced_type(const Tensor& t);
 
 // Control-flow capture (Note [tracing control flow]). Each returns the eager
 // results, mapped to the op's results in every active tracer; when nothing

@@ -328,3 +328,23 @@ def test_lenet_static_training_loop_matches_eager():
         opt.clear_grad()
         np.testing.assert_allclose(got_loss, loss.numpy(), rtol=1e-5)
         np.testing.assert_allclose(got_w, eager.fc[0].weight.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_values_computed_from_data_report_dynamic_dims():
+    # Paddle reports -1 for every dim that follows a dynamic input dim, so code reading
+    # .shape cannot bake the example batch size into the program.
+    oar.enable_static()
+    try:
+        main = oar.static.Program()
+        with oar.static.program_guard(main):
+            x = oar.static.data("x", [None, 2, 3], "float32")
+            h = x * 2.0
+            y = oar.static.nn.fc(oar.flatten(x, 1), 1)
+            assert (x.shape, h.shape, y.shape) == ([-1, 2, 3], [-1, 2, 3], [-1, 1])
+            with pytest.raises(ValueError, match=r"only one dim may be -1"):
+                oar.reshape(h, [h.shape[0], -1])
+            flat = oar.reshape(h, [-1, 6])
+        out = oar.static.Executor().run(main, feed={"x": np.ones((5, 2, 3), np.float32)}, fetch_list=[flat])[0]
+    finally:
+        oar.disable_static()
+    assert out.shape == (5, 6)

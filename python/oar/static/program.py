@@ -52,12 +52,14 @@ write made stale.
 Note [declared shapes]
 As in Paddle, ``data("x", [None, 4]).shape`` is ``[-1, 4]``: while static
 mode is on, ``Tensor.shape`` of a data variable reports the declared dims to
-user code. oar's own Python code (layers, functionals) still sees the
-example's sizes, which are what it is recorded with: the property tells the
-two apart by the file of its caller. Other recorded values report their
-example shapes. Static mode installs the property and its end (or the
-interpreter's exit) puts the built-in one back, so eager code never pays for
-it.
+user code, and so does every value computed from one: its recorded type has
+-1 where a dim follows a dynamic one (Note [dynamic dims] in ir/ir.h), so
+``reshape(h, [h.shape[0], -1])`` asks for two unknown dims and raises, as in
+Paddle, instead of baking the example's batch size in. oar's own Python code
+(layers, functionals) still sees the example's sizes, which are what it is
+recorded with: the property tells the two apart by the file of its caller.
+Static mode installs the property and its end (or the interpreter's exit)
+puts the built-in one back, so eager code never pays for it.
 """
 import atexit
 import contextlib
@@ -417,9 +419,13 @@ _OAR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _shape(self):
-    declared = self.__dict__.get("_declared_shape")
-    if declared is not None and not sys._getframe(1).f_code.co_filename.startswith(_OAR_DIR):
-        return list(declared)
+    if not sys._getframe(1).f_code.co_filename.startswith(_OAR_DIR):
+        declared = self.__dict__.get("_declared_shape")
+        if declared is not None:
+            return list(declared)
+        traced = _C._ir_traced_shape(self)  # a recorded value: its dims, -1 where dynamic
+        if traced is not None:
+            return list(traced)
     return _BUILTIN_SHAPE.__get__(self)
 
 
