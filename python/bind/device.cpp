@@ -39,7 +39,12 @@ void bind_device(nb::module_& m) {
   m.def("_device_memory", [](int type, int index) {
     Device d = device_of(type, index);
     MemoryStats s = device_interface(d.type).memory_stats(d.index);
-    return nb::make_tuple(s.allocated, s.max_allocated, s.reserved);
+    return nb::make_tuple(s.allocated, s.max_allocated, s.reserved, s.max_reserved);
+  });
+  m.def("_device_reset_peak", [](int type, int index, bool reserved) {
+    Device d = device_of(type, index);
+    if (reserved) device_interface(d.type).reset_peak_reserved(d.index);
+    else device_interface(d.type).reset_peak_stats(d.index);
   });
   m.def("_device_empty_cache", [](int type, int index) {
     Device d = device_of(type, index);

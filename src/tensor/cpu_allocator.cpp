@@ -64,6 +64,7 @@ class CpuDevice final : public DeviceInterface {
         return p;
       }
       stats_.reserved += sz;
+      if (stats_.reserved > stats_.max_reserved) stats_.max_reserved = stats_.reserved;
     }
     void* p = std::aligned_alloc(kAlign, sz);
     if (!p) {
@@ -100,6 +101,10 @@ class CpuDevice final : public DeviceInterface {
   void reset_peak_stats(int) override {
     std::lock_guard<std::mutex> g(mu_);
     stats_.max_allocated = stats_.allocated;
+  }
+  void reset_peak_reserved(int) override {
+    std::lock_guard<std::mutex> g(mu_);
+    stats_.max_reserved = stats_.reserved;
   }
   void empty_cache(int) override {
     std::lock_guard<std::mutex> g(mu_);

@@ -23,6 +23,7 @@ struct MemoryStats {
   int64_t allocated = 0;      // bytes in live tensors
   int64_t max_allocated = 0;  // peak of `allocated` since the last reset
   int64_t reserved = 0;       // bytes held from the system, cached blocks included
+  int64_t max_reserved = 0;   // peak of `reserved` since the last reset
 };
 
 class DeviceInterface {
@@ -37,7 +38,8 @@ class DeviceInterface {
   virtual void copy_on_device(void* dst, const void* src, size_t nbytes, int index) = 0;
   virtual void synchronize(int index) {}
   virtual MemoryStats memory_stats(int index) const = 0;
-  virtual void reset_peak_stats(int index) = 0;
+  virtual void reset_peak_stats(int index) = 0;  // max_allocated = allocated
+  virtual void reset_peak_reserved(int index) = 0;  // max_reserved = reserved
   virtual void empty_cache(int index) {}
   virtual int device_count() const { return 1; }
 };

@@ -215,3 +215,18 @@ def test_typed_constructor_values_and_errors():
         device.FloatTensor(-1, 2)
     with pytest.raises(TypeError, match=r"^\[oar\.device\.IntTensor\]"):
         device.IntTensor([1], [2])
+
+
+def test_reserved_memory_peak_follows_the_allocator():
+    oar.device.empty_cache()
+    oar.device.reset_max_memory_reserved()
+    base = oar.device.memory_reserved()
+    assert oar.device.max_memory_reserved() == base
+    x = oar.zeros([1 << 20])  # 4 MiB more than is cached
+    peak = oar.device.max_memory_reserved()
+    assert peak >= base + 4 * (1 << 20)
+    del x
+    oar.device.empty_cache()  # the block goes back to the system; the peak stays
+    assert oar.device.memory_reserved() < peak and oar.device.max_memory_reserved() == peak
+    oar.device.reset_peak_memory_stats()
+    assert oar.device.max_memory_reserved() == oar.device.memory_reserved()

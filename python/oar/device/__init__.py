@@ -17,7 +17,7 @@ __all__ = [
     "get_all_custom_device_type", "get_available_device", "get_available_custom_device", "get_device_properties",
     "Stream", "Event", "current_stream", "set_stream", "stream_guard", "device_guard", "synchronize",
     "device_count", "empty_cache", "max_memory_allocated", "reset_max_memory_allocated", "memory_allocated",
-    "memory_reserved", "is_available", "is_current_stream_capturing", "get_device_name", "get_device_capability",
+    "memory_reserved", "max_memory_reserved", "reset_max_memory_reserved", "is_available", "is_current_stream_capturing", "get_device_name", "get_device_capability",
     "get_rng_state", "set_rng_state", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
     "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "device", "is_bf16_supported",
     "manual_seed", "reset_peak_memory_stats", "ipc_collect", "StreamContext", "CPUPlace", "CUDAPlace",
@@ -436,10 +436,35 @@ def manual_seed(seed):
 # Memory statistics, of the CPU allocator or of one GPU's.
 
 def _memory(device, api):
-    """(allocated, max_allocated, reserved) bytes of the device."""
+    """(allocated, max_allocated, reserved, max_reserved) bytes of the device."""
     if device is None or _parse(device, api)[0] == 0:
-        return _C.memory_allocated(), _C.max_memory_allocated(), _C.memory_reserved()
+        return _C._device_memory(0, 0)
     return _C._device_memory(cuda._CUDA, _gpu_index(device, api))
+
+
+def max_memory_reserved(device=None):
+    """Peak of memory_reserved since start or the last reset_max_memory_reserved.
+
+    >>> import oar
+    >>> oar.device.max_memory_reserved() >= oar.device.memory_reserved()
+    True
+    """
+    return _memory(device, "oar.device.max_memory_reserved")[3]
+
+
+def reset_max_memory_reserved(device=None):
+    """Resets the peak of memory_reserved to what is reserved now.
+
+    >>> import oar
+    >>> oar.device.reset_max_memory_reserved()
+    >>> oar.device.max_memory_reserved() == oar.device.memory_reserved()
+    True
+    """
+    api = "oar.device.reset_max_memory_reserved"
+    if device is None or _parse(device, api)[0] == 0:
+        _C._device_reset_peak(0, 0, True)
+    else:
+        _C._device_reset_peak(cuda._CUDA, _gpu_index(device, api), True)
 
 
 def memory_allocated(device=None):
@@ -489,7 +514,7 @@ def reset_max_memory_allocated(device=None):
 
 
 def reset_peak_memory_stats(device=None):
-    """Resets the peak statistics (the allocator keeps one: max_memory_allocated).
+    """Resets the peak statistics: max_memory_allocated and max_memory_reserved.
 
     >>> import oar
     >>> oar.device.reset_peak_memory_stats()
@@ -497,6 +522,7 @@ def reset_peak_memory_stats(device=None):
     True
     """
     reset_max_memory_allocated(device)
+    reset_max_memory_reserved(device)
 
 
 def empty_cache():

@@ -54,6 +54,7 @@ class CudaDevice final : public DeviceInterface {
         return p;
       }
       d.stats.reserved += sz;
+      if (d.stats.reserved > d.stats.max_reserved) d.stats.max_reserved = d.stats.reserved;
     }
     DeviceGuard guard(index);
     void* p = nullptr;
@@ -113,6 +114,11 @@ class CudaDevice final : public DeviceInterface {
     PerDevice& d = dev(index);
     std::lock_guard<std::mutex> g(d.mu);
     d.stats.max_allocated = d.stats.allocated;
+  }
+  void reset_peak_reserved(int index) override {
+    PerDevice& d = dev(index);
+    std::lock_guard<std::mutex> g(d.mu);
+    d.stats.max_reserved = d.stats.reserved;
   }
   void empty_cache(int index) override {
     PerDevice& d = dev(index);
