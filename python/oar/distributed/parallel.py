@@ -53,7 +53,22 @@ class _Bucket:
         self.launched = False
 
 
-class DataParallel(Layer):
+class WrappedLayer(Layer):
+    """A layer that runs ``self._layers`` and whose state is that layer's
+    state (its keys carry no ``_layers.`` prefix), as Paddle's parallel
+    wrappers are."""
+
+    def forward(self, *inputs, **kwargs):
+        return self._layers(*inputs, **kwargs)
+
+    def state_dict(self, *args, **kwargs):
+        return self._layers.state_dict(*args, **kwargs)
+
+    def set_state_dict(self, state_dict, *args, **kwargs):
+        return self._layers.set_state_dict(state_dict, *args, **kwargs)
+
+
+class DataParallel(WrappedLayer):
     """Runs ``layers`` data-parallel over the ranks of ``group`` (all by default).
 
     Parameters are copied from rank 0 when it is built. After each
@@ -216,17 +231,8 @@ class DataParallel(Layer):
         finally:
             self._sync = prev
 
-    def forward(self, *inputs, **kwargs):
-        return self._layers(*inputs, **kwargs)
-
-    def state_dict(self, *args, **kwargs):
-        return self._layers.state_dict(*args, **kwargs)
-
-    def set_state_dict(self, state_dict, *args, **kwargs):
-        return self._layers.set_state_dict(state_dict, *args, **kwargs)
-
-    set_dict = set_state_dict
-    load_dict = set_state_dict
+    set_dict = WrappedLayer.set_state_dict
+    load_dict = WrappedLayer.set_state_dict
 
     def scale_loss(self, loss):
         """Kept for Paddle 2.x code: gradients are averaged already."""

@@ -1,5 +1,6 @@
 """``paddle.distributed.fleet.meta_parallel``: manual tensor- and pipeline-parallel layers."""
 from ...nn import Layer
+from ..parallel import WrappedLayer
 from .. import collective as _coll
 from ..mp_layers import ColumnParallelLinear, ParallelCrossEntropy, RowParallelLinear, VocabParallelEmbedding
 from ..pipeline import LayerDesc, PipelineLayer, PipelineParallel, SharedLayerDesc
@@ -11,7 +12,7 @@ __all__ = ["ColumnParallelLinear", "RowParallelLinear", "VocabParallelEmbedding"
            "ShardingParallel", "get_rng_state_tracker", "model_parallel_random_seed"]
 
 
-class _HybridWrapper(Layer):
+class _HybridWrapper(WrappedLayer):
     """Runs ``layers`` on a hybrid-parallel job; at construction the
     replicated parameters are made equal over the model-parallel group and
     every parameter over the data-parallel and sharding groups."""
@@ -32,15 +33,6 @@ class _HybridWrapper(Layer):
         self._hcg = hcg
         self._strategy = strategy
         _sync_hybrid_params(layers, hcg)
-
-    def forward(self, *inputs, **kwargs):
-        return self._layers(*inputs, **kwargs)
-
-    def state_dict(self, *args, **kwargs):
-        return self._layers.state_dict(*args, **kwargs)
-
-    def set_state_dict(self, state_dict, *args, **kwargs):
-        return self._layers.set_state_dict(state_dict, *args, **kwargs)
 
 
 class TensorParallel(_HybridWrapper):
