@@ -4,6 +4,7 @@ import builtins
 import numpy as np
 
 from . import _C
+from ._inplace import inplace_source
 from .autograd import no_grad as _no_grad  # noqa: F401 - used by the math modules
 
 Tensor = _C.Tensor
@@ -37,14 +38,10 @@ def _float_input(x, api, what="x", complex_ok=False):
 
 
 def _inplace(x, fn, api):
-    """Applies fn to x and writes the result back into x (Paddle's `op_` forms).
-
-    fn sees a differentiable copy of x, so what it saves for backward is not
-    the tensor being overwritten. The copy is -(-x): clone, cast and the
-    arithmetic ops save their input for backward (and would then see it
-    overwritten), neg saves nothing; negation is exact (integers wrap back)."""
+    """Applies fn to x and writes the result back into x (Paddle's `op_` forms);
+    fn reads x through inplace_source (Note [in-place composites])."""
     _tensor(x, api)
-    out = fn(_C.clone(x) if x.dtype == _DT.bool else _C.neg(_C.neg(x)))
+    out = fn(inplace_source(x))
     if out.dtype != x.dtype:
         raise TypeError(f"[{api}] the result has dtype {out.dtype.name} and cannot be written in place into a "
                         f"{x.dtype.name} tensor")

@@ -19,6 +19,7 @@ import builtins
 import numpy as np
 
 from . import _C
+from ._inplace import inplace_source
 from ._index import _as_tensor, _coords, put_along_axis, scatter, scatter_nd_add, take_along_axis, \
     masked_fill, index_add
 from ._manip import _int, _ints, concat, stack, tile, tril, triu
@@ -86,11 +87,7 @@ def _source(x, api):
     """What an in-place op should compute from: x itself, or, when autograd records x, a
     copy, so that ops saving their input for backward do not see it overwritten."""
     _check_inplace(x, api)
-    if x.stop_gradient or not _C.is_grad_enabled():
-        return x
-    # An exact copy whose gradient rule saves nothing: clone's (a cast) keeps
-    # its input, which the write that follows would invalidate.
-    return _C.neg(_C.neg(x))
+    return inplace_source(x)
 
 
 def _write(x, value, api):

@@ -10,7 +10,7 @@ from ... import _C
 from ..._index import index_select, take_along_axis
 from ..._manip import concat, stack
 from ..._reduce_ext import logsumexp
-from .loss import _check_float, _check_reduction, _check_tensor, _err, _is_int, _reduce, _softplus
+from .loss import _check_float, _check_int_tensors, _check_reduction, _check_tensor, _err, _is_int, _reduce, _softplus
 
 __all__ = ["hsigmoid_loss", "rnnt_loss", "adaptive_log_softmax_with_loss"]
 
@@ -115,10 +115,7 @@ def rnnt_loss(input, label, input_lengths, label_lengths, blank=0, fastemit_lamb
     """
     api = "rnnt_loss"
     _check_float(input, api, "input")
-    for t, n in ((label, "label"), (input_lengths, "input_lengths"), (label_lengths, "label_lengths")):
-        _check_tensor(t, api, n)
-        if not _is_int(t):
-            raise TypeError(f"[oar.nn.functional.{api}] {n} must be an integer tensor, got {t.dtype}")
+    _check_int_tensors(api, label=label, input_lengths=input_lengths, label_lengths=label_lengths)
     _check_reduction(reduction, api)
     if input.ndim != 4:
         raise _err(api, f"input must be 4-D [batch, max_time, max_label_length + 1, num_classes], "

@@ -8,6 +8,7 @@ and stay differentiable (see Note [in-place composites]).
 import numbers
 
 from ... import _C
+from ..._inplace import inplace_source
 from . import _nn_args as A
 
 __all__ = [
@@ -31,19 +32,10 @@ def _scalar(v, like):
     return _C.full([], float(v), like.dtype)
 
 
-# Note [in-place composites]
-# An in-place activation that has no kernel of its own computes the out-of-place
-# result and copies it into x. When x takes part in a gradient, the result is
-# computed from a fresh copy of x made by negating twice: no backward node of
-# that copy keeps x itself, so overwriting x does not invalidate the graph
-# (a clone() would save x for its own backward). copy_ then records the
-# identity gradient from x's new value to the result.
+# In-place activations without a kernel of their own (Note [in-place composites]).
 def _write_into(x, fn, name):
     A.check_tensor(x, _API + name)
-    src = x
-    if not x.stop_gradient and _C.is_grad_enabled():
-        src = _C.neg(_C.neg(x))
-    return x.copy_(fn(src))
+    return x.copy_(fn(inplace_source(x)))
 
 
 def relu(x, name=None):

@@ -38,6 +38,14 @@ def _check_tensor(x, api, what):
         raise TypeError(f"[oar.nn.functional.{api}] {what} must be a Tensor, got {type(x).__name__}")
 
 
+def _check_int_tensors(api, **tensors):
+    """Each keyword argument is an integer Tensor (labels, lengths)."""
+    for n, t in tensors.items():
+        _check_tensor(t, api, n)
+        if not _is_int(t):
+            raise TypeError(f"[oar.nn.functional.{api}] {n} must be an integer tensor, got {t.dtype}")
+
+
 def _check_float(x, api, what):
     _check_tensor(x, api, what)
     if not str(x.dtype).split(".")[-1].startswith(("float", "bfloat")):
@@ -587,10 +595,7 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction
     """
     api = "ctc_loss"
     _check_float(log_probs, api, "log_probs")
-    for t, n in ((labels, "labels"), (input_lengths, "input_lengths"), (label_lengths, "label_lengths")):
-        _check_tensor(t, api, n)
-        if not _is_int(t):
-            raise TypeError(f"[oar.nn.functional.{api}] {n} must be an integer tensor, got {t.dtype}")
+    _check_int_tensors(api, labels=labels, input_lengths=input_lengths, label_lengths=label_lengths)
     _check_reduction(reduction, api)
     if log_probs.ndim != 3:
         raise _err(api, f"log_probs must be 3-D [max_logit_length, batch, num_classes], got {log_probs.shape}")
