@@ -172,33 +172,10 @@ void bind_ops(nb::module_& m) {
   m.def("complex", [](const Tensor& re, const Tensor& im, nb::handle) { return ops::complex(re, im); },
         arg("real"), arg("imag"), arg("name") = kNone, docs::complex);
 
-  // Reductions
-  auto axes_of = [](std::optional<Dims> a) { return a ? *a : Dims{}; };
-  m.def("sum", [axes_of](const Tensor& x, std::optional<Dims> axis, nb::handle dtype, bool keepdim, nb::handle) {
-    if (axis && axis->empty()) return x.dim() == 0 ? ops::clone(x) : ops::sum(x, Dims{}, keepdim, opt_dtype(dtype, "oar.sum"));
-    return ops::sum(x, axes_of(axis), keepdim, opt_dtype(dtype, "oar.sum"));
-  }, arg("x"), arg("axis") = kNone, arg("dtype") = kNone, arg("keepdim") = false, arg("name") = kNone, docs::sum);
-  m.def("mean", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle) {
-    return ops::mean(x, axes_of(axis), keepdim);
-  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone, docs::mean);
-  m.def("prod", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle dtype, nb::handle) {
-    auto dt = opt_dtype(dtype, "oar.prod");
-    return ops::prod(dt ? ops::cast(x, *dt) : x, axes_of(axis), keepdim);
-  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("dtype") = kNone, arg("name") = kNone, docs::prod);
-  m.def("amax", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle) {
-    return ops::amax(x, axes_of(axis), keepdim);
-  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone, docs::amax);
-  m.def("amin", [axes_of](const Tensor& x, std::optional<Dims> axis, bool keepdim, nb::handle) {
-    return ops::amin(x, axes_of(axis), keepdim);
-  }, arg("x"), arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone, docs::amin);
-  cls.def("sum", [axes_of](TensorImpl* x, std::optional<Dims> axis, nb::handle dtype, bool keepdim, nb::handle) {
-    return ops::sum(Tensor(x), axes_of(axis), keepdim, opt_dtype(dtype, "Tensor.sum"));
-  }, arg("axis") = kNone, arg("dtype") = kNone, arg("keepdim") = false, arg("name") = kNone);
-  cls.def("mean", [axes_of](TensorImpl* x, std::optional<Dims> axis, bool keepdim, nb::handle) {
-    return ops::mean(Tensor(x), axes_of(axis), keepdim);
-  }, arg("axis") = kNone, arg("keepdim") = false, arg("name") = kNone);
+  // Reductions: declared in src/ops/reduce.toml (python/bind/declared.cpp).
 
   // Shape
+  auto axes_of = [](std::optional<Dims> a) { return a ? *a : Dims{}; };
   m.def("reshape", [](const Tensor& x, const Dims& shape, nb::handle) {
     // Paddle: a 0 in shape copies the input's dim at that position.
     Dims s = shape;

@@ -43,43 +43,6 @@ inline constexpr const char* complex = R"(The complex tensor real + 1j * imag (f
 [(1+2j)]
 )";
 
-inline constexpr const char* sum = R"(The sum over axis (an int, a list, or None for all), optionally keeping reduced dims
-and accumulating in dtype; integers and bools sum to int64, as in Paddle.
-
->>> import oar
->>> x = oar.to_tensor([[1, 2], [3, 4]])
->>> oar.sum(x).item(), oar.sum(x, axis=0).numpy().tolist(), oar.sum(x, axis=1, keepdim=True).shape
-(10, [4, 6], [2, 1])
-)";
-
-inline constexpr const char* mean = R"(The mean over axis (an int, a list, or None for all), optionally keeping reduced dims.
-
->>> import oar
->>> oar.mean(oar.to_tensor([[1.0, 2.0], [3.0, 5.0]]), axis=1).numpy().tolist()
-[1.5, 4.0]
-)";
-
-inline constexpr const char* prod = R"(The product over axis (an int, a list, or None for all), optionally in dtype.
-
->>> import oar
->>> oar.prod(oar.to_tensor([[1.0, 2.0], [3.0, 4.0]]), axis=0).numpy().tolist()
-[3.0, 8.0]
-)";
-
-inline constexpr const char* amax = R"(The maximum over axis; ties share the gradient evenly (oar.max gives it to one).
-
->>> import oar
->>> oar.amax(oar.to_tensor([[1.0, 5.0], [4.0, 2.0]]), axis=1).numpy().tolist()
-[5.0, 4.0]
-)";
-
-inline constexpr const char* amin = R"(The minimum over axis; ties share the gradient evenly (oar.min gives it to one).
-
->>> import oar
->>> oar.amin(oar.to_tensor([[1.0, 5.0], [4.0, 2.0]]), axis=0).numpy().tolist()
-[1.0, 2.0]
-)";
-
 inline constexpr const char* reshape = R"(x with a new shape of the same size; -1 infers one dim, 0 copies x's dim at that position.
 A view when the strides allow, else a copy.
 

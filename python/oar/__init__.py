@@ -36,7 +36,6 @@ complex128 = dtype.complex128
 from ._ops_gen import *  # noqa: E402,F401,F403  the declared ops (src/ops/*.toml)
 from ._C import (  # noqa: E402  reductions, shape, linalg bound in C++
     cast, clone, where, clip, complex,
-    sum, mean, prod, amax, amin,
     reshape, transpose, expand, squeeze, unsqueeze, flatten, strided_slice, slice_scatter,
     matmul, set_num_threads, get_num_threads, set_default_dtype as _set_default_dtype,
     get_default_dtype as _get_default_dtype,
@@ -48,7 +47,6 @@ from .creation import (  # noqa: E402
     eye, broadcast_to, slice, scale, add_n, numel, shape, rank,
 )
 from .autograd import grad, no_grad, enable_grad, set_grad_enabled, is_grad_enabled  # noqa: E402
-from ._reduce_ext import *  # noqa: E402,F401,F403
 from ._manip import *  # noqa: E402,F401,F403
 from ._index import *  # noqa: E402,F401,F403
 from ._random import *  # noqa: E402,F401,F403

@@ -16,7 +16,10 @@ import numpy as np
 from . import _C
 from ._math_common import (Tensor, _DT, _INTS, _check_rank, _float_input, _from_numpy, _inplace,
                            _int_scalar, _like, _no_grad, _norm_axis, _number, _tensor)
-from ._reduce_ext import _axes, _axis
+
+# Axis arguments are normalised as the declared functions' are (python/bind/args.h).
+_axes = _C._arg_axes
+_axis = _C._arg_opt_axis
 
 __all__ = [
     "nanmean", "nansum", "nanmedian", "quantile", "nanquantile", "kthvalue", "mode", "msort", "logcumsumexp",

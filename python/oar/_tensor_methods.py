@@ -387,9 +387,6 @@ Tensor.broadcast_to = lambda self, shape, name=None: _C.expand(self, shape)
 Tensor.squeeze = lambda self, axis=None, name=None: _C.squeeze(self, axis)
 Tensor.unsqueeze = lambda self, axis, name=None: _C.unsqueeze(self, axis)
 Tensor.flatten = lambda self, start_axis=0, stop_axis=-1, name=None: _C.flatten(self, start_axis, stop_axis)
-Tensor.prod = lambda self, axis=None, keepdim=False, dtype=None, name=None: _C.prod(self, axis, keepdim, dtype)
-Tensor.amax = lambda self, axis=None, keepdim=False, name=None: _C.amax(self, axis, keepdim)
-Tensor.amin = lambda self, axis=None, keepdim=False, name=None: _C.amin(self, axis, keepdim)
 Tensor.where = lambda self, x, y, name=None: _C.where(self, x, y)
 Tensor.clip = lambda self, min=None, max=None, name=None: _C.clip(self, min, max)
 Tensor.is_tensor = lambda self: True
@@ -405,7 +402,7 @@ Tensor.value = lambda self: self
 # the module's attribute name or the attribute itself, e.g. a property).
 # Called once oar has loaded
 # them all; later modules win, so a Python wrapper replaces a bound method of that name.
-_METHOD_MODULES = ("_reduce_ext", "_manip", "_index", "_random", "_linalg_ext", "linalg", "_math_ext", "_shape_ext", "_tensor_ext",
+_METHOD_MODULES = ("_manip", "_index", "_random", "_linalg_ext", "linalg", "_math_ext", "_shape_ext", "_tensor_ext",
                    "nn.layer.layers", "distributed.auto_parallel")
 
 

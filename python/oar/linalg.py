@@ -18,7 +18,7 @@ from ._C import matmul
 from ._linalg_ext import cross
 from ._manip import diagonal, tril, triu
 from ._random import randn
-from ._reduce_ext import norm
+from ._C import norm
 from .creation import eye, full_like, ones_like, to_tensor, zeros, zeros_like
 
 __all__ = ["svd", "svdvals", "eigh", "eigvalsh", "qr", "inv", "det", "slogdet", "solve", "cholesky", "pinv",

@@ -40,10 +40,11 @@ def test_declared_op_is_bound_documented_and_in_the_op_database(family, name):
     if gen_ops.has_inplace(OPS[family][name]):
         assert callable(getattr(oar.Tensor, name + "_")) and callable(getattr(oar, name + "_"))
         assert ">>> " in getattr(oar, name + "_").__doc__ and ">>> " in getattr(oar.Tensor, name + "_").__doc__
-    else:  # a bool or real result cannot be written into a float or complex input
+    elif family != "function":  # a bool or real result cannot be written into a float or complex input
         assert not hasattr(oar, name + "_") and not hasattr(oar.Tensor, name + "_")
     assert name in {info.name for info in OP_DB}, f"{name} has no op-database entry (tests/python/opdb.py)"
-    assert name in oar._C._registered_ops()
+    if family != "function":  # a declared function calls ops; unary and binary declarations register one
+        assert name in oar._C._registered_ops()
 
 
 def test_aliases_are_the_same_function():

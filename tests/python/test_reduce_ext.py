@@ -1,4 +1,4 @@
-"""Reductions and scans of oar._reduce_ext against NumPy, finite differences and error inputs."""
+"""Reductions and scans (src/ops/reduce.toml) against NumPy, finite differences and error inputs."""
 import numpy as np
 import pytest
 

@@ -9,7 +9,7 @@ import numpy as np
 from ... import _C
 from ..._index import index_select, take_along_axis
 from ..._manip import concat, stack
-from ..._reduce_ext import logsumexp
+from ..._C import logsumexp
 from .loss import _check_float, _check_int_tensors, _check_reduction, _check_tensor, _err, _is_int, _reduce, _softplus
 
 __all__ = ["hsigmoid_loss", "rnnt_loss", "adaptive_log_softmax_with_loss"]

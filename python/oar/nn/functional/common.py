@@ -306,7 +306,7 @@ def pairwise_distance(x, y, p=2.0, epsilon=1e-6, keepdim=False, name=None):
     """
     _check_tensor(x, "pairwise_distance")
     _check_tensor(y, "pairwise_distance", "y")
-    from ..._reduce_ext import norm
+    from ..._C import norm
 
     return norm(x - y + epsilon, p=float(p), axis=-1, keepdim=keepdim)
 
@@ -319,7 +319,7 @@ def normalize(x, p=2, axis=1, epsilon=1e-12, name=None):
     [[0.6000000238418579, 0.800000011920929]]
     """
     _check_tensor(x, "normalize")
-    from ..._reduce_ext import norm
+    from ..._C import norm
 
     n = norm(x, p=float(p), axis=axis, keepdim=True)
     return x / _C.clip(n, float(epsilon), float("inf"))

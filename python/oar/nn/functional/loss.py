@@ -8,7 +8,7 @@ import numpy as np
 from ... import _C
 from ..._index import take_along_axis
 from ..._manip import concat, stack
-from ..._reduce_ext import logsumexp
+from ..._C import logsumexp
 from .common import cosine_similarity, pairwise_distance
 
 __all__ = [

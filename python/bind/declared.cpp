@@ -1,0 +1,63 @@
+// The declared functions (Note [function declarations], tools/gen_ops.py):
+// their bindings are generated into gen/bind/functions.inc; the few calls
+// that need more than one C++ API call use the glue here.
+#include <nanobind/stl/pair.h>
+
+#include "args.h"
+#include "ops/reduce_ext.h"
+
+namespace oar::bind {
+namespace {
+
+using nb::arg;
+
+// median: the values, and with mode 'min' along an axis also the indices.
+nb::object one_or_pair(const std::pair<Tensor, Tensor>& r) {
+  if (!r.second.defined()) return nb::cast(r.first);
+  return nb::make_tuple(r.first, r.second);
+}
+
+// norm: p is None, a number (inf and -inf included), 'fro' or 'nuc'; None
+// means the Frobenius norm over two axes, else the 2-norm; 'nuc' of a matrix
+// needs no axis (Paddle's rule).
+Tensor norm_of(const Tensor& x, nb::handle p, nb::handle axis_h, bool keepdim, const char* api) {
+  std::optional<Dims> axis;
+  if (!axis_h.is_none()) axis = arg_axes(axis_h, api, "axis");
+  if (p.is_none()) {
+    bool matrix = axis && axis->size() == 2;
+    return matrix ? ops::norm(x, std::string("fro"), axis, keepdim) : ops::norm(x, 2.0, axis, keepdim);
+  }
+  if (nb::isinstance<nb::str>(p)) {
+    std::string s = nb::cast<std::string>(p);
+    if (s == "nuc" && !axis && x.dim() == 2) axis = Dims{0, 1};
+    return ops::norm(x, s, axis, keepdim);
+  }
+  OAR_CHECK(!PyBool_Check(p.ptr()) && PyNumber_Check(p.ptr()) && !nb::isinstance<TensorImpl>(p), Type, "[", api,
+            "] p must be a number, 'fro' or 'nuc', got ", nb::cast<std::string>(nb::str(p.type().attr("__name__"))));
+  double v = PyFloat_AsDouble(p.ptr());
+  if (v == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    fail(ErrorKind::Type, "[", api, "] p must be a real number, got ", nb::cast<std::string>(nb::repr(p)));
+  }
+  return ops::norm(x, v, axis, keepdim);
+}
+
+#include "gen/bind/functions.inc"
+
+void bind_declared(nb::module_& m) {
+  auto cls = nb::borrow<nb::class_<TensorImpl>>(m.attr("Tensor"));
+  bind_declared_functions(m, cls);
+  // The same normalisation for the functions still written in Python.
+  m.def("_arg_axes", [](nb::handle h, const std::string& api, const std::string& what) {
+    Dims d = arg_axes(h, api.c_str(), what.c_str());
+    return h.is_none() ? nb::none() : nb::cast(d);
+  }, arg("axis").none(), arg("api"), arg("what") = "axis");
+  m.def("_arg_opt_axis", [](nb::handle h, const std::string& api, const std::string& what) {
+    return arg_opt_axis(h, api.c_str(), what.c_str());
+  }, arg("axis").none(), arg("api"), arg("what") = "axis");
+}
+
+Binder b(bind_declared);
+
+}  // namespace
+}  // namespace oar::bind
