@@ -62,7 +62,8 @@ src/ops/reduce.toml) declare their Paddle signature and that call:
              Tensor, bool, int, float, str, Scalar, Scalar?  as given
              Axes    None (every axis), an int, a list/tuple or an int Tensor
              Axis    an int or a one-element int Tensor; Axis? also None
-             Shape   a list/tuple of ints (or one-element Tensors), an int Tensor
+             Shape   a list/tuple of ints (or one-element Tensors), an int Tensor;
+                     Ints the same for lists that are not shapes (axes, starts)
              DType   a dtype, its name, a NumPy dtype or a Python type; DType?
                      also None
              object  the Python object, for the call to look at
@@ -71,6 +72,7 @@ src/ops/reduce.toml) declare their Paddle signature and that call:
            function's name for messages), that the binding returns
   method   false when the function is not also a Tensor method (its first
            argument is then not a Tensor's self)
+  method_aliases  other names of the Tensor method only (astype)
 and doc, example, aliases, public as the elementwise ops. The generator
 writes gen/bind/functions.inc (a bind_declared_functions(module, Tensor)
 defining each function, alias and method with its docstring), which
@@ -97,7 +99,7 @@ PROMOTIONS = {"Arith", "TrueDiv", "Float", "Compare", "Logical", "Bitwise"}
 SAVES = {"inputs": ("true", "false"), "outputs": ("false", "true"), "none": ("false", "false")}
 UNARY_FIELDS = {"kind", "meta", "dtypes", "scalar", "out", "vec", "grad", "grad_fn", "saves", "amp", "public", "doc",
                 "example", "inplace_example", "inplace", "kernel", "aliases"}
-FUNCTION_FIELDS = {"args", "call", "method", "public", "doc", "example", "aliases"}
+FUNCTION_FIELDS = {"args", "call", "method", "method_aliases", "public", "doc", "example", "aliases"}
 # argument type -> (C++ parameter type, conversion of the parameter `{p}` or None)
 ARG_TYPES = {
     "Tensor": ("const Tensor&", None),
@@ -112,6 +114,7 @@ ARG_TYPES = {
     "Axis": ("nb::handle", 'arg_axis({p}, api, "{n}")'),
     "Axis?": ("nb::handle", 'arg_opt_axis({p}, api, "{n}")'),
     "Shape": ("nb::handle", 'arg_shape({p}, api, "{n}")'),
+    "Ints": ("nb::handle", 'arg_shape({p}, api, "{n}")'),
     "DType": ("nb::handle", "to_dtype({p}, api)"),
     "DType?": ("nb::handle", "opt_dtype({p}, api)"),
 }
@@ -161,6 +164,8 @@ def load(paths):
                 if family == "function":
                     _check(isinstance(d.get("call"), str) and d["call"].strip(), where, "needs a call")
                     _check(d.get("method", True) in (True, False), where, "method must be true or false")
+                    _check("method_aliases" not in d or (isinstance(d["method_aliases"], list) and d.get("method", True)), where,
+                           "method_aliases must be a list, of a function that is a Tensor method")
                     d["_args"] = parse_args(d.get("args", ""), where)
                     _check(not d.get("method", True) or (d["_args"] and d["_args"][0][1] == "Tensor"), where,
                            "a Tensor method's first argument must be a Tensor (or give method = false)")
@@ -253,7 +258,8 @@ def functions(ops):
             rparams = ", ".join(["TensorImpl* self"] + params[1:])
             lam = f"[f]({rparams}) {{ return f({', '.join(['Tensor(self)'] + passed[1:])}); }}"
             rest = _py_args(args[1:])
-            for py, pdoc in names:
+            for py, pdoc in names + [(a, _cstr(doc and f"Another name of Tensor.{name}.\n\n" + doc))
+                                     for a in d.get("method_aliases", [])]:
                 out.append(f'    cls.def("{py}", {lam}' + (f", {rest}" if rest else "") + f", {pdoc});")
         out.append("  }")
     out.append("}")

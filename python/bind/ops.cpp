@@ -149,60 +149,10 @@ void bind_ops(nb::module_& m) {
     return ops::eye(n, mcols.value_or(n), opt_dtype(dtype, "oar.eye").value_or(default_float_dtype()));
   }, arg("num_rows"), arg("num_columns") = kNone, arg("dtype") = kNone, arg("name") = kNone);
 
-  // Copy and cast
-  m.def("cast", [](const Tensor& x, nb::handle dtype) { return ops::cast(x, to_dtype(dtype, "oar.cast")); },
-        arg("x"), arg("dtype"), docs::cast);
-  cls.def("astype", [](TensorImpl* x, nb::handle dtype) { return ops::cast(Tensor(x), to_dtype(dtype, "Tensor.astype")); });
-  cls.def("cast", [](TensorImpl* x, nb::handle dtype) { return ops::cast(Tensor(x), to_dtype(dtype, "Tensor.cast")); });
-  m.def("clone", [](const Tensor& x, nb::handle) { return ops::clone(x); }, arg("x"), arg("name") = kNone, docs::clone);
-  cls.def("clone", [](TensorImpl* x) { return ops::clone(Tensor(x)); });
+  // Casts, copies, selections, reductions, shape and view functions and matmul
+  // are declared (src/ops/*.toml) and bound in python/bind/declared.cpp.
   cls.def("copy_", [](TensorImpl* x, const Tensor& src, bool) { Tensor t(x); return ops::copy_(t, src); },
           arg("src"), arg("blocking") = true);
-  m.def("where", [](const Tensor& c, const Tensor& x, const Tensor& y, nb::handle) { return ops::where(c, x, y); },
-        arg("condition"), arg("x"), arg("y"), arg("name") = kNone, docs::where);
-  m.def("where", [](const Tensor& c, const Scalar& x, const Tensor& y, nb::handle) {
-    return ops::where(c, ops::scalar_tensor(x, ops::result_type(y, x)), y);
-  }, arg("condition"), arg("x"), arg("y"), arg("name") = kNone);
-  m.def("where", [](const Tensor& c, const Tensor& x, const Scalar& y, nb::handle) {
-    return ops::where(c, x, ops::scalar_tensor(y, ops::result_type(x, y)));
-  }, arg("condition"), arg("x"), arg("y"), arg("name") = kNone);
-  m.def("clip", [](const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi, nb::handle) {
-    return ops::clip(x, lo, hi);
-  }, arg("x"), arg("min") = kNone, arg("max") = kNone, arg("name") = kNone, docs::clip);
-  m.def("complex", [](const Tensor& re, const Tensor& im, nb::handle) { return ops::complex(re, im); },
-        arg("real"), arg("imag"), arg("name") = kNone, docs::complex);
-
-  // Reductions: declared in src/ops/reduce.toml (python/bind/declared.cpp).
-
-  // Shape
-  auto axes_of = [](std::optional<Dims> a) { return a ? *a : Dims{}; };
-  m.def("reshape", [](const Tensor& x, const Dims& shape, nb::handle) {
-    // Paddle: a 0 in shape copies the input's dim at that position.
-    Dims s = shape;
-    for (int64_t& d : s) {
-      OAR_CHECK(d >= -1, Value, "[oar.reshape] shape dims must be >= -1, got ", ops::shape_str(shape));
-      if (d == 0) d = ops::kReshapeCopyDim;
-    }
-    return ops::reshape(x, s);
-  },
-        arg("x"), arg("shape"), arg("name") = kNone, docs::reshape);
-  m.def("transpose", [](const Tensor& x, const Dims& perm, nb::handle) { return ops::transpose(x, perm); },
-        arg("x"), arg("perm"), arg("name") = kNone, docs::transpose);
-  m.def("expand", [](const Tensor& x, const Dims& shape, nb::handle) { return ops::expand(x, shape); },
-        arg("x"), arg("shape"), arg("name") = kNone, docs::expand);
-  m.def("squeeze", [axes_of](const Tensor& x, std::optional<Dims> axis, nb::handle) { return ops::squeeze(x, axes_of(axis)); },
-        arg("x"), arg("axis") = kNone, arg("name") = kNone, docs::squeeze);
-  m.def("unsqueeze", [](const Tensor& x, const Dims& axis, nb::handle) { return ops::unsqueeze(x, axis); },
-        arg("x"), arg("axis"), arg("name") = kNone, docs::unsqueeze);
-  m.def("flatten", [](const Tensor& x, int64_t s, int64_t e, nb::handle) { return ops::flatten(x, s, e); },
-        arg("x"), arg("start_axis") = 0, arg("stop_axis") = -1, arg("name") = kNone, docs::flatten);
-  m.def("strided_slice", [](const Tensor& x, const Dims& axes, const Dims& starts, const Dims& ends,
-                            const Dims& strides, nb::handle) { return ops::strided_slice(x, axes, starts, ends, strides); },
-        arg("x"), arg("axes"), arg("starts"), arg("ends"), arg("strides"), arg("name") = kNone, docs::strided_slice);
-  m.def("slice_scatter", [](const Tensor& x, const Tensor& v, const Dims& axes, const Dims& starts, const Dims& ends,
-                            const Dims& strides, nb::handle) { return ops::slice_scatter(x, v, axes, starts, ends, strides); },
-        arg("x"), arg("value"), arg("axes"), arg("starts"), arg("ends"), arg("strides"), arg("name") = kNone,
-        docs::slice_scatter);
 
   m.def("_setitem_slice", [](const Tensor& x, const Tensor& v, const Dims& axes, const Dims& starts, const Dims& ends,
                              const Dims& strides) {
@@ -210,13 +160,7 @@ void bind_ops(nb::module_& m) {
     ops::slice_scatter_(t, v, axes, starts, ends, strides);
   });
 
-  // Linear algebra
   m.def("_linear", [](const Tensor& x, const Tensor& w, const Tensor& b) { return ops::linear(x, w, b); });
-  m.def("matmul", [](const Tensor& x, const Tensor& y, bool tx, bool ty, nb::handle) { return ops::matmul(x, y, tx, ty); },
-        arg("x"), arg("y"), arg("transpose_x") = false, arg("transpose_y") = false, arg("name") = kNone, docs::matmul);
-  cls.def("matmul", [](TensorImpl* x, const Tensor& y, bool tx, bool ty, nb::handle) {
-    return ops::matmul(Tensor(x), y, tx, ty);
-  }, arg("y"), arg("transpose_x") = false, arg("transpose_y") = false, arg("name") = kNone);
 
   // Autograd
   m.def("is_grad_enabled", &grad_enabled);

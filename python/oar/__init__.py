@@ -34,10 +34,8 @@ complex64 = dtype.complex64
 complex128 = dtype.complex128
 
 from ._ops_gen import *  # noqa: E402,F401,F403  the declared ops (src/ops/*.toml)
-from ._C import (  # noqa: E402  reductions, shape, linalg bound in C++
-    cast, clone, where, clip, complex,
-    reshape, transpose, expand, squeeze, unsqueeze, flatten, strided_slice, slice_scatter,
-    matmul, set_num_threads, get_num_threads, set_default_dtype as _set_default_dtype,
+from ._C import (  # noqa: E402  runtime functions bound in C++
+    set_num_threads, get_num_threads, set_default_dtype as _set_default_dtype,
     get_default_dtype as _get_default_dtype,
 )
 from .framework import set_default_dtype, get_default_dtype, is_tensor, in_dynamic_mode  # noqa: E402

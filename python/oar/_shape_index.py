@@ -1016,18 +1016,6 @@ def _repeat(self, *repeats):
                             "repeats"))
 
 
-def _strided_slice(x, axes, starts, ends, strides, name=None):
-    """strided_slice with Paddle's arguments (lists of ints or one-element Tensors, or Tensors).
-
-    >>> import oar
-    >>> oar.arange(6).strided_slice([0], [0], [6], [2]).numpy().tolist()
-    [0, 2, 4]
-    """
-    api = "oar.strided_slice"
-    return _C.strided_slice(x, _ints(axes, api, "axes"), _ints(starts, api, "starts"), _ints(ends, api, "ends"),
-                            _ints(strides, api, "strides"))
-
-
 def _slice_method(input, axes, starts, ends):  # noqa: A002
     """oar.slice as a method.
 
@@ -1084,6 +1072,6 @@ __tensor_methods__ = (
     ("fill_diagonal_tensor", _fill_diagonal_tensor), ("fill_diagonal_tensor_", _fill_diagonal_tensor_),
     ("ndimension", _ndimension), ("itemsize", property(_itemsize)), ("is_same_shape", _is_same_shape),
     ("requires_grad_", _requires_grad_), ("repeat", _repeat), ("stack", stack), ("concat", concat),
-    ("slice", _slice_method), ("strided_slice", _strided_slice), ("add_n", add_n), ("scale", scale),
+    ("slice", _slice_method), ("add_n", add_n), ("scale", scale),
     ("scale_", _scale_), ("clip_", _clip_), ("clamp", _clamp), ("clamp_", _clip_),
 )

@@ -727,7 +727,6 @@ __tensor_methods__ = (
     "argwhere", "lerp_", "top_p_sampling", "cfloat", "cdouble", ("mT", property(_mT)), "rank", "create_parameter", "create_tensor",
     ("block", property(_block)),
     ("multinomial", _late("_random", "multinomial")), ("nan_to_num_", _late("_framework_ext", "nan_to_num_")),
-    ("slice_scatter", lambda self, *args, **kwargs: _C.slice_scatter(self, *args, **kwargs)),
     ("__pos__", _pos), ("__lshift__", _lshift), ("__rshift__", _rshift), ("__rlshift__", _rlshift),
     ("__rrshift__", _rrshift),
 )

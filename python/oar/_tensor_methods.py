@@ -344,13 +344,12 @@ def _trainable_set(self, v):
 
 
 def _reshape(self, *shape, name=None):
-    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple, Tensor)):
         shape = shape[0]
-    return _C.reshape(self, list(shape))
+    return _C.reshape(self, shape if isinstance(shape, (list, Tensor)) else list(shape))
 
 
-def _transpose(self, perm=None, name=None):
-    return _C.transpose(self, perm)
+_reshape.__doc__ = Tensor.reshape.__doc__ + "\nAs a method, the dims may also be given one by one: x.reshape(2, 3).\n"
 
 
 def _dim_size(self, axis=None):
@@ -381,14 +380,7 @@ Tensor.tolist = _tolist
 Tensor.requires_grad = property(_requires_grad_get, _requires_grad_set)
 Tensor.trainable = property(_trainable_get, _trainable_set)
 Tensor.reshape = _reshape
-Tensor.transpose = _transpose
-Tensor.expand = lambda self, shape, name=None: _C.expand(self, shape)
 Tensor.broadcast_to = lambda self, shape, name=None: _C.expand(self, shape)
-Tensor.squeeze = lambda self, axis=None, name=None: _C.squeeze(self, axis)
-Tensor.unsqueeze = lambda self, axis, name=None: _C.unsqueeze(self, axis)
-Tensor.flatten = lambda self, start_axis=0, stop_axis=-1, name=None: _C.flatten(self, start_axis, stop_axis)
-Tensor.where = lambda self, x, y, name=None: _C.where(self, x, y)
-Tensor.clip = lambda self, min=None, max=None, name=None: _C.clip(self, min, max)
 Tensor.is_tensor = lambda self: True
 Tensor.cpu = _cpu
 Tensor.cuda = _cuda

@@ -448,6 +448,18 @@ register(OpInfo("cast", oar.cast, _cast_ref, ALL, _cast_samples, out_dtype=None,
                 errors=lambda: [_err(lambda: oar.cast(oar.ones([2]), "float128"), (TypeError, ValueError), "cast")]))
 
 
+def _clone_samples(dtype):
+    rng = _rng(9)
+    return [Sample((_values(s, dtype, -3, 3, rng),), noncontig=nc) for s, nc in
+            [((3, 4), False), ((3, 4), True), ((5,), True), ((), False), ((0, 2), False)]]
+
+
+register(OpInfo("clone", oar.clone, lambda x: np.array(x, copy=True), ALL, _clone_samples, grad=True, gradgrad=True,
+                complex_grad=True,
+                errors=lambda: [_err(lambda: oar.clone([1.0, 2.0]), TypeError, "clone"),
+                                _err(lambda: oar.clone(None), TypeError, "clone")]))
+
+
 # ---------------------------------------------------------------- reductions
 
 def _reduce_samples(lo, hi, grad=True):

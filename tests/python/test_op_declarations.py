@@ -36,7 +36,8 @@ def test_declared_op_is_bound_documented_and_in_the_op_database(family, name):
     fn = getattr(oar, name)
     doc = OPS[family][name]["doc"].strip()
     assert doc in fn.__doc__ and ">>> " in fn.__doc__
-    assert doc in getattr(oar.Tensor, name).__doc__
+    if OPS[family][name].get("method", True):
+        assert doc in getattr(oar.Tensor, name).__doc__
     if gen_ops.has_inplace(OPS[family][name]):
         assert callable(getattr(oar.Tensor, name + "_")) and callable(getattr(oar, name + "_"))
         assert ">>> " in getattr(oar, name + "_").__doc__ and ">>> " in getattr(oar.Tensor, name + "_").__doc__
