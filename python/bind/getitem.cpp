@@ -36,7 +36,13 @@
 // writes.
 #include <nanobind/ndarray.h>
 
+#include <algorithm>
+#include <cctype>
+#include <complex>
+#include <cstring>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "autograd/autograd.h"
 #include "common.h"
@@ -102,7 +108,7 @@ int64_t clamped(PyObject* o, bool* overflowed = nullptr) {
 
 // A slice bound or step: an int, an object with __index__ or a one-element integer tensor.
 int64_t slice_value(PyObject* o, const char* api) {
-  if (PyLong_Check(o) && !PyBool_Check(o)) return clamped(o);
+  if (PyLong_Check(o)) return clamped(o);
   if (TensorImpl* t = as_tensor(o)) {
     OAR_CHECK(t->numel == 1, Value, "[", api, "] a tensor slice bound must have one element, got shape ",
               ops::shape_str(t->shape));
@@ -110,7 +116,7 @@ int64_t slice_value(PyObject* o, const char* api) {
               dtype_name(t->dtype));
     return int_value(Tensor(t));
   }
-  if (!PyBool_Check(o) && PyIndex_Check(o)) {
+  if (PyIndex_Check(o)) {
     nb::object i = nb::steal(PyNumber_Index(o));
     if (!i.is_valid()) throw nb::python_error();
     return clamped(i.ptr());
@@ -211,8 +217,10 @@ template <typename T, typename S> Tensor host_tensor(const Dims& shape, DType dt
 // NumPy would make it; index_only accepts only ints and bools. Returns an
 // undefined tensor when `o` is not a rectangular nest of such numbers.
 Tensor list_tensor(PyObject* o, bool index_only) {
+  constexpr size_t kMaxDims = 64;  // NumPy's limit; also stops a list that contains itself
   Flat f;
   for (PyObject* p = o; is_seq(p); p = PySequence_Fast_ITEMS(p)[0]) {
+    if (f.shape.size() == kMaxDims) return Tensor();
     f.shape.push_back(PySequence_Fast_GET_SIZE(p));
     if (PySequence_Fast_GET_SIZE(p) == 0) break;
   }
@@ -226,10 +234,11 @@ Tensor list_tensor(PyObject* o, bool index_only) {
   }
 }
 
-Tensor numpy_tensor(PyObject* o) {
+// A NumPy array or scalar, wrapped without a copy (undefined if it has no DLPack/buffer view).
+Tensor numpy_tensor(PyObject* o, const char* api) {
   nb::ndarray<nb::ro> a;
   if (!nb::try_cast(nb::handle(o), a)) return Tensor();
-  return wrap_ndarray(a, "oar.to_tensor");
+  return wrap_ndarray(a, api);
 }
 
 // ---- parsing
@@ -294,7 +303,7 @@ Item parse_item(PyObject* o, const char* api) {
     return it;
   }
   if (is_numpy(o)) {
-    Tensor t = numpy_tensor(o);
+    Tensor t = numpy_tensor(o, api);
     if (!t.defined()) bad_item(o, api);
     if (t.dim() == 0 && is_integer_dtype(t.dtype())) {
       it.kind = Item::Int;
@@ -650,7 +659,7 @@ Tensor value_for(const Tensor& x, PyObject* value, const Dims& target, bool keep
     OAR_CHECK(v.defined(), Type, "[", kSet, "] the value must be a tensor, a number or a rectangular (nested) list "
               "of numbers, got a ", type_name(value), " that is not one");
   } else if (is_numpy(value)) {
-    v = numpy_tensor(value);
+    v = numpy_tensor(value, kSet);
   }
   if (!v.defined()) {
     Scalar s;
@@ -735,15 +744,23 @@ void bind_getitem(nb::module_& m) {
   nb::object cls = m.attr("Tensor");
   nb::setattr(cls, "__getitem__", nb::cpp_function([](const Tensor& x, nb::handle index) {
     return getitem(x, index.ptr());
-  }, nb::is_method(), nb::arg("index")));
+  }, nb::is_method(), nb::name("__getitem__"), nb::arg("index").none(),
+     "x[index] with NumPy's rules: ints, slices (bounds may be one-element tensors), None, one Ellipsis, and int\n"
+     "or bool tensors, lists or NumPy arrays. Basic indices give a view; reading is differentiable.\n\n"
+     ">>> import oar\n>>> x = oar.to_tensor([[1, 2, 3], [4, 5, 6]])\n>>> x[1, ::-1].numpy().tolist()\n[6, 5, 4]\n"
+     ">>> x[:, [2, 0]].numpy().tolist()\n[[3, 1], [6, 4]]\n>>> x[x > 2].numpy().tolist()\n[3, 4, 5, 6]\n"));
   nb::setattr(cls, "__setitem__", nb::cpp_function([](const Tensor& x, nb::handle index, nb::handle value) {
     setitem(x, index.ptr(), value.ptr());
-  }, nb::is_method(), nb::arg("index"), nb::arg("value")));
+  }, nb::is_method(), nb::name("__setitem__"), nb::arg("index").none(), nb::arg("value").none(),
+     "x[index] = value, written into x's own storage; value (a tensor, number, list or NumPy array) is cast\n"
+     "to x's dtype and broadcast to the indexed shape.\n\n"
+     ">>> import oar\n>>> x = oar.zeros([2, 3])\n>>> x[0, 1:] = 5.0\n>>> x[x == 0] = oar.to_tensor([1.0, 2.0, 3.0, 4.0])\n"
+     ">>> x.numpy().tolist()\n[[1.0, 5.0, 5.0], [2.0, 3.0, 4.0]]\n"));
   // For index_put: the int64 linear positions in x of x[index], shaped like x[index].
   m.def("_index_positions", [](const Tensor& x, nb::handle index, const std::string& api) {
     NoGradGuard ng;
     return positions(x, parse(x, index.ptr(), api.c_str()).items, api.c_str());
-  });
+  }, nb::arg("x"), nb::arg("index").none(), nb::arg("api"));
 }
 
 Binder b(bind_getitem, 5);
