@@ -238,6 +238,11 @@ Tensor list_tensor(PyObject* o, bool index_only) {
 Tensor numpy_tensor(PyObject* o, const char* api) {
   nb::ndarray<nb::ro> a;
   if (!nb::try_cast(nb::handle(o), a)) return Tensor();
+  if (a.dtype().code == uint8_t(nb::dlpack::dtype_code::UInt) && a.dtype().bits > 8) {
+    // uint16/32/64 have no oar dtype: read as int64, as oar.to_tensor does.
+    nb::object wide = nb::handle(o).attr("astype")("int64");
+    if (!nb::try_cast(wide, a)) return Tensor();
+  }
   return wrap_ndarray(a, api);
 }
 

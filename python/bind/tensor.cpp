@@ -57,7 +57,8 @@ DType from_dl(nb::dlpack::dtype d, const char* api) {
 
 }  // namespace
 
-// Wraps an ndarray's memory without copying; the array stays alive with the tensor.
+// Wraps an ndarray's memory without copying; the array stays alive with the tensor. (Also
+// used by getitem.cpp for NumPy indices and values.)
 Tensor wrap_ndarray(const nb::ndarray<nb::ro>& a, const char* api) {
   OAR_CHECK(a.device_type() == nb::device::cpu::value, NotImplemented, "[", api,
             "] only CPU arrays can be imported in this build");

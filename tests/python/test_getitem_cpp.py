@@ -198,6 +198,11 @@ def test_fast_paths_and_views():
     np.testing.assert_array_equal(x[1:2**70].numpy(), a[1:])
     np.testing.assert_array_equal(x[-2**70:2].numpy(), a[:2])
     np.testing.assert_array_equal(x[np.int32(2), np.int64(-1)].numpy(), a[2, -1])
+    for dt in (np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16):
+        np.testing.assert_array_equal(x[np.array([3, 1], dt)].numpy(), a[[3, 1]])
+    np.testing.assert_array_equal(x[oar.to_tensor(np.array([3, 1], np.uint8))].numpy(), a[[3, 1]])
+    np.testing.assert_array_equal(x[np.True_].numpy(), a[None])
+    np.testing.assert_array_equal(x[True:3].numpy(), a[1:3])
 
 
 def test_setitem_values():
