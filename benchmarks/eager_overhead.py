@@ -35,6 +35,21 @@ def cases(fw, name, quick):
 
     yield "(a*b).sum().backward()", fwd_bwd, None, "us"
 
+    # Indexing: the index object is parsed on every call.
+    idx = common.to_tensor(fw, name, np.array([2, 0, 3]))
+    mask = a > 0
+    c = common.to_tensor(fw, name, x)
+    yield "a[0]", lambda: a[0], None, "us"
+    yield "a[:, 1:3]", lambda: a[:, 1:3], None, "us"
+    yield "a[..., None]", lambda: a[..., None], None, "us"
+    yield "a[idx]", lambda: a[idx], None, "us"
+    yield "a[mask]", lambda: a[mask], None, "us"
+
+    def set_row():
+        c[0] = 1.0
+
+    yield "c[0] = 1.0", set_row, None, "us"
+
 
 GOAL = 0.5  # oar time / torch time
 

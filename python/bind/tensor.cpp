@@ -55,7 +55,10 @@ DType from_dl(nb::dlpack::dtype d, const char* api) {
        " bits); expected bool, uint8, int8/16/32/64, float16/32/64, bfloat16 or complex64/128");
 }
 
-// Wraps an ndarray's memory without copying; the array stays alive with the tensor.
+}  // namespace
+
+// Wraps an ndarray's memory without copying; the array stays alive with the tensor. (Also
+// used by getitem.cpp for NumPy indices and values.)
 Tensor wrap_ndarray(const nb::ndarray<nb::ro>& a, const char* api) {
   OAR_CHECK(a.device_type() == nb::device::cpu::value, NotImplemented, "[", api,
             "] only CPU arrays can be imported in this build");
@@ -80,6 +83,8 @@ Tensor wrap_ndarray(const nb::ndarray<nb::ro>& a, const char* api) {
   });
   return Tensor(make_ref<TensorImpl>(std::move(storage), shape, strides, -lo, dt));
 }
+
+namespace {
 
 nb::ndarray<nb::numpy> as_ndarray(const Tensor& t) {
   // A distributed tensor's array is this rank's piece (as in Paddle).

@@ -1,16 +1,14 @@
 """Indexing, gathering, scattering, sorting and searching, with Paddle signatures.
 
 Index tensors must be int32 or int64. Negative indices count from the end of
-their axis; an index outside [-n, n) raises IndexError. Also installs advanced
-indexing (tensor, list and bool-mask indices) for Tensor.__getitem__ and
-Tensor.__setitem__.
+their axis; an index outside [-n, n) raises IndexError. (Tensor.__getitem__
+and Tensor.__setitem__ are in python/bind/getitem.cpp.)
 """
 import builtins
 
 import numpy as np
 
 from . import _C
-from . import _tensor_methods as _tm
 
 Tensor = _C.Tensor
 
@@ -295,96 +293,6 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=Non
     """
     return _C._searchsorted(sorted_sequence, _as_tensor(values), builtins.bool(right), builtins.bool(out_int32))
 
-
-# ---- advanced indexing for Tensor.__getitem__ / __setitem__
-#
-# Note [advanced indexing]
-# The index is applied, with NumPy's own rules, to broadcast views of the
-# coordinate grid of x (no copy of the grid is made): that yields the source
-# coordinates of every result element, shape R + [x.ndim]. Reading is then a
-# gather_nd and writing a scatter_nd into x's own storage, both differentiable.
-# Single bool masks and single integer index tensors take shorter paths.
-
-def _np_index_item(item, api):
-    if isinstance(item, Tensor):
-        if item.dtype == _C.dtype.bool:
-            return item.numpy()
-        if item.dtype.is_floating_point or item.dtype in (_C.dtype.complex64, _C.dtype.complex128):
-            raise IndexError(f"[{api}] tensor indices must be integer or bool tensors, got {str(item.dtype).split('.')[-1]}")
-        return item.numpy().astype(np.int64)
-    if isinstance(item, (list, np.ndarray)):
-        arr = np.asarray(item)
-        if arr.dtype == np.bool_:
-            return arr
-        if arr.size == 0:
-            return arr.astype(np.int64)
-        if arr.dtype.kind not in "iu":
-            raise IndexError(f"[{api}] list indices must hold ints or bools, got {arr.dtype}")
-        return arr.astype(np.int64)
-    return item
-
-
-def _coords(x, index, api):
-    """Source coordinates [..., x.ndim] (int64 NumPy array) of x[index]; see Note [advanced indexing]."""
-    if x.ndim == 0:
-        raise IndexError(f"[{api}] a 0-D tensor cannot be indexed with tensors or lists")
-    items = tuple(_np_index_item(i, api) for i in (index if isinstance(index, tuple) else (index,)))
-    shape = tuple(x.shape)
-    cols = []
-    try:
-        for d, n in enumerate(shape):
-            view_shape = [1] * len(shape)
-            view_shape[d] = n
-            grid = np.broadcast_to(np.arange(n, dtype=np.int64).reshape(view_shape), shape)
-            cols.append(grid[items])
-    except IndexError as e:
-        raise IndexError(f"[{api}] {e}") from None
-    return np.stack(cols, axis=-1)
-
-
-def _single_mask(x, index):
-    m = index[0] if isinstance(index, tuple) and len(index) == 1 else index
-    if isinstance(m, Tensor) and m.dtype == _C.dtype.bool and 1 <= m.ndim <= x.ndim \
-            and tuple(m.shape) == tuple(x.shape[:m.ndim]):
-        return m
-    return None
-
-
-def _advanced_getitem(self, index):
-    mask = _single_mask(self, index)
-    if mask is not None:
-        return _C._gather_nd(self, _C._nonzero(mask))
-    if isinstance(index, Tensor) and index.dtype in (_C.dtype.int32, _C.dtype.int64) and self.ndim >= 1:
-        flat = _C.reshape(index, [index.size])
-        try:
-            out = _C._index_select(self, flat, 0)
-        except IndexError as e:
-            raise IndexError(str(e).replace("[oar.index_select]", "[Tensor.__getitem__]")) from None
-        return _C.reshape(out, list(index.shape) + list(self.shape[1:]))
-    c = _coords(self, index, "Tensor.__getitem__")
-    return _C._gather_nd(self, _C.clone(_C.from_numpy(c)))
-
-
-def _advanced_setitem(self, index, value):
-    c = _coords(self, index, "Tensor.__setitem__")
-    target = list(c.shape[:-1])
-    if isinstance(value, Tensor):
-        v = value if value.dtype == self.dtype else _C.cast(value, self.dtype)
-    elif isinstance(value, (list, tuple, np.ndarray)):
-        v = _C.cast(_C.from_numpy(np.asarray(value)), self.dtype)
-    else:
-        v = _C.full([], value, self.dtype)
-    if list(v.shape) != target:
-        try:
-            v = _C.expand(v, target)
-        except ValueError:
-            raise ValueError(f"[Tensor.__setitem__] the value of shape {list(value.shape) if hasattr(value, 'shape') else []} "
-                             f"cannot be broadcast to the indexed shape {target}") from None
-    _C._scatter_nd_(self, _C.clone(_C.from_numpy(c)), v)
-
-
-_tm._advanced_getitem = _advanced_getitem
-_tm._advanced_setitem = _advanced_setitem
 
 __tensor_methods__ = ("gather", "gather_nd", "scatter", "scatter_nd_add", "index_select", "index_add", "take_along_axis",
                       "put_along_axis", "put_along_axis_", "masked_fill", "masked_select", "nonzero", "sort", "argsort",

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _C
 from ._inplace import inplace_source
-from ._index import _as_tensor, _coords, put_along_axis, scatter, scatter_nd_add, take_along_axis, \
+from ._index import _as_tensor, put_along_axis, scatter, scatter_nd_add, take_along_axis, \
     masked_fill, index_add
 from ._manip import _int, _ints, concat, stack, tile, tril, triu
 from .creation import _shape_list, add_n, scale, to_tensor
@@ -334,8 +334,8 @@ def index_put(x, indices, value, accumulate=False, name=None):
         raise TypeError(f"[{api}] indices must be a tuple or list of Tensors, got {type(indices).__name__}")
     for i, t in enumerate(indices):
         _tensor(t, api, f"indices[{i}]")
-    coords = _coords(x, tuple(indices), api)
-    target = list(coords.shape[:-1])
+    pos = _C._index_positions(x, tuple(indices), api)  # x[indices]'s linear positions in x
+    target = list(pos.shape)
     v = _as_tensor(value, x.dtype)
     try:
         v = _C.expand(v, target) if list(v.shape) != target else v
@@ -343,9 +343,10 @@ def index_put(x, indices, value, accumulate=False, name=None):
         raise ValueError(f"[{api}] value of shape {v.shape} cannot be broadcast to the indexed shape "
                          f"{target}") from None
     if accumulate:
-        return _C._scatter_nd_add(x, _C.clone(_C.from_numpy(np.ascontiguousarray(coords))), v)
-    flat = np.ravel_multi_index(tuple(coords.reshape(-1, x.ndim).T), x.shape) if coords.size else \
-        np.zeros(0, np.int64)
+        flat_x = _C.reshape(x, [x.size])
+        out = _C._scatter_nd_add(flat_x, _C.reshape(pos, [pos.size, 1]), _C.reshape(v, [pos.size]))
+        return _C.reshape(out, list(x.shape))
+    flat = pos.numpy().reshape(-1)
     source = np.full(x.size, -1, dtype=np.int64)
     source[flat] = np.arange(flat.size, dtype=np.int64)  # the last write wins
     return _merge(x, v, source.reshape(x.shape))

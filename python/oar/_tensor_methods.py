@@ -1,4 +1,4 @@
-"""Tensor methods written in Python: printing, indexing, conversions, backward."""
+"""Tensor methods written in Python: printing, conversions, backward (indexing is in python/bind/getitem.cpp)."""
 import builtins
 
 import weakref
@@ -113,140 +113,6 @@ def _iter(self):
         raise TypeError("[Tensor.__iter__] iteration over a 0-D tensor")
     for i in range(self.shape[0]):
         yield self[i]
-
-
-# ---- indexing
-
-def _expand_index(x, index):
-    """Splits a basic index into per-axis slices, int axes and new axes.
-
-    Returns (axes, starts, ends, steps, int_axes, new_axis_positions) or None if
-    the index needs advanced indexing.
-    """
-    if not isinstance(index, tuple):
-        index = (index,)
-    n_real = builtins.sum(1 for i in index if i is not None and i is not Ellipsis)
-    if builtins.sum(1 for i in index if i is Ellipsis) > 1:
-        raise IndexError("[Tensor.__getitem__] an index can only have a single ellipsis ('...')")
-    if n_real > x.ndim:
-        raise IndexError(f"[Tensor.__getitem__] too many indices: the tensor is {x.ndim}-D but {n_real} were given")
-    axes, starts, ends, steps, int_axes, new_axes = [], [], [], [], [], []
-    dim = 0   # axis of x
-    out_pos = 0  # position in the result
-    for item in index:
-        if item is Ellipsis:
-            skip = x.ndim - n_real
-            dim += skip
-            out_pos += skip
-        elif item is None:
-            new_axes.append(out_pos)
-            out_pos += 1
-        elif isinstance(item, builtins.slice):
-            step = 1 if item.step is None else _int_of(item.step)
-            if step == 0:
-                raise ValueError("[Tensor.__getitem__] slice step cannot be zero")
-            if item.start is None and item.stop is None and step == 1:
-                # ':' leaves the axis whole; no slice bounds that would hold the
-                # (traced) size of the dim
-                dim += 1
-                out_pos += 1
-                continue
-            # Bounds go to the op as written (omitted ones as "to the end"
-            # sentinels); the op resolves them against the actual size, so a
-            # traced program stays right for other sizes of a dynamic dim.
-            start = item.start if item.start is not None else (0 if step > 0 else _TO_END)
-            stop = item.stop if item.stop is not None else (_TO_END if step > 0 else _TO_BEGIN)
-            axes.append(dim)
-            starts.append(_clamp64(_int_of(start)))
-            ends.append(_clamp64(_int_of(stop)))
-            steps.append(step)
-            dim += 1
-            out_pos += 1
-        elif isinstance(item, (int, np.integer)) and not isinstance(item, (builtins.bool, np.bool_)):
-            n = x.shape[dim]
-            i = int(item)
-            if i < -n or i >= n:
-                raise IndexError(f"[Tensor.__getitem__] index {i} is out of bounds for axis {dim} with size {n}")
-            axes.append(dim)
-            starts.append(i)
-            # x[-1] is the slice [-1:], which the op resolves at run time.
-            ends.append(_TO_END if i == -1 else i + 1)
-            steps.append(1)
-            int_axes.append(dim)
-            dim += 1
-        elif isinstance(item, Tensor) and item.ndim == 0 and item.dtype != _C.dtype.bool and \
-                not item.dtype.is_floating_point:
-            return _expand_index(x, tuple(int(i.item()) if i is item else i for i in index))
-        else:
-            return None
-    return axes, starts, ends, steps, int_axes, new_axes
-
-
-# Slice bounds meaning "to the end" in the step's direction (Note [slice
-# bounds] in src/ops/shape.cpp).
-_TO_END = 2**63 - 1
-_TO_BEGIN = -(2**63)
-
-
-def _clamp64(v):
-    # Python ints are unbounded; anything beyond int64 clamps the same way.
-    return builtins.min(builtins.max(v, _TO_BEGIN), _TO_END)
-
-
-def _int_of(v):
-    if isinstance(v, Tensor):
-        return int(v.item())
-    return int(v)
-
-
-def _apply_basic(x, parts):
-    axes, starts, ends, steps, int_axes, new_axes = parts
-    out = _C.strided_slice(x, axes, starts, ends, steps) if axes else x
-    if int_axes:
-        out = _C.squeeze(out, int_axes)
-    if new_axes:
-        out = _C.unsqueeze(out, new_axes)
-    return out
-
-
-def _getitem(self, index):
-    parts = _expand_index(self, index)
-    if parts is not None:
-        return _apply_basic(self, parts)
-    return _advanced_getitem(self, index)
-
-
-def _advanced_getitem(self, index):
-    raise NotImplementedError("[Tensor.__getitem__] advanced (tensor or list) indexing is not available yet")
-
-
-def _setitem(self, index, value):
-    parts = _expand_index(self, index)
-    if parts is None:
-        return _advanced_setitem(self, index, value)
-    axes, starts, ends, steps, int_axes, new_axes = parts
-    if not isinstance(value, Tensor):
-        value = _C.full([], value, self.dtype) if not isinstance(value, (list, tuple, np.ndarray)) \
-            else _C.cast(_C.from_numpy(np.asarray(value)), self.dtype)
-    view_shape = _apply_basic(self.detach(), parts).shape
-    v = value if value.dtype == self.dtype else _C.cast(value, self.dtype)
-    v = _C.expand(v, view_shape) if v.shape != view_shape else v
-    if new_axes:
-        v = _C.squeeze(v, new_axes)
-    if int_axes:
-        # Put back the size-1 axes that integer indices removed.
-        positions, removed = [], 0
-        for k, ax in enumerate(sorted(int_axes)):
-            positions.append(ax)
-        v = _C.unsqueeze(v, positions)
-    if not axes:
-        self.copy_(v)
-        return
-    _C._setitem_slice(self, v, axes, starts, ends, steps)
-
-
-def _advanced_setitem(self, index, value):
-    raise NotImplementedError("[Tensor.__setitem__] advanced (tensor or list) indexing is not available yet")
 
 
 def _backward(self, grad_tensor=None, retain_graph=False):
@@ -366,8 +232,6 @@ Tensor.__complex__ = _scalar_conv(complex)
 Tensor.__index__ = _index
 Tensor.__len__ = _len
 Tensor.__iter__ = _iter
-Tensor.__getitem__ = _getitem
-Tensor.__setitem__ = _setitem
 Tensor.__hash__ = object.__hash__
 Tensor.__array__ = lambda self, dtype=None, copy=None: self.numpy() if dtype is None else self.numpy().astype(dtype)
 Tensor.backward = _backward
