@@ -150,7 +150,8 @@ Tensors softmax_grad_grad(const GradCtx& c) {
   }
   return r;
 }
-OpDef& kSoftmaxGrad = OpBuilder("softmax_grad").attrs({"axis"}).meta(softmax_grad_meta).grad(softmax_grad_grad);
+OpDef& kSoftmaxGrad = OpBuilder("softmax_grad").attrs({"axis"}).meta(softmax_grad_meta).grad(softmax_grad_grad)
+                          .spmd("softmax_grad");
 
 Tensors softmax_grad(const GradCtx& c) {
   const Tensor& y = c.out(0);
@@ -167,9 +168,10 @@ Tensors log_softmax_grad(const GradCtx& c) {
   return {subtract(g, multiply(exp(c.out(0)), sum(g, axis_of(c), true)))};
 }
 OpDef& kSoftmax =
-    OpBuilder("softmax").attrs({"axis"}).meta(softmax_meta).grad(softmax_grad).saves(false, true);
+    OpBuilder("softmax").attrs({"axis"}).meta(softmax_meta).grad(softmax_grad).saves(false, true).spmd("softmax");
 OpDef& kLogSoftmax =
-    OpBuilder("log_softmax").attrs({"axis"}).meta(log_softmax_meta).grad(log_softmax_grad).saves(false, true);
+    OpBuilder("log_softmax").attrs({"axis"}).meta(log_softmax_meta).grad(log_softmax_grad).saves(false, true)
+        .spmd("softmax");
 
 // Integers are promoted to the default float dtype, as Paddle's activations do.
 Tensor as_float(const Tensor& x, const char* api) {

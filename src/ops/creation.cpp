@@ -21,7 +21,7 @@ OpDef& kFull = OpBuilder("full").attrs({"shape", "value", "dtype"}).meta(full_me
 Metas full_like_meta(std::span<const Tensor> in, const Attrs& a) {
   return {TensorMeta{in[0].shape(), a.dtype(1)}};
 }
-OpDef& kFullLike = OpBuilder("full_like").attrs({"value", "dtype"}).meta(full_like_meta);
+OpDef& kFullLike = OpBuilder("full_like").attrs({"value", "dtype"}).meta(full_like_meta).spmd("full_like");
 
 // arange: attrs start, step (as double or int64), count, dtype.
 Metas arange_meta(std::span<const Tensor>, const Attrs& a) {

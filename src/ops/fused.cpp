@@ -329,7 +329,7 @@ Tensors fused_attention_grad(const GradCtx& c) {
 }
 
 OpDef& kFusedAttention = OpBuilder("fused_attention").attrs({"scale", "causal"}).optional({3}).meta(fused_attention_meta)
-                             .grad(fused_attention_grad);
+                             .grad(fused_attention_grad).spmd("fused_attention");
 
 // ---------------------------------------------------------------- fused_elementwise
 

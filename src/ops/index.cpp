@@ -283,8 +283,9 @@ OpDef& kPut = OpBuilder("put_along_axis").attrs({"axis", "reduce", "include_self
 Tensor put_raw(const Tensor& x, const Tensor& idx, const Tensor& v, int64_t axis, PutReduce r, bool self) {
   return dispatch1(kPut, {x, idx, v}, Attrs{axis, int64_t(r), self});
 }
-OpDef& kGatherNd = OpBuilder("gather_nd").meta(gather_nd_meta).grad(gather_nd_grad);
-OpDef& kScatterNd = OpBuilder("scatter_nd").attrs({"overwrite"}).meta(scatter_nd_meta).grad(scatter_nd_grad);
+OpDef& kGatherNd = OpBuilder("gather_nd").meta(gather_nd_meta).grad(gather_nd_grad).spmd("gather_nd");
+OpDef& kScatterNd = OpBuilder("scatter_nd").attrs({"overwrite"}).meta(scatter_nd_meta).grad(scatter_nd_grad)
+                        .spmd("scatter_nd");
 OpDef& kArgsort = OpBuilder("argsort").attrs({"axis", "descending"}).meta(argsort_meta);
 OpDef& kTopk = OpBuilder("topk").attrs({"k", "axis", "largest"}).meta(topk_meta);
 OpDef& kNonzero = OpBuilder("nonzero").meta(dynamic_meta).traits(kDynamic);

@@ -54,7 +54,8 @@ Tensors matmul_grad(const GradCtx& c) {
   return {gx, gy};
 }
 
-OpDef& kMatmul = OpBuilder("matmul").attrs({"transpose_x", "transpose_y"}).meta(matmul_meta).grad(matmul_grad);
+OpDef& kMatmul = OpBuilder("matmul").attrs({"transpose_x", "transpose_y"}).meta(matmul_meta).grad(matmul_grad)
+                     .spmd("matmul");
 
 // ---- linear: x [..., K] @ w [K, N] + b [N] in one product (the kernel starts
 // the output from the broadcast bias), so a Linear layer makes one pass over
@@ -90,7 +91,7 @@ Tensors linear_grad(const GradCtx& c) {
   return {gx, gw, gb};
 }
 
-OpDef& kLinear = OpBuilder("linear").meta(linear_meta).grad(linear_grad);
+OpDef& kLinear = OpBuilder("linear").meta(linear_meta).grad(linear_grad).spmd("linear");
 
 }  // namespace
 

@@ -34,7 +34,8 @@ Metas sce_meta(std::span<const Tensor> in, const Attrs&) {
 
 Metas sce_grad_meta(std::span<const Tensor> in, const Attrs&) { return {TensorMeta{in[0].shape(), in[0].dtype()}}; }
 // Dispatched only with grad mode off (see sce_grad), so it needs no rule of its own.
-OpDef& kSceGrad = OpBuilder("softmax_cross_entropy_grad").attrs({"ignore_index"}).meta(sce_grad_meta);
+OpDef& kSceGrad = OpBuilder("softmax_cross_entropy_grad").attrs({"ignore_index"}).meta(sce_grad_meta)
+                      .spmd("softmax_cross_entropy_grad");
 
 Tensors sce_grad(const GradCtx& c) {
   const Tensor &x = c.in(0), &label = c.in(1);
@@ -52,7 +53,7 @@ Tensors sce_grad(const GradCtx& c) {
 }
 
 OpDef& kSce = OpBuilder("softmax_cross_entropy").attrs({"ignore_index"}).meta(sce_meta).grad(sce_grad)
-                  .saves(true, true);
+                  .saves(true, true).spmd("softmax_cross_entropy");
 
 }  // namespace
 

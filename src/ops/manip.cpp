@@ -143,7 +143,8 @@ Metas flip_meta(std::span<const Tensor> in, const Attrs& a) {
 }
 Tensors flip_grad(const GradCtx& c);
 
-OpDef& kConcat = OpBuilder("concat").attrs({"axis"}).meta(concat_meta).grad(concat_grad).saves(true, false);
+OpDef& kConcat = OpBuilder("concat").attrs({"axis"}).meta(concat_meta).grad(concat_grad).saves(true, false)
+                     .spmd("concat");
 OpDef& kDiagonal = OpBuilder("diagonal").attrs({"offset", "axis1", "axis2"}).meta(diagonal_meta)
                        .grad(diagonal_grad).traits({.view = true});
 
@@ -178,7 +179,7 @@ Tensors split_grad(const GradCtx& c) {
   return {concat(std::span<const Tensor>(parts.data(), parts.size()), c.attr().i(0))};
 }
 OpDef& kSplit = OpBuilder("split").attrs({"axis", "sections"}).meta(split_meta).grad(split_grad)
-                    .traits({.view = true}).saves(false, false);
+                    .traits({.view = true}).saves(false, false).spmd("split");
 
 Tensor slice1(const Tensor& x, int64_t axis, int64_t start, int64_t end) {
   return strided_slice(x, Dims{axis}, Dims{start}, Dims{end}, Dims{1});

@@ -94,7 +94,7 @@ Metas layer_norm_grad_meta(std::span<const Tensor> in, const Attrs&) {
           TensorMeta{in[1].shape(), in[0].dtype()}};
 }
 OpDef& kLayerNormGrad = OpBuilder("layer_norm_grad").attrs({"begin_axis", "eps"}).meta(layer_norm_grad_meta)
-                            .saves(false, false);
+                            .saves(false, false).spmd("layer_norm_grad");
 
 Tensors pick(Tensors r, const GradCtx& c, size_t n) {
   Tensors out(n);
@@ -154,7 +154,8 @@ Tensors layer_norm_grad(const GradCtx& c) {
   return r;
 }
 
-OpDef& kLayerNorm = OpBuilder("layer_norm").attrs({"begin_axis", "eps"}).meta(layer_norm_meta).grad(layer_norm_grad);
+OpDef& kLayerNorm = OpBuilder("layer_norm").attrs({"begin_axis", "eps"}).meta(layer_norm_meta).grad(layer_norm_grad)
+                        .spmd("layer_norm");
 
 }  // namespace
 

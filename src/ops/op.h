@@ -125,7 +125,8 @@ struct OpBuilder {
   OpBuilder& grad(GradFn f) { op.grad = f; return *this; }
   OpBuilder& traits(OpTraits t) { op.traits = t; return *this; }
   OpBuilder& saves(bool inputs, bool outputs) { op.save_inputs = inputs; op.save_outputs = outputs; return *this; }
-  OpBuilder& spmd(SpmdFn f, SpmdReverseFn r = nullptr) { op.spmd = f; op.spmd_reverse = r; return *this; }
+  // The op's SPMD rule, by name (ops/spmd.cpp: "reduce_sum", "matmul", ...).
+  OpBuilder& spmd(const char* rule);
   OpBuilder& optional(std::initializer_list<int> inputs) {
     for (int i : inputs) op.optional_inputs |= 1u << i;
     return *this;

@@ -78,7 +78,8 @@ Metas bernoulli_meta(std::span<const Tensor> in, const Attrs&) {
   check_float(in[0].dtype(), "oar.bernoulli");
   return {TensorMeta{in[0].shape(), in[0].dtype()}};
 }
-OpDef& kBernoulli = OpBuilder("bernoulli").attrs({"seed", "offset"}).meta(bernoulli_meta).traits({.random = true});
+OpDef& kBernoulli = OpBuilder("bernoulli").attrs({"seed", "offset"}).meta(bernoulli_meta).traits({.random = true})
+                        .spmd("elementwise");
 
 // multinomial(x): attrs num_samples, replacement, seed, offset.
 Metas multinomial_meta(std::span<const Tensor> in, const Attrs& a) {

@@ -55,13 +55,16 @@ Tensors extreme_grad(const GradCtx& c) {
 }
 
 constexpr OpTraits kReduce{.reduction = true};
-OpDef& kSum = OpBuilder("sum").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(sum_grad).traits(kReduce);
-OpDef& kMean = OpBuilder("mean").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(mean_grad).traits(kReduce);
-OpDef& kProd = OpBuilder("prod").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(prod_grad).traits(kReduce);
+OpDef& kSum = OpBuilder("sum").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(sum_grad).traits(kReduce)
+                  .spmd("reduce_sum");
+OpDef& kMean = OpBuilder("mean").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(mean_grad).traits(kReduce)
+                   .spmd("reduce_mean");
+OpDef& kProd = OpBuilder("prod").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(prod_grad).traits(kReduce)
+                   .spmd("reduce_prod");
 OpDef& kAmax = OpBuilder("amax").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(extreme_grad)
-                   .traits(kReduce).saves(true, true);
+                   .traits(kReduce).saves(true, true).spmd("reduce_max");
 OpDef& kAmin = OpBuilder("amin").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(extreme_grad)
-                   .traits(kReduce).saves(true, true);
+                   .traits(kReduce).saves(true, true).spmd("reduce_min");
 
 Tensor reduce(OpDef& op, const Tensor& x, const Dims& axes, bool keepdim, DType out) {
   std::string api = "oar." + op.name;

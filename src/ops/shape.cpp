@@ -246,15 +246,19 @@ Tensors slice_scatter_grad(const GradCtx& c) {
 }
 
 constexpr OpTraits kView{.view = true};
-OpDef& kReshape = OpBuilder("reshape").attrs({"shape"}).meta(reshape_meta).grad(reshape_grad).traits(kView);
-OpDef& kTranspose = OpBuilder("transpose").attrs({"perm"}).meta(transpose_meta).grad(transpose_grad).traits(kView);
-OpDef& kExpand = OpBuilder("expand").attrs({"shape"}).meta(expand_meta).grad(expand_grad).traits(kView);
-OpDef& kSqueeze = OpBuilder("squeeze").attrs({"axis"}).meta(squeeze_meta).grad(reshape_grad).traits(kView);
-OpDef& kUnsqueeze = OpBuilder("unsqueeze").attrs({"axis"}).meta(unsqueeze_meta).grad(reshape_grad).traits(kView);
+OpDef& kReshape = OpBuilder("reshape").attrs({"shape"}).meta(reshape_meta).grad(reshape_grad).traits(kView)
+                      .spmd("reshape");
+OpDef& kTranspose = OpBuilder("transpose").attrs({"perm"}).meta(transpose_meta).grad(transpose_grad).traits(kView)
+                        .spmd("transpose");
+OpDef& kExpand = OpBuilder("expand").attrs({"shape"}).meta(expand_meta).grad(expand_grad).traits(kView).spmd("expand");
+OpDef& kSqueeze = OpBuilder("squeeze").attrs({"axis"}).meta(squeeze_meta).grad(reshape_grad).traits(kView)
+                      .spmd("squeeze");
+OpDef& kUnsqueeze = OpBuilder("unsqueeze").attrs({"axis"}).meta(unsqueeze_meta).grad(reshape_grad).traits(kView)
+                        .spmd("unsqueeze");
 OpDef& kSlice = OpBuilder("strided_slice").attrs({"axes", "starts", "ends", "strides"}).meta(slice_meta)
-                    .grad(slice_grad).traits(kView);
+                    .grad(slice_grad).traits(kView).spmd("strided_slice");
 OpDef& kSliceScatter = OpBuilder("slice_scatter").attrs({"axes", "starts", "ends", "strides"})
-                           .meta(slice_scatter_meta).grad(slice_scatter_grad);
+                           .meta(slice_scatter_meta).grad(slice_scatter_grad).spmd("slice_scatter");
 
 }  // namespace
 

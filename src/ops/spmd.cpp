@@ -24,6 +24,8 @@
 #include "ops/spmd.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 
@@ -789,50 +791,45 @@ SpmdInfo unsqueeze_rev(const ProcessMesh& mesh, std::span<const DistSpec> in, st
   return reshape_from(mesh, in, out, unsqueeze_target(in[0].shape, a.ints(0)), LocalRun::Same);
 }
 
-// ---------------------------------------------------------------- attaching
+// ---------------------------------------------------------------- named rules
 
-void attach(const char* name, SpmdFn f, SpmdReverseFn r) {
-  OpDef& op = op_def(name);
-  op.spmd = f;
-  op.spmd_reverse = r;
-}
-
-template <NotationFn F> void attach_einsum(const char* name) { attach(name, fwd<F>, rev<F>); }
-
-struct AttachRules {
-  AttachRules() {
-    attach_einsum<matmul_notation>("matmul");
-    attach_einsum<linear_notation>("linear");
-    attach_einsum<reduce_notation<ReduceType::Sum>>("sum");
-    attach_einsum<reduce_notation<ReduceType::Avg>>("mean");
-    attach_einsum<reduce_notation<ReduceType::Prod>>("prod");
-    attach_einsum<reduce_notation<ReduceType::Max>>("amax");
-    attach_einsum<reduce_notation<ReduceType::Min>>("amin");
-    attach_einsum<softmax_notation>("softmax");
-    attach_einsum<softmax_notation>("log_softmax");
-    attach_einsum<softmax_grad_notation>("softmax_grad");
-    attach_einsum<layer_norm_notation>("layer_norm");
-    attach_einsum<sce_notation>("softmax_cross_entropy");
-    attach_einsum<sce_grad_notation>("softmax_cross_entropy_grad");
-    attach_einsum<full_like_notation>("full_like");
-    attach_einsum<expand_notation>("expand");
-    attach_einsum<transpose_notation>("transpose");
-    attach_einsum<concat_notation>("concat");
-    attach_einsum<split_notation>("split");
-    attach_einsum<gather_nd_notation>("gather_nd");
-    attach_einsum<layer_norm_grad_notation>("layer_norm_grad");
-    attach_einsum<fused_attention_notation>("fused_attention");
-    attach_einsum<strided_slice_notation>("strided_slice");
-    attach_einsum<slice_scatter_notation>("slice_scatter");
-    attach_einsum<squeeze_notation>("squeeze");
-    attach_einsum<scatter_nd_notation>("scatter_nd");
-    attach("reshape", reshape_fwd, reshape_rev);
-    attach("unsqueeze", unsqueeze_fwd, unsqueeze_rev);
-    // A random elementwise op: see the random-op paragraph of the Note.
-    attach_einsum<elementwise_notation>("bernoulli");
-  }
+// Each op names its rule where it is defined (OpBuilder::spmd); the names
+// resolve here.
+struct NamedRule {
+  std::string_view name;
+  SpmdRule rule;
 };
-const AttachRules attach_rules;
+template <NotationFn F> constexpr SpmdRule einsum_rule() { return {fwd<F>, rev<F>}; }
+constexpr NamedRule kRules[] = {
+    {"matmul", einsum_rule<matmul_notation>()},
+    {"linear", einsum_rule<linear_notation>()},
+    {"reduce_sum", einsum_rule<reduce_notation<ReduceType::Sum>>()},
+    {"reduce_mean", einsum_rule<reduce_notation<ReduceType::Avg>>()},
+    {"reduce_prod", einsum_rule<reduce_notation<ReduceType::Prod>>()},
+    {"reduce_max", einsum_rule<reduce_notation<ReduceType::Max>>()},
+    {"reduce_min", einsum_rule<reduce_notation<ReduceType::Min>>()},
+    {"softmax", einsum_rule<softmax_notation>()},
+    {"softmax_grad", einsum_rule<softmax_grad_notation>()},
+    {"layer_norm", einsum_rule<layer_norm_notation>()},
+    {"layer_norm_grad", einsum_rule<layer_norm_grad_notation>()},
+    {"softmax_cross_entropy", einsum_rule<sce_notation>()},
+    {"softmax_cross_entropy_grad", einsum_rule<sce_grad_notation>()},
+    {"full_like", einsum_rule<full_like_notation>()},
+    {"expand", einsum_rule<expand_notation>()},
+    {"transpose", einsum_rule<transpose_notation>()},
+    {"concat", einsum_rule<concat_notation>()},
+    {"split", einsum_rule<split_notation>()},
+    {"gather_nd", einsum_rule<gather_nd_notation>()},
+    {"scatter_nd", einsum_rule<scatter_nd_notation>()},
+    {"fused_attention", einsum_rule<fused_attention_notation>()},
+    {"strided_slice", einsum_rule<strided_slice_notation>()},
+    {"slice_scatter", einsum_rule<slice_scatter_notation>()},
+    {"squeeze", einsum_rule<squeeze_notation>()},
+    {"reshape", {reshape_fwd, reshape_rev}},
+    {"unsqueeze", {unsqueeze_fwd, unsqueeze_rev}},
+    // A random elementwise op: see the random-op paragraph of the Note.
+    {"elementwise", einsum_rule<elementwise_notation>()},
+};
 
 int64_t piece_numel(const Dims& shape, const Placements& p, const ProcessMesh& mesh) {
   Dims s = shape;
@@ -847,6 +844,30 @@ int64_t piece_numel(const Dims& shape, const Placements& p, const ProcessMesh& m
 }  // namespace
 
 // ---------------------------------------------------------------- public
+
+const SpmdRule* find_spmd_rule(std::string_view name) {
+  for (const NamedRule& r : kRules)
+    if (r.name == name) return &r.rule;
+  return nullptr;
+}
+
+std::vector<std::string_view> spmd_rule_names() {
+  std::vector<std::string_view> out;
+  for (const NamedRule& r : kRules) out.push_back(r.name);
+  return out;
+}
+
+OpBuilder& OpBuilder::spmd(const char* rule) {
+  const SpmdRule* r = find_spmd_rule(rule);
+  // A misspelt name is a build defect: the library refuses to load.
+  if (!r) {
+    std::fprintf(stderr, "oar: op %s names the unknown SPMD rule '%s'\n", op.name.c_str(), rule);
+    std::abort();
+  }
+  op.spmd = r->fwd;
+  op.spmd_reverse = r->rev;
+  return *this;
+}
 
 DistSpec DistSpec::replicated(Dims shape, int64_t itemsize) {
   DistSpec s;

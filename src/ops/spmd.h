@@ -5,6 +5,8 @@
 #pragma once
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "ops/op.h"
 #include "tensor/dist_attr.h"
@@ -54,11 +56,12 @@ namespace oar {
 // of its own global positions: the hook has to offset the generator per
 // piece (local_offset), or draw replicated and slice, or the pieces repeat.
 //
-// Where rules live: spmd.cpp attaches them by op name at load time
-// (op_def(name) creates or finds the one OpDef, so load order does not
-// matter); the test checks that each name is a real op. Ops with
-// traits.elementwise and no rule of their own get the broadcasting
-// elementwise rule through spmd_rule_of, so new elementwise ops need nothing.
+// Where rules live: spmd.cpp defines them under names ("reduce_sum",
+// "matmul", "reshape", ...); an op names its rule where it is defined
+// (OpBuilder("sum")...spmd("reduce_sum")), so the op's one definition says
+// how it shards. Ops with traits.elementwise and no rule of their own get the
+// broadcasting elementwise rule through spmd_rule_of, so new elementwise ops
+// need nothing.
 
 struct DistSpec {
   Dims shape;              // global shape
@@ -97,6 +100,14 @@ struct SpmdInfo {
   double comm_bytes = 0;             // per device, to reshard the inputs
   LocalRun local = LocalRun::Same;
 };
+
+struct SpmdRule {
+  SpmdFn fwd;
+  SpmdReverseFn rev;
+};
+// The rule of that name, or null; and every name (for tests and tools).
+const SpmdRule* find_spmd_rule(std::string_view name);
+std::vector<std::string_view> spmd_rule_names();
 
 // The rule the distributed stage uses for `op`: its own, else the
 // broadcasting elementwise rule for elementwise ops, else null.

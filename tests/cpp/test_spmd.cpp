@@ -232,6 +232,22 @@ TEST(SpmdElementwise, DefaultRuleFromTraits) {
   EXPECT_EQ(spmd_rule_of(*argsort), nullptr);
 }
 
+// Ops name their rules where they are defined; every named rule is some op's.
+TEST(SpmdRules, NamedAtTheOpDefinition) {
+  const OpDef* sum = find_op("sum");
+  ASSERT_NE(sum, nullptr);
+  ASSERT_NE(find_spmd_rule("reduce_sum"), nullptr);
+  EXPECT_EQ(sum->spmd, find_spmd_rule("reduce_sum")->fwd);
+  EXPECT_EQ(sum->spmd_reverse, find_spmd_rule("reduce_sum")->rev);
+  EXPECT_EQ(find_spmd_rule("no_such_rule"), nullptr);
+  for (std::string_view name : spmd_rule_names()) {
+    const SpmdRule* rule = find_spmd_rule(name);
+    bool used = false;
+    for (const OpDef* op : all_ops()) used |= op->spmd == rule->fwd && op->spmd_reverse == rule->rev;
+    EXPECT_TRUE(used) << "no op uses the SPMD rule " << name;
+  }
+}
+
 TEST(SpmdElementwise, ShardAndReplicate) {
   ProcessMesh m = mesh22();
   SpmdInfo r = fwd("add", m, {S({4, 6}, {0, -1}), S({4, 6}, {-1, -1})});
