@@ -90,7 +90,7 @@ FUZZ_OBJECTS := $(patsubst %.cpp,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SOURCES))
 
 $(FUZZ_DIR)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
-	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -Isrc -Iinclude -MMD -MP -c $< -o $@
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -Isrc -Iinclude -I$(BUILD) -MMD -MP -c $< -o $@
 
 -include $(FUZZ_OBJECTS:.o=.d)
 

@@ -7,10 +7,11 @@ the dtype rule, the CPU dtypes, the scalar function, the gradient, what the
 gradient saves, the AMP category, the docstring and its runnable example.
 This script turns the declarations into
 
-  gen/ops/unary_defs.inc       infer_meta, gradient and registration per unary op
+  gen/ops/api.inc              the C++ API declarations (ops::exp(x), ops::add(x, y))
+  gen/ops/unary_defs.inc       infer_meta, gradient and registration per unary op,
+                               and its C++ API function
   gen/ops/binary_defs.inc      the same for binary ops, their promotion table
                                entries and their C++ API functions
-  gen/ops/amp_float32.inc      the ops AMP keeps in float32
   gen/kernels/scalar_fns.inc   one functor per scalar function, called by the
                                CPU kernels and the fused interpreter alike
   gen/kernels/unary.inc        CPU kernels from the scalar functions
@@ -40,6 +41,8 @@ Fields, unary ([unary.NAME]):
   grad     the gradient as one C++ expression of G (output grad), X (input),
            Y (output); or grad_fn, a function in the family file
   saves    inputs | outputs | none: what the gradient reads
+  cpp_api  "custom" when the family file defines the C++ API function by hand
+           (real, imag and conj return real inputs unchanged)
 Binary ([binary.NAME]):
   promote  Arith | TrueDiv | Float | Compare | Logical | Bitwise
   dtypes, scalar (in a and b), kernel = "custom" for a hand-written kernel
@@ -98,6 +101,7 @@ UNARY_KINDS = {"Float", "Same", "Real", "Bool", "ToReal", "Int", "RealSame"}
 PROMOTIONS = {"Arith", "TrueDiv", "Float", "Compare", "Logical", "Bitwise"}
 SAVES = {"inputs": ("true", "false"), "outputs": ("false", "true"), "none": ("false", "false")}
 UNARY_FIELDS = {"kind", "meta", "dtypes", "scalar", "out", "vec", "grad", "grad_fn", "saves", "amp", "public", "doc",
+                "cpp_api",
                 "example", "inplace_example", "inplace", "kernel", "aliases"}
 FUNCTION_FIELDS = {"args", "call", "method", "method_aliases", "public", "doc", "example", "aliases"}
 # argument type -> (C++ parameter type, conversion of the parameter `{p}` or None)
@@ -182,6 +186,7 @@ def load(paths):
                     _check(d.get("meta", d["kind"]) in UNARY_KINDS, where, "meta must be a kind")
                     _check(d.get("saves", "none") in SAVES, where, f"saves must be one of {sorted(SAVES)}")
                     _check("grad" not in d or isinstance(d["grad"], str), where, "grad must be one expression")
+                    _check(d.get("cpp_api", "custom") == "custom", where, "cpp_api must be 'custom' when given")
                 else:
                     _check(d.get("promote") in PROMOTIONS, where, f"promote must be one of {sorted(PROMOTIONS)}")
                     _check("grad" not in d or (isinstance(d["grad"], list) and len(d["grad"]) == 2), where,
@@ -277,8 +282,19 @@ def _cstr(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _amp(d):
+    return "CastPolicy::Float32" if d.get("amp") == "float32" else "CastPolicy::Promote"
+
+
+def api_decls(ops):
+    """The C++ API of the declared ops, for ops.h."""
+    out = [f"Tensor {n}(const Tensor& x);" for n in ops["unary"]]
+    out += [f"Tensor {n}(const Tensor& x, const Tensor& y);" for n in ops["binary"]]
+    return "\n".join(out) + "\n"
+
+
 def unary_defs(ops):
-    out = []
+    out, apis = [], []
     for name, d in ops.items():
         meta = d.get("meta", d["kind"])
         save_in, save_out = SAVES[d.get("saves", "none")]
@@ -290,8 +306,12 @@ def unary_defs(ops):
             grad = f"{name}_grad"
         elif "grad_fn" in d:
             grad = d["grad_fn"]
-        out.append(f"UnaryReg {name}_reg(\"{name}\", UKind::{d['kind']}, {name}_meta, {grad}, {save_in}, {save_out});")
-    return "\n".join(out) + "\n"
+        out.append(f"UnaryReg {name}_reg(\"{name}\", UKind::{d['kind']}, {name}_meta, {grad}, {save_in}, {save_out}, "
+                   f"{_amp(d)});")
+        if d.get("cpp_api") != "custom":
+            apis.append(f"Tensor {name}(const Tensor& x) {{ return unary(\"{name}\", x); }}")
+    return ("#ifdef OAR_GEN_UNARY_DEFS\n" + "\n".join(out) + "\n#endif\n"
+            "#ifdef OAR_GEN_UNARY_API\n" + "\n".join(apis) + "\n#endif\n")
 
 
 def binary_defs(ops):
@@ -309,7 +329,7 @@ def binary_defs(ops):
             grad = f"{name}_grad"
         elif "grad_fn" in d:
             grad = d["grad_fn"]
-        defs.append(f"OAR_DEF_BINARY({name}, {grad})")
+        defs.append(f"OAR_DEF_BINARY({name}, {grad}, {_amp(d)})")
         table.append(f"{{\"{name}\", {{&k_{name}, Promote::{d['promote']}}}}},")
         apis.append(f"OAR_BINARY_API({name})")
     return ("#ifdef OAR_GEN_BINARY_DEFS\n" + "\n".join(metas + defs) + "\n#endif\n"
@@ -416,11 +436,6 @@ def bindings(ops):
     return "\n".join(out) + "\n"
 
 
-def amp_float32(ops):
-    names = [n for fam in ops.values() for n, d in fam.items() if d.get("amp") == "float32"]
-    return "".join(f"\"{n}\",\n" for n in names)
-
-
 def python_module(ops):
     public = [(n, d) for fam in ops.values() for n, d in fam.items() if d.get("public", True)]
     lines = ['"""The declared ops\' Python names (generated by tools/gen_ops.py from src/ops/*.toml).',
@@ -463,9 +478,9 @@ def main(argv=None):
         sys.exit(f"gen_ops: {e}")
     src = ", ".join(os.path.relpath(p) for p in args.decls)
     h = HEADER.format(src=src)
+    write(os.path.join(args.out, "ops/api.inc"), h + api_decls(ops))
     write(os.path.join(args.out, "ops/unary_defs.inc"), h + unary_defs(ops["unary"]))
     write(os.path.join(args.out, "ops/binary_defs.inc"), h + binary_defs(ops["binary"]))
-    write(os.path.join(args.out, "ops/amp_float32.inc"), h + amp_float32(ops))
     write(os.path.join(args.out, "kernels/scalar_fns.inc"), h + scalar_fns(ops))
     write(os.path.join(args.out, "kernels/unary.inc"), h + kernels(ops["unary"], "unary"))
     write(os.path.join(args.out, "kernels/binary.inc"), h + kernels(ops["binary"], "binary"))

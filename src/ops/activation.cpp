@@ -168,10 +168,10 @@ Tensors log_softmax_grad(const GradCtx& c) {
   return {subtract(g, multiply(exp(c.out(0)), sum(g, axis_of(c), true)))};
 }
 OpDef& kSoftmax =
-    OpBuilder("softmax").attrs({"axis"}).meta(softmax_meta).grad(softmax_grad).saves(false, true).spmd("softmax");
+    OpBuilder("softmax").attrs({"axis"}).meta(softmax_meta).grad(softmax_grad).saves(false, true).spmd("softmax").amp(CastPolicy::Float32);
 OpDef& kLogSoftmax =
     OpBuilder("log_softmax").attrs({"axis"}).meta(log_softmax_meta).grad(log_softmax_grad).saves(false, true)
-        .spmd("softmax");
+        .spmd("softmax").amp(CastPolicy::Float32);
 
 // Integers are promoted to the default float dtype, as Paddle's activations do.
 Tensor as_float(const Tensor& x, const char* api) {

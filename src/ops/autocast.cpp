@@ -13,30 +13,19 @@ namespace {
 
 thread_local AutocastConfig t_config;
 
-// Defaults follow Paddle's O1 lists: matrix products in low precision;
-// exponentials, logarithms, reductions and normalisations in float32.
-// The fused forms (src/ops/fused.cpp) replace matmul/linear chains, so they
-// follow the same policy as the ops they stand for.
-constexpr const char* kLowOps[] = {"matmul", "linear", "conv", "conv_transpose", "fused_attention",
-                                   "fused_linear_act"};
-constexpr const char* kFloat32Ops[] = {
-#include "gen/ops/amp_float32.inc"  // the declared ops with amp = "float32"
-    "sum", "mean", "softmax_cross_entropy", "prod", "softmax", "log_softmax", "logsumexp", "cumsum", "cumprod",
-    "std", "var", "norm", "layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm"};
-
 struct Policies {
   std::mutex mu;
-  std::vector<CastPolicy> by_id;  // indexed by OpDef::id; Promote when absent
+  std::vector<CastPolicy> by_id;  // indexed by OpDef::id
 };
 
 Policies& policies() {
   static Policies p;
   static const bool init = [] {
-    p.by_id.assign(all_ops().size(), CastPolicy::Promote);
-    for (const char* n : kLowOps)
-      if (const OpDef* op = find_op(n)) p.by_id[size_t(op->id)] = CastPolicy::Low;
-    for (const char* n : kFloat32Ops)
-      if (const OpDef* op = find_op(n)) p.by_id[size_t(op->id)] = CastPolicy::Float32;
+    // The categories the ops are defined with; custom lists change these.
+    for (const OpDef* op : all_ops()) {
+      if (size_t(op->id) >= p.by_id.size()) p.by_id.resize(size_t(op->id) + 1, CastPolicy::Promote);
+      p.by_id[size_t(op->id)] = op->amp;
+    }
     return true;
   }();
   (void)init;

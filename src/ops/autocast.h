@@ -8,10 +8,12 @@
 #include <string>
 
 #include "base/dtype.h"
+#include "ops/op.h"
 
 namespace oar {
 
-enum class CastPolicy : uint8_t { Promote = 0, Low = 1, Float32 = 2 };
+// CastPolicy is in ops/op.h: each op is defined with its category
+// (OpBuilder::amp), following Paddle's O1 lists.
 
 struct AutocastConfig {
   bool enabled = false;

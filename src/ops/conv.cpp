@@ -173,11 +173,11 @@ Tensors conv_grad_weight_grad(const GradCtx& c) {
 OpDef& kConv = OpBuilder("conv")
                    .attrs({"strides", "pads_l", "pads_r", "dilations", "groups", "spatial"})
                    .meta(conv_meta)
-                   .grad(conv_grad);
+                   .grad(conv_grad).amp(CastPolicy::Low);
 OpDef& kConvTranspose = OpBuilder("conv_transpose")
                             .attrs({"strides", "pads_l", "pads_r", "dilations", "groups", "spatial"})
                             .meta(conv_transpose_meta)
-                            .grad(conv_transpose_grad);
+                            .grad(conv_transpose_grad).amp(CastPolicy::Low);
 OpDef& kConvGradWeight = OpBuilder("conv_grad_weight")
                              .attrs({"strides", "pads_l", "pads_r", "dilations", "groups", "spatial"})
                              .meta(conv_grad_weight_meta)

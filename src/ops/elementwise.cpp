@@ -115,13 +115,13 @@ Metas complex_meta(std::span<const Tensor> in, const Attrs&) {
 
 constexpr OpTraits kBinaryTraits{.elementwise = true, .broadcast = true};
 
-#define OAR_DEF_BINARY(NAME, GRAD) \
-  OpDef& k_##NAME = OpBuilder(#NAME).meta(NAME##_meta).grad(GRAD).traits(kBinaryTraits);
+#define OAR_DEF_BINARY(NAME, GRAD, AMP) \
+  OpDef& k_##NAME = OpBuilder(#NAME).meta(NAME##_meta).grad(GRAD).traits(kBinaryTraits).amp(AMP);
 // The declared binary ops (elementwise.toml): infer_meta, gradient, registration.
 #define OAR_GEN_BINARY_DEFS
 #include "gen/ops/binary_defs.inc"
 #undef OAR_GEN_BINARY_DEFS
-OAR_DEF_BINARY(complex, complex_grad)
+OAR_DEF_BINARY(complex, complex_grad, CastPolicy::Promote)
 
 // How a binary op treats its operands' dtypes before the kernel runs.
 enum class Promote { Arith, TrueDiv, Float, Compare, Logical, Bitwise };

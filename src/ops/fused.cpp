@@ -167,7 +167,7 @@ Tensors fused_linear_act_grad(const GradCtx& c) {
 }
 
 OpDef& kFusedLinearAct =
-    OpBuilder("fused_linear_act").attrs({"act"}).meta(fused_linear_act_meta).grad(fused_linear_act_grad);
+    OpBuilder("fused_linear_act").attrs({"act"}).meta(fused_linear_act_meta).grad(fused_linear_act_grad).amp(CastPolicy::Low);
 
 // ---------------------------------------------------------------- fused_conv
 
@@ -329,7 +329,7 @@ Tensors fused_attention_grad(const GradCtx& c) {
 }
 
 OpDef& kFusedAttention = OpBuilder("fused_attention").attrs({"scale", "causal"}).optional({3}).meta(fused_attention_meta)
-                             .grad(fused_attention_grad).spmd("fused_attention");
+                             .grad(fused_attention_grad).spmd("fused_attention").amp(CastPolicy::Low);
 
 // ---------------------------------------------------------------- fused_elementwise
 

@@ -55,7 +55,7 @@ Tensors matmul_grad(const GradCtx& c) {
 }
 
 OpDef& kMatmul = OpBuilder("matmul").attrs({"transpose_x", "transpose_y"}).meta(matmul_meta).grad(matmul_grad)
-                     .spmd("matmul");
+                     .spmd("matmul").amp(CastPolicy::Low);
 
 // ---- linear: x [..., K] @ w [K, N] + b [N] in one product (the kernel starts
 // the output from the broadcast bias), so a Linear layer makes one pass over
@@ -91,7 +91,7 @@ Tensors linear_grad(const GradCtx& c) {
   return {gx, gw, gb};
 }
 
-OpDef& kLinear = OpBuilder("linear").meta(linear_meta).grad(linear_grad).spmd("linear");
+OpDef& kLinear = OpBuilder("linear").meta(linear_meta).grad(linear_grad).spmd("linear").amp(CastPolicy::Low);
 
 }  // namespace
 

@@ -53,7 +53,7 @@ Tensors sce_grad(const GradCtx& c) {
 }
 
 OpDef& kSce = OpBuilder("softmax_cross_entropy").attrs({"ignore_index"}).meta(sce_meta).grad(sce_grad)
-                  .saves(true, true).spmd("softmax_cross_entropy");
+                  .saves(true, true).spmd("softmax_cross_entropy").amp(CastPolicy::Float32);
 
 }  // namespace
 

@@ -130,7 +130,7 @@ Tensors batch_norm_grad(const GradCtx& c) {
 }
 
 OpDef& kBatchNorm = OpBuilder("batch_norm").attrs({"axis", "eps", "use_batch_stats"}).meta(batch_norm_meta)
-                        .grad(batch_norm_grad);
+                        .grad(batch_norm_grad).amp(CastPolicy::Float32);
 
 // ---- layer_norm: in (x, weight, bias); attrs begin_axis, eps; out y.
 
@@ -155,7 +155,7 @@ Tensors layer_norm_grad(const GradCtx& c) {
 }
 
 OpDef& kLayerNorm = OpBuilder("layer_norm").attrs({"begin_axis", "eps"}).meta(layer_norm_meta).grad(layer_norm_grad)
-                        .spmd("layer_norm");
+                        .spmd("layer_norm").amp(CastPolicy::Float32);
 
 }  // namespace
 

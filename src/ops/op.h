@@ -54,6 +54,10 @@ struct TensorMeta {
 };
 using Metas = SmallVector<TensorMeta, 2>;
 
+// How autocast treats an op's floating inputs (ops/autocast.h): Promote
+// (follow the inputs), Low (the autocast dtype: matmul, conv) or Float32.
+enum class CastPolicy : uint8_t { Promote = 0, Low = 1, Float32 = 2 };
+
 struct OpTraits {
   bool elementwise = false;
   bool broadcast = false;
@@ -102,6 +106,9 @@ struct OpDef {
   // the elementwise default or replicate_all).
   SpmdFn spmd = nullptr;
   SpmdReverseFn spmd_reverse = nullptr;
+  // The autocast category the op is defined with (custom lists may change
+  // the policy in effect: ops/autocast.h).
+  CastPolicy amp = CastPolicy::Promote;
   // Kernel table indexed by device type and by the dtype of input 0 (or of
   // output 0 for ops without tensor inputs).
   KernelFn kernels[kNumDeviceTypes][kNumDTypes] = {};
@@ -127,6 +134,7 @@ struct OpBuilder {
   OpBuilder& saves(bool inputs, bool outputs) { op.save_inputs = inputs; op.save_outputs = outputs; return *this; }
   // The op's SPMD rule, by name (ops/spmd.cpp: "reduce_sum", "matmul", ...).
   OpBuilder& spmd(const char* rule);
+  OpBuilder& amp(CastPolicy p) { op.amp = p; return *this; }
   OpBuilder& optional(std::initializer_list<int> inputs) {
     for (int i : inputs) op.optional_inputs |= 1u << i;
     return *this;

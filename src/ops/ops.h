@@ -49,31 +49,12 @@ Tensor& copy_(Tensor& dst, const Tensor& src);
 // devices' own copy functions; the result is contiguous and has no history.
 Tensor to_device(const Tensor& x, Device device);
 
-// ---- elementwise (elementwise.cpp)
-Tensor add(const Tensor& x, const Tensor& y);
-Tensor subtract(const Tensor& x, const Tensor& y);
-Tensor multiply(const Tensor& x, const Tensor& y);
-Tensor divide(const Tensor& x, const Tensor& y);
-Tensor floor_divide(const Tensor& x, const Tensor& y);
-Tensor remainder(const Tensor& x, const Tensor& y);
-Tensor pow(const Tensor& x, const Tensor& y);
-Tensor maximum(const Tensor& x, const Tensor& y);
-Tensor minimum(const Tensor& x, const Tensor& y);
-Tensor fmax(const Tensor& x, const Tensor& y);
-Tensor fmin(const Tensor& x, const Tensor& y);
-Tensor atan2(const Tensor& x, const Tensor& y);
-Tensor equal(const Tensor& x, const Tensor& y);
-Tensor not_equal(const Tensor& x, const Tensor& y);
-Tensor less_than(const Tensor& x, const Tensor& y);
-Tensor less_equal(const Tensor& x, const Tensor& y);
-Tensor greater_than(const Tensor& x, const Tensor& y);
-Tensor greater_equal(const Tensor& x, const Tensor& y);
-Tensor logical_and(const Tensor& x, const Tensor& y);
-Tensor logical_or(const Tensor& x, const Tensor& y);
-Tensor logical_xor(const Tensor& x, const Tensor& y);
-Tensor bitwise_and(const Tensor& x, const Tensor& y);
-Tensor bitwise_or(const Tensor& x, const Tensor& y);
-Tensor bitwise_xor(const Tensor& x, const Tensor& y);
+// ---- elementwise (unary.cpp, elementwise.cpp)
+// The declared unary and binary ops (src/ops/elementwise.toml): exp(x),
+// add(x, y), ... (real and conj return real inputs unchanged; imag needs a
+// complex input).
+#include "gen/ops/api.inc"
+
 // Binary ops by name with a Python number on either side ("add", "multiply", ...).
 Tensor binary(const std::string& op, const Tensor& x, const Tensor& y);
 Tensor binary_scalar(const std::string& op, const Tensor& x, const Scalar& s, bool scalar_first);
@@ -90,26 +71,6 @@ Tensor& binary_(const BinaryOp& op, Tensor& x, const Tensor& y);
 // Unary ops by name: "exp", "sin", ... (the list is in elementwise.cpp).
 Tensor unary(const std::string& op, const Tensor& x);
 Tensor& unary_(const std::string& op, Tensor& x);
-Tensor neg(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor sign(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor rsqrt(const Tensor& x);
-Tensor square(const Tensor& x);
-Tensor reciprocal(const Tensor& x);
-Tensor sin(const Tensor& x);
-Tensor cos(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
-Tensor erf(const Tensor& x);
-Tensor logical_not(const Tensor& x);
-Tensor isnan(const Tensor& x);
-Tensor real(const Tensor& x);
-Tensor imag(const Tensor& x);
-Tensor conj(const Tensor& x);  // x itself for real dtypes
-Tensor angle(const Tensor& x);
 Tensor complex(const Tensor& re, const Tensor& im);
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y);
 Tensor clip(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);

@@ -56,11 +56,11 @@ Tensors extreme_grad(const GradCtx& c) {
 
 constexpr OpTraits kReduce{.reduction = true};
 OpDef& kSum = OpBuilder("sum").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(sum_grad).traits(kReduce)
-                  .spmd("reduce_sum");
+                  .spmd("reduce_sum").amp(CastPolicy::Float32);
 OpDef& kMean = OpBuilder("mean").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(mean_grad).traits(kReduce)
-                   .spmd("reduce_mean");
+                   .spmd("reduce_mean").amp(CastPolicy::Float32);
 OpDef& kProd = OpBuilder("prod").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(prod_grad).traits(kReduce)
-                   .spmd("reduce_prod");
+                   .spmd("reduce_prod").amp(CastPolicy::Float32);
 OpDef& kAmax = OpBuilder("amax").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(extreme_grad)
                    .traits(kReduce).saves(true, true).spmd("reduce_max");
 OpDef& kAmin = OpBuilder("amin").attrs({"axis", "keepdim", "dtype"}).meta(reduce_meta).grad(extreme_grad)

@@ -100,9 +100,9 @@ Tensors cumprod_grad(const GradCtx& c) {
   return {where(before, t_before, where(first_zero, t_zero, zeros_like(t_zero)))};
 }
 
-OpDef& kCumsum = OpBuilder("cumsum").attrs({"axis", "reverse"}).meta(cumsum_meta).grad(cumsum_grad);
+OpDef& kCumsum = OpBuilder("cumsum").attrs({"axis", "reverse"}).meta(cumsum_meta).grad(cumsum_grad).amp(CastPolicy::Float32);
 OpDef& kCumprod = OpBuilder("cumprod").attrs({"axis", "reverse"}).meta(cumprod_meta).grad(cumprod_grad)
-                      .saves(true, true);
+                      .saves(true, true).amp(CastPolicy::Float32);
 OpDef& cumsum_op() { return kCumsum; }
 Tensor cumprod_op_call(const Tensor& x, int64_t axis) { return scan(kCumprod, x, axis, false); }
 

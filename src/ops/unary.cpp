@@ -51,8 +51,9 @@ Metas unary_meta(std::span<const Tensor> in, const Attrs& a, UKind k, const char
 }
 
 struct UnaryReg {
-  UnaryReg(const char* name, UKind kind, MetaFn meta, GradFn grad, bool save_in, bool save_out) {
-    OpDef& op = OpBuilder(name).meta(meta).grad(grad).traits({.elementwise = true}).saves(save_in, save_out);
+  UnaryReg(const char* name, UKind kind, MetaFn meta, GradFn grad, bool save_in, bool save_out, CastPolicy amp) {
+    OpDef& op =
+        OpBuilder(name).meta(meta).grad(grad).traits({.elementwise = true}).saves(save_in, save_out).amp(amp);
     unary_table()[name] = {&op, kind};
   }
 };
@@ -100,7 +101,9 @@ Tensors sinc_grad(const GradCtx& c) {
 }
 
 // The declared unary ops (elementwise.toml): infer_meta, gradient, registration.
+#define OAR_GEN_UNARY_DEFS
 #include "gen/ops/unary_defs.inc"
+#undef OAR_GEN_UNARY_DEFS
 
 #undef G
 #undef X
@@ -175,29 +178,16 @@ Tensor& unary_(const std::string& name, Tensor& x) {
   return dispatch_inplace(*u.op, x, in);
 }
 
-Tensor neg(const Tensor& x) { return unary("neg", x); }
-Tensor abs(const Tensor& x) { return unary("abs", x); }
-Tensor sign(const Tensor& x) { return unary("sign", x); }
-Tensor exp(const Tensor& x) { return unary("exp", x); }
-Tensor log(const Tensor& x) { return unary("log", x); }
-Tensor sqrt(const Tensor& x) { return unary("sqrt", x); }
-Tensor rsqrt(const Tensor& x) { return unary("rsqrt", x); }
-Tensor square(const Tensor& x) { return unary("square", x); }
-Tensor reciprocal(const Tensor& x) { return unary("reciprocal", x); }
-Tensor sin(const Tensor& x) { return unary("sin", x); }
-Tensor cos(const Tensor& x) { return unary("cos", x); }
-Tensor tanh(const Tensor& x) { return unary("tanh", x); }
-Tensor sigmoid(const Tensor& x) { return unary("sigmoid", x); }
-Tensor erf(const Tensor& x) { return unary("erf", x); }
-Tensor logical_not(const Tensor& x) { return unary("logical_not", x); }
-Tensor isnan(const Tensor& x) { return unary("isnan", x); }
+// The declared ops' C++ API (ops.h); real, imag and conj are below.
+#define OAR_GEN_UNARY_API
+#include "gen/ops/unary_defs.inc"
+#undef OAR_GEN_UNARY_API
 Tensor real(const Tensor& x) { return is_complex(x.dtype()) ? unary("real", x) : x; }
 Tensor imag(const Tensor& x) {
   OAR_CHECK(is_complex(x.dtype()), Type, "[oar.imag] expects a complex tensor, got ", dtype_name(x.dtype()));
   return unary("imag", x);
 }
 Tensor conj(const Tensor& x) { return is_complex(x.dtype()) ? unary("conj", x) : x; }
-Tensor angle(const Tensor& x) { return unary("angle", x); }
 
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y) {
   DType t = promote_types(x.dtype(), y.dtype());
