@@ -27,7 +27,9 @@ which the hand-written family files include at the one place each list
 belongs. Adding a unary or binary op is one table here, plus a helper in the
 family file only when the gradient needs more than an expression. The op
 database must have an entry for every declared op and every declaration an
-example (tests/python/test_op_declarations.py), so neither can be forgotten.
+example (tests/python/test_op_declarations.py), so neither can be forgotten;
+`tools/gen_ops.py --skeleton NAME src/ops/*.toml` prints an entry to start
+from (its TODOs fail until the reference and error inputs are written).
 
 Fields, unary ([unary.NAME]):
   kind     Float | Same | Real | Bool | ToReal | Int | RealSame: how the input
@@ -451,6 +453,40 @@ def python_module(ops):
     return "\n".join(lines)
 
 
+OPDB_DTYPES = {"numeric": "NUMERIC", "inexact": "INEXACT", "float": "FLOATS", "real": "REAL", "all": "ALL",
+               "complex": "COMPLEX", "int": "INTS", "int_bool": '("bool",) + INTS', "bool": '("bool",)'}
+
+
+def skeleton(ops, name):
+    """An op-database entry to start from (tests/python/opdb*.py): the family's
+    helper for unary and binary ops, a full OpInfo for functions. What only a
+    person can write (the NumPy reference, error inputs) is left as TODO, which
+    fails until it is filled in."""
+    for family, table in ops.items():
+        if name not in table:
+            continue
+        d = table[name]
+        if family in ("unary", "binary"):
+            grad = "grad" in d or "grad_fn" in d
+            try:
+                import numpy
+                ref = f"np.{name}" if hasattr(numpy, name) else "TODO_numpy_reference"
+            except ImportError:
+                ref = "TODO_numpy_reference"
+            dts = OPDB_DTYPES.get(d.get("dtypes"), "FLOATS")
+            return f'_{family}("{name}", {ref}, {dts}' + (", grad=True, gradgrad=True" if grad else ", grad=False") + ")\n"
+        args = [a for a in d["_args"] if a[1]]
+        tensors = [n for n, t, v in args if t == "Tensor" and not v]
+        rest = [f"{n}={v or 'None'}" for n, t, v in args if n not in tensors]
+        sample = ", ".join("np.ones((3, 4))" for _ in tensors) + ("," if len(tensors) == 1 else "")
+        return (f"register(OpInfo(\n    \"{name}\", oar.{name},\n"
+                f"    lambda {', '.join(tensors + rest)}: TODO_numpy_reference,\n"
+                f"    FLOATS, lambda dtype: [Sample(({sample}), {{}})],  # TODO: samples of each argument form\n"
+                f"    grad=True, gradgrad=True,\n"
+                f"    errors=lambda: [_err(lambda: oar.{name}(TODO_bad_input), TypeError, \"{name}\")]))\n")
+    raise DeclError(f"no declaration named {name}")
+
+
 def write(path, text):
     """Writes only when the content changed, so that unchanged outputs rebuild nothing."""
     try:
@@ -468,14 +504,23 @@ def write(path, text):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, help="folder of the generated C++ (gen/)")
-    ap.add_argument("--python", required=True, help="path of the generated Python module")
+    ap.add_argument("--out", help="folder of the generated C++ (gen/)")
+    ap.add_argument("--python", help="path of the generated Python module")
+    ap.add_argument("--skeleton", metavar="NAME", help="print an op-database entry for NAME to start from")
     ap.add_argument("decls", nargs="+", help="declaration files (src/ops/*.toml)")
     args = ap.parse_args(argv)
     try:
         ops = load(args.decls)
     except DeclError as e:
         sys.exit(f"gen_ops: {e}")
+    if args.skeleton:
+        try:
+            sys.stdout.write(skeleton(ops, args.skeleton))
+        except DeclError as e:
+            sys.exit(f"gen_ops: {e}")
+        return
+    if not (args.out and args.python):
+        ap.error("--out and --python are required unless --skeleton is given")
     src = ", ".join(os.path.relpath(p) for p in args.decls)
     h = HEADER.format(src=src)
     write(os.path.join(args.out, "ops/api.inc"), h + api_decls(ops))

@@ -5,6 +5,7 @@ import glob
 import os
 import sys
 
+import numpy as np
 import pytest
 
 import oar
@@ -126,3 +127,62 @@ def test_the_generator_rewrites_only_changed_outputs(tmp_path):
     os.utime(inc, ns=(before - 10**9, before - 10**9))
     gen_ops.main(["--out", str(out), "--python", str(py)] + _decl(tmp_path, GOOD))
     assert inc.stat().st_mtime_ns == before - 10**9  # unchanged content: not rewritten
+
+
+FUNCTION = '''
+[function.g]
+args = "x: Tensor, axis: Axes = None, keepdim: bool = False, name = None"
+call = "ops::sum(x, axis, keepdim)"
+doc = "A doc."
+example = """
+>>> oar.g(oar.ones([2])).item()
+2.0
+"""
+'''
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda s: s.replace('call = "ops::sum(x, axis, keepdim)"', ""), "needs a call"),
+    (lambda s: s.replace("axis: Axes", "axis: Axles"), "type must be one of"),
+    (lambda s: s.replace("keepdim: bool = False", "keepdim: bool"), "a required argument follows a default"),
+    (lambda s: s.replace("name = None", "name"), "without a type must default to None"),
+    (lambda s: s.replace("x: Tensor", "x: int"), "first argument must be a Tensor"),
+    (lambda s: s.replace("keepdim: bool", "axis: bool"), "must be a new identifier"),
+])
+def test_function_declarations_are_checked(tmp_path, edit, match):
+    fn = gen_ops.load(_decl(tmp_path, FUNCTION))["function"]["g"]
+    assert [a[:2] for a in fn["_args"]] == [("x", "Tensor"), ("axis", "Axes"), ("keepdim", "bool"), ("name", None)]
+    with pytest.raises(gen_ops.DeclError, match=match):
+        gen_ops.load(_decl(tmp_path, edit(FUNCTION)))
+
+
+def test_function_bindings_normalise_in_cpp(tmp_path):
+    out = gen_ops.functions(gen_ops.load(_decl(tmp_path, FUNCTION))["function"])
+    assert 'const auto axis = arg_axes(axis_, api, "axis");' in out
+    assert 'm.def("g", f, nb::arg("x"), nb::arg("axis").none() = nb::none()' in out
+    assert 'cls.def("g", [f](TensorImpl* self, nb::handle axis_, bool keepdim, nb::handle)' in out
+
+
+def test_axis_forms_are_normalised_once():
+    x = oar.to_tensor([[1.0, 2.0], [3.0, 4.0]])
+    for axis in (1, -1, [1], (1,), oar.to_tensor([1]), oar.to_tensor(1), np.int64(1)):
+        assert oar.sum(x, axis=axis).numpy().tolist() == [3.0, 7.0]
+        assert x.max(axis).numpy().tolist() == [2.0, 4.0]
+    for bad, exc in (("a", TypeError), (1.5, TypeError), ([0, "a"], TypeError), (True, TypeError),
+                     (oar.to_tensor([1.0]), TypeError)):
+        with pytest.raises(exc, match=r"^\[oar.sum\] axis"):
+            oar.sum(x, axis=bad)
+    assert oar.reshape(oar.arange(6), oar.to_tensor([2, 3])).shape == [2, 3]
+    assert oar.arange(6).reshape(2, 3).shape == [2, 3]
+    with pytest.raises(TypeError, match=r"^\[oar.reshape\] shape"):
+        oar.reshape(oar.arange(6), "23")
+
+
+def test_skeletons_start_an_op_database_entry():
+    exp = gen_ops.skeleton(OPS, "exp")
+    assert exp.startswith('_unary("exp", np.exp, INEXACT, grad=True')
+    fn = gen_ops.skeleton(OPS, "sum")
+    compile(fn, "<skeleton>", "exec")  # valid Python; its TODO names fail until filled in
+    assert 'register(OpInfo(\n    "sum", oar.sum,' in fn and "TODO_numpy_reference" in fn
+    with pytest.raises(gen_ops.DeclError, match="no declaration named"):
+        gen_ops.skeleton(OPS, "no_such_op")
