@@ -19,8 +19,8 @@ This script turns the declarations into
   gen/bind/elementwise.inc     the names and docstrings the bindings define
                                (function, Tensor method, and the in-place
                                `_` form of each)
-  gen/bind/functions.inc       the declared functions' bindings (Note
-                               [function declarations])
+  gen/bind/functions_<stem>.inc  the bindings of the functions declared in
+                               src/ops/<stem>.toml (Note [function declarations])
   python/oar/_ops_gen.py       the exports, and the examples as doctests
 
 which the hand-written family files include at the one place each list
@@ -78,10 +78,11 @@ src/ops/reduce.toml) declare their Paddle signature and that call:
   method   false when the function is not also a Tensor method (its first
            argument is then not a Tensor's self)
   method_aliases  other names of the Tensor method only (astype)
-and doc, example, aliases, public as the elementwise ops. The generator
-writes gen/bind/functions.inc (a bind_declared_functions(module, Tensor)
-defining each function, alias and method with its docstring), which
-python/bind/declared.cpp includes after the glue that some calls use.
+and doc, example, aliases, public as the elementwise ops. For each
+declaration file src/ops/<stem>.toml the generator writes
+gen/bind/functions_<stem>.inc, a bind_<stem>_functions(module, Tensor class)
+defining each function, alias and method with its docstring, which
+python/bind/<stem>.cpp includes after the glue that some calls use.
 """
 import argparse
 import os
@@ -173,6 +174,7 @@ def load(paths):
                     _check("method_aliases" not in d or (isinstance(d["method_aliases"], list) and d.get("method", True)), where,
                            "method_aliases must be a list, of a function that is a Tensor method")
                     d["_args"] = parse_args(d.get("args", ""), where)
+                    d["_file"] = os.path.splitext(os.path.basename(path))[0]
                     _check(not d.get("method", True) or (d["_args"] and d["_args"][0][1] == "Tensor"), where,
                            "a Tensor method's first argument must be a Tensor (or give method = false)")
                     ops[family][name] = d
@@ -239,10 +241,13 @@ def _py_args(args):
     return ", ".join(out)
 
 
-def functions(ops):
-    """gen/bind/functions.inc: the declared functions' bindings (Note [function declarations])."""
-    out = ["void bind_declared_functions(nb::module_& m, nb::class_<TensorImpl>& cls) {"]
+def functions(ops, stem):
+    """gen/bind/functions_<stem>.inc: the bindings of the functions declared in
+    src/ops/<stem>.toml (Note [function declarations])."""
+    out = [f"void bind_{stem}_functions(nb::module_& m, nb::class_<TensorImpl> cls) {{"]
     for name, d in ops.items():
+        if d["_file"] != stem:
+            continue
         args = d["_args"]
         params, convs, passed = [], [], []  # lambda parameters, conversions, what the method passes on
         for n, t, _ in args:
@@ -530,7 +535,9 @@ def main(argv=None):
     write(os.path.join(args.out, "kernels/unary.inc"), h + kernels(ops["unary"], "unary"))
     write(os.path.join(args.out, "kernels/binary.inc"), h + kernels(ops["binary"], "binary"))
     write(os.path.join(args.out, "bind/elementwise.inc"), h + bindings(ops))
-    write(os.path.join(args.out, "bind/functions.inc"), h + functions(ops["function"]))
+    for path in args.decls:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        write(os.path.join(args.out, f"bind/functions_{stem}.inc"), h + functions(ops["function"], stem))
     write(args.python, "# " + h[3:] + python_module(ops))
 
 

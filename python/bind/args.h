@@ -8,6 +8,11 @@
 
 namespace oar::bind {
 
+// The Tensor class of the module, for binding methods.
+inline nb::class_<TensorImpl> tensor_class(nb::module_& m) {
+  return nb::borrow<nb::class_<TensorImpl>>(m.attr("Tensor"));
+}
+
 // The integers held by an integer tensor (any shape), read on the host.
 Dims tensor_ints(const Tensor& t, const char* api, const char* what);
 

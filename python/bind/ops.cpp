@@ -150,7 +150,7 @@ void bind_ops(nb::module_& m) {
   }, arg("num_rows"), arg("num_columns") = kNone, arg("dtype") = kNone, arg("name") = kNone);
 
   // Casts, copies, selections, reductions, shape and view functions and matmul
-  // are declared (src/ops/*.toml) and bound in python/bind/declared.cpp.
+  // are declared (src/ops/<family>.toml) and bound in python/bind/<family>.cpp.
   cls.def("copy_", [](TensorImpl* x, const Tensor& src, bool) { Tensor t(x); return ops::copy_(t, src); },
           arg("src"), arg("blocking") = true);
 

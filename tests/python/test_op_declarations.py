@@ -157,7 +157,7 @@ def test_function_declarations_are_checked(tmp_path, edit, match):
 
 
 def test_function_bindings_normalise_in_cpp(tmp_path):
-    out = gen_ops.functions(gen_ops.load(_decl(tmp_path, FUNCTION))["function"])
+    out = gen_ops.functions(gen_ops.load(_decl(tmp_path, FUNCTION))["function"], "bad")
     assert 'const auto axis = arg_axes(axis_, api, "axis");' in out
     assert 'm.def("g", f, nb::arg("x"), nb::arg("axis").none() = nb::none()' in out
     assert 'cls.def("g", [f](TensorImpl* self, nb::handle axis_, bool keepdim, nb::handle)' in out

@@ -1,6 +1,6 @@
-// The declared functions (Note [function declarations], tools/gen_ops.py):
-// their bindings are generated into gen/bind/functions.inc; the few calls
-// that need more than one C++ API call use the glue here.
+// Reductions and scans (Note [function declarations], tools/gen_ops.py): the bindings
+// are generated from src/ops/reduce.toml into gen/bind/functions_reduce.inc;
+// the glue here serves the calls that need more than one C++ API call.
 #include <nanobind/stl/pair.h>
 
 #include "args.h"
@@ -42,35 +42,10 @@ Tensor norm_of(const Tensor& x, nb::handle p, nb::handle axis_h, bool keepdim, c
   return ops::norm(x, v, axis, keepdim);
 }
 
-// reshape: Paddle's 0 copies x's dim at that position; -1 infers one dim.
-Tensor reshape_paddle(const Tensor& x, Dims shape, const char* api) {
-  for (int64_t& d : shape) {
-    OAR_CHECK(d >= -1, Value, "[", api, "] shape dims must be >= -1, got ", ops::shape_str(shape));
-    if (d == 0) d = ops::kReshapeCopyDim;
-  }
-  return ops::reshape(x, shape);
-}
+#include "gen/bind/functions_reduce.inc"
 
-// where: x and y are Tensors or Python numbers; a number takes the dtype the
-// other operand gives it (as in binary ops).
-Tensor where_of(const Tensor& c, nb::handle x, nb::handle y, const char* api) {
-  const bool xt = nb::isinstance<TensorImpl>(x), yt = nb::isinstance<TensorImpl>(y);
-  Scalar xs, ys;
-  OAR_CHECK((xt || nb::try_cast<Scalar>(x, xs)) && (yt || nb::try_cast<Scalar>(y, ys)) && (xt || yt), Type, "[", api,
-            "] x and y must be Tensors or numbers, at least one a Tensor; got ",
-            nb::cast<std::string>(nb::str(x.type().attr("__name__"))), " and ",
-            nb::cast<std::string>(nb::str(y.type().attr("__name__"))));
-  Tensor X = xt ? nb::cast<Tensor>(x) : Tensor(), Y = yt ? nb::cast<Tensor>(y) : Tensor();
-  if (!xt) X = ops::scalar_tensor(xs, ops::result_type(Y, xs));
-  if (!yt) Y = ops::scalar_tensor(ys, ops::result_type(X, ys));
-  return ops::where(c, X, Y);
-}
-
-#include "gen/bind/functions.inc"
-
-void bind_declared(nb::module_& m) {
-  auto cls = nb::borrow<nb::class_<TensorImpl>>(m.attr("Tensor"));
-  bind_declared_functions(m, cls);
+void bind_reduce(nb::module_& m) {
+  bind_reduce_functions(m, tensor_class(m));
   // The same normalisation for the functions still written in Python.
   m.def("_arg_axes", [](nb::handle h, const std::string& api, const std::string& what) {
     Dims d = arg_axes(h, api.c_str(), what.c_str());
@@ -81,7 +56,7 @@ void bind_declared(nb::module_& m) {
   }, arg("axis").none(), arg("api"), arg("what") = "axis");
 }
 
-Binder b(bind_declared);
+Binder b(bind_reduce);
 
 }  // namespace
 }  // namespace oar::bind
