@@ -65,6 +65,8 @@ src/ops/reduce.toml) declare their Paddle signature and that call:
            normalises it, in C++ (python/bind/args.h), once for the function
            and its Tensor method:
              Tensor, bool, int, float, str, Scalar, Scalar?  as given
+             Tensor? a Tensor or None (std::optional); Tensors a list/tuple of
+                     Tensors
              Axes    None (every axis), an int, a list/tuple or an int Tensor
              Axis    an int or a one-element int Tensor; Axis? also None
              Shape   a list/tuple of ints (or one-element Tensors), an int Tensor;
@@ -110,6 +112,8 @@ FUNCTION_FIELDS = {"args", "call", "method", "method_aliases", "public", "doc", 
 # argument type -> (C++ parameter type, conversion of the parameter `{p}` or None)
 ARG_TYPES = {
     "Tensor": ("const Tensor&", None),
+    "Tensor?": ("std::optional<Tensor>", None),
+    "Tensors": ("const std::vector<Tensor>&", None),
     "bool": ("bool", None),
     "int": ("int64_t", None),
     "float": ("double", None),
