@@ -8,6 +8,7 @@
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/scalar_fns.h"
 #include "kernels/cpu/vmath.h"
 #include "ops/ops.h"
 
@@ -35,8 +36,7 @@ template <typename F> void unary_float(std::span<const Tensor> in, std::span<Ten
 }
 
 void relu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
-  // x < 0 ? 0 : x keeps NaN.
-  unary_float(in, out, [](auto z) { using C = decltype(z); return [](C x) { return x < C(0) ? C(0) : x; }; });
+  unary_float(in, out, [](auto z) { using C = decltype(z); return [](C x) { return scalar::op_relu::apply(x); }; });
 }
 
 void gelu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {

@@ -60,7 +60,7 @@ template <typename C> void eval(EwCode code, const C* a, const C* b, C* y, int64
     case EwCode::Square: OAR_EW_LOOP(scalar::op_square::apply(x))
     case EwCode::Reciprocal: OAR_EW_LOOP(scalar::op_reciprocal::apply(x))
     case EwCode::Abs: OAR_EW_LOOP(scalar::op_abs::apply(x))
-    case EwCode::Relu: OAR_EW_LOOP(x < C(0) ? C(0) : x)
+    case EwCode::Relu: OAR_EW_LOOP(scalar::op_relu::apply(x))
     case EwCode::Exp: return vm(Fn::Exp, a, y, m);
     case EwCode::Log: return vm(Fn::Log, a, y, m);
     case EwCode::Sin: return vm(Fn::Sin, a, y, m);

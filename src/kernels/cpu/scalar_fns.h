@@ -140,4 +140,10 @@ template <typename C> inline C lcm_of(C a, C b) {
 // One struct per declared op: apply(x) or apply(a, b) with C the compute type.
 #include "gen/kernels/scalar_fns.inc"
 
+// Scalar functions of ops defined in C++ that the fused interpreter also runs.
+struct op_relu {
+  // x < 0 ? 0 : x keeps NaN.
+  template <typename C> static C apply(C x) { return x < C(0) ? C(0) : x; }
+};
+
 }  // namespace oar::cpu::scalar
