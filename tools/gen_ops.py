@@ -80,6 +80,11 @@ src/ops/reduce.toml) declare their Paddle signature and that call:
   method   false when the function is not also a Tensor method (its first
            argument is then not a Tensor's self)
   method_aliases  other names of the Tensor method only (astype)
+  module   the public module when it is not oar itself ("nn.functional"):
+           the function is bound in the extension's submodule of that name
+           (_C._nn_functional) and exported by the module's generated
+           _ops_gen.py (python/oar/nn/functional/_ops_gen.py); such a
+           function is not a Tensor method unless method = true
 and doc, example, aliases, public as the elementwise ops. For each
 declaration file src/ops/<stem>.toml the generator writes
 gen/bind/functions_<stem>.inc, a bind_<stem>_functions(module, Tensor class)
@@ -108,7 +113,7 @@ SAVES = {"inputs": ("true", "false"), "outputs": ("false", "true"), "none": ("fa
 UNARY_FIELDS = {"kind", "meta", "dtypes", "scalar", "out", "vec", "grad", "grad_fn", "saves", "amp", "public", "doc",
                 "cpp_api",
                 "example", "inplace_example", "inplace", "kernel", "aliases"}
-FUNCTION_FIELDS = {"args", "call", "method", "method_aliases", "public", "doc", "example", "aliases"}
+FUNCTION_FIELDS = {"args", "call", "method", "method_aliases", "module", "public", "doc", "example", "aliases"}
 # argument type -> (C++ parameter type, conversion of the parameter `{p}` or None)
 ARG_TYPES = {
     "Tensor": ("const Tensor&", None),
@@ -155,8 +160,13 @@ def load(paths):
             fields = {"unary": UNARY_FIELDS, "binary": BINARY_FIELDS, "function": FUNCTION_FIELDS}[family]
             for name, d in table.items():
                 where = f"{path}: [{family}.{name}]"
-                _check(name.isidentifier() and name not in names, where, "names must be identifiers declared once")
-                names.add(name)
+                module = d.get("module", "") if family == "function" else ""
+                _check(isinstance(module, str) and all(p.isidentifier() for p in module.split(".")) or not module,
+                       where, "module must be a dotted module path such as 'nn.functional'")
+                qual = lambda n: f"{module}.{n}" if module else n  # noqa: E731
+                _check(name.isidentifier() and qual(name) not in names, where,
+                       "names must be identifiers declared once")
+                names.add(qual(name))
                 _check(not set(d) - fields, where, f"unknown fields {sorted(set(d) - fields)}")
                 if d.get("public", True):
                     _check(isinstance(d.get("doc"), str) and d["doc"].strip(), where, "needs a doc")
@@ -170,18 +180,20 @@ def load(paths):
                 _check(isinstance(aliases, list) and all(isinstance(a, str) and a.isidentifier() for a in aliases),
                        where, "aliases must be a list of names")
                 for a in aliases:
-                    _check(a not in names, where, f"the name {a} is declared twice")
-                    names.add(a)
+                    _check(qual(a) not in names, where, f"the name {a} is declared twice")
+                    names.add(qual(a))
                 if family == "function":
                     _check(isinstance(d.get("call"), str) and d["call"].strip(), where, "needs a call")
-                    _check(d.get("method", True) in (True, False), where, "method must be true or false")
-                    _check("method_aliases" not in d or (isinstance(d["method_aliases"], list) and d.get("method", True)), where,
-                           "method_aliases must be a list, of a function that is a Tensor method")
+                    d.setdefault("method", not module)
+                    d["_module"], d["_name"] = module, name
+                    _check(d["method"] in (True, False), where, "method must be true or false")
+                    _check("method_aliases" not in d or (isinstance(d["method_aliases"], list) and d["method"]),
+                           where, "method_aliases must be a list, of a function that is a Tensor method")
                     d["_args"] = parse_args(d.get("args", ""), where)
                     d["_file"] = os.path.splitext(os.path.basename(path))[0]
-                    _check(not d.get("method", True) or (d["_args"] and d["_args"][0][1] == "Tensor"), where,
+                    _check(not d["method"] or (d["_args"] and d["_args"][0][1] == "Tensor"), where,
                            "a Tensor method's first argument must be a Tensor (or give method = false)")
-                    ops[family][name] = d
+                    ops[family][qual(name)] = d
                     continue
                 if d.get("kernel") != "custom":
                     _check(d.get("dtypes") in DTYPE_SETS, where, f"dtypes must be one of {sorted(DTYPE_SETS)}")
@@ -249,9 +261,11 @@ def functions(ops, stem):
     """gen/bind/functions_<stem>.inc: the bindings of the functions declared in
     src/ops/<stem>.toml (Note [function declarations])."""
     out = [f"void bind_{stem}_functions(nb::module_& m, nb::class_<TensorImpl> cls) {{"]
-    for name, d in ops.items():
+    for qual, d in ops.items():
         if d["_file"] != stem:
             continue
+        name, module = d["_name"], d["_module"]
+        target = f"submodule(m, \"{_submodule(module)}\")" if module else "m"
         args = d["_args"]
         params, convs, passed = [], [], []  # lambda parameters, conversions, what the method passes on
         for n, t, _ in args:
@@ -263,13 +277,13 @@ def functions(ops, stem):
                 convs.append(f"      const auto {n} = {conv.format(p=pname, n=n)};")
         doc = _doc(d) if d.get("public", True) else None
         out += ["  {", f"    auto f = []({', '.join(params)}) {{",
-                f'      [[maybe_unused]] constexpr const char* api = "oar.{name}";']
+                f'      [[maybe_unused]] constexpr const char* api = "oar.{qual}";']
         out += convs + [f"      return {d['call'].strip()};", "    };"]
         out.append(f"    constexpr const char* doc = {_cstr(doc)};")
-        names = [(name, "doc")] + [(a, _cstr(doc and f"Another name of oar.{name}.\n\n" + doc))
+        names = [(name, "doc")] + [(a, _cstr(doc and f"Another name of oar.{qual}.\n\n" + doc))
                                    for a in d.get("aliases", [])]
         for py, pdoc in names:
-            out.append(f'    m.def("{py}", f, {_py_args(args)}, {pdoc});')
+            out.append(f'    {target}.def("{py}", f, {_py_args(args)}, {pdoc});')
         if d.get("method", True):
             rparams = ", ".join(["TensorImpl* self"] + params[1:])
             lam = f"[f]({rparams}) {{ return f({', '.join(['Tensor(self)'] + passed[1:])}); }}"
@@ -447,8 +461,33 @@ def bindings(ops):
     return "\n".join(out) + "\n"
 
 
+def _submodule(module):
+    """The extension's submodule of a public module: "nn.functional" -> "_nn_functional"."""
+    return "_" + module.replace(".", "_")
+
+
+def modules_of(ops):
+    """The public modules other than oar itself that declared functions go to."""
+    return sorted({d["_module"] for d in ops["function"].values() if d["_module"]})
+
+
+def submodule_python(ops, module):
+    """python/oar/<module path>/_ops_gen.py: the names a module's declared functions export."""
+    fns = [d for d in ops["function"].values() if d["_module"] == module and d.get("public", True)]
+    names = [n for d in fns for n in [d["_name"]] + d.get("aliases", [])]
+    dots = "." * (module.count(".") + 2)
+    lines = [f'"""The declared functions of oar.{module} (generated by tools/gen_ops.py from src/ops/*.toml).',
+             "", "Their examples run as doctests through __test__.", '"""',
+             f"from {dots}_C import {_submodule(module)} as _m", ""]
+    lines += [f"{n} = _m.{n}" for n in names]
+    lines += ["", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]", "", "__test__ = {"]
+    lines += [f"    \"{d['_name']}\": {_doc(d)!r}," for d in fns]
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
 def python_module(ops):
-    public = [(n, d) for fam in ops.values() for n, d in fam.items() if d.get("public", True)]
+    public = [(n, d) for fam in ops.values() for n, d in fam.items() if d.get("public", True) and not d.get("_module")]
     lines = ['"""The declared ops\' Python names (generated by tools/gen_ops.py from src/ops/*.toml).',
              "", "Their examples run as doctests through __test__.", '"""',
              "from ._C import (  # noqa: F401"]
@@ -543,6 +582,9 @@ def main(argv=None):
         stem = os.path.splitext(os.path.basename(path))[0]
         write(os.path.join(args.out, f"bind/functions_{stem}.inc"), h + functions(ops["function"], stem))
     write(args.python, "# " + h[3:] + python_module(ops))
+    root = os.path.dirname(args.python)
+    for module in modules_of(ops):
+        write(os.path.join(root, *module.split("."), "_ops_gen.py"), "# " + h[3:] + submodule_python(ops, module))
 
 
 if __name__ == "__main__":

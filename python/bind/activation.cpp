@@ -1,7 +1,8 @@
-// Activation functions (ops/activation.h); Python signatures live in
-// python/oar/nn/functional.py.
-#include "common.h"
-#include "dtype_arg.h"
+// Activations of oar.nn.functional (Note [function declarations],
+// tools/gen_ops.py): the bindings are generated from src/ops/activation.toml
+// into gen/bind/functions_activation.inc; the glue here serves the calls that
+// need more than one C++ API call.
+#include "args.h"
 #include "ops/activation.h"
 
 namespace oar::bind {
@@ -9,32 +10,23 @@ namespace {
 
 using nb::arg;
 
+// gelu's approximate: a bool, or Paddle's 'tanh' / 'none'.
+bool gelu_approximate(nb::handle a, const char* api) {
+  if (nb::isinstance<nb::str>(a)) {
+    std::string s = nb::cast<std::string>(a);
+    OAR_CHECK(s == "tanh" || s == "none", Value, "[", api, "] approximate must be 'tanh' or 'none', got '", s, "'");
+    return s == "tanh";
+  }
+  int v = PyObject_IsTrue(a.ptr());
+  if (v < 0) throw nb::python_error();
+  return v == 1;
+}
+
+#include "gen/bind/functions_activation.inc"
+
 void bind_activation(nb::module_& m) {
-  m.def("relu", [](const Tensor& x) { return ops::relu(x); }, arg("x"));
+  bind_activation_functions(m, tensor_class(m));
   m.def("relu_", [](const Tensor& x) { Tensor t = x; return ops::relu_(t); }, arg("x"));
-  m.def("relu6", [](const Tensor& x) { return ops::relu6(x); }, arg("x"));
-  m.def("leaky_relu", [](const Tensor& x, double s) { return ops::leaky_relu(x, s); }, arg("x"),
-        arg("negative_slope") = 0.01);
-  m.def("elu", [](const Tensor& x, double a) { return ops::elu(x, a); }, arg("x"), arg("alpha") = 1.0);
-  m.def("selu", [](const Tensor& x, double s, double a) { return ops::selu(x, s, a); }, arg("x"),
-        arg("scale") = 1.0507009873554804934193349852946, arg("alpha") = 1.6732632423543772848170429916717);
-  m.def("gelu", [](const Tensor& x, bool approx) { return ops::gelu(x, approx); }, arg("x"),
-        arg("approximate") = false);
-  m.def("silu", [](const Tensor& x) { return ops::silu(x); }, arg("x"));
-  m.def("softplus", [](const Tensor& x, double b, double t) { return ops::softplus(x, b, t); }, arg("x"),
-        arg("beta") = 1.0, arg("threshold") = 20.0);
-  m.def("softsign", [](const Tensor& x) { return ops::softsign(x); }, arg("x"));
-  m.def("log_sigmoid", [](const Tensor& x) { return ops::log_sigmoid(x); }, arg("x"));
-  m.def("hardswish", [](const Tensor& x) { return ops::hardswish(x); }, arg("x"));
-  m.def("hardsigmoid", [](const Tensor& x, double s, double o) { return ops::hardsigmoid(x, s, o); }, arg("x"),
-        arg("slope") = 0.1666667, arg("offset") = 0.5);
-  m.def("mish", [](const Tensor& x) { return ops::mish(x); }, arg("x"));
-  m.def("softmax", [](const Tensor& x, int64_t axis, nb::handle dtype) {
-    return ops::softmax(x, axis, opt_dtype(dtype, "oar.nn.functional.softmax"));
-  }, arg("x"), arg("axis") = -1, arg("dtype") = nb::none());
-  m.def("log_softmax", [](const Tensor& x, int64_t axis, nb::handle dtype) {
-    return ops::log_softmax(x, axis, opt_dtype(dtype, "oar.nn.functional.log_softmax"));
-  }, arg("x"), arg("axis") = -1, arg("dtype") = nb::none());
 }
 
 Binder b(bind_activation);

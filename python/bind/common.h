@@ -122,6 +122,13 @@ template <> struct type_caster<oar::Scalar> {
 
 namespace oar::bind {
 
+// The extension's submodule `name` (made on first use), where the functions of
+// a public module other than oar itself are bound (_nn_functional).
+inline nb::module_ submodule(nb::module_& m, const char* name) {
+  if (nb::hasattr(m, name)) return nb::borrow<nb::module_>(m.attr(name));
+  return m.def_submodule(name);
+}
+
 using BindFn = void (*)(nb::module_&);
 // (order, binder): lower orders run first (the Tensor class before its methods).
 std::vector<std::pair<int, BindFn>>& binders();

@@ -2,6 +2,7 @@
 // binders registered by each binding file.
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string_view>
 #include <utility>
 
@@ -80,16 +81,25 @@ void install_trampoline(PyObject* f) {
   *slot = kTrampolines[size_t(g_num_original++)];
 }
 
-// Every function of the module and every method of its classes.
-void install_error_boundary(PyObject* m, nb::handle hook) {
-  Py_XDECREF(g_hook);
-  g_hook = hook.inc_ref().ptr();
+bool is_submodule(PyObject* sub, PyObject* m) {
+  const char* a = PyModule_GetName(sub);
+  const char* b = PyModule_GetName(m);
+  if (!a || !b) { PyErr_Clear(); return false; }
+  size_t n = std::strlen(b);
+  return std::strncmp(a, b, n) == 0 && a[n] == '.';
+}
+
+// Every function of the module, of its submodules (_nn_functional, ...) and
+// every method of its classes.
+void install_in(PyObject* m) {
   PyObject* d = PyModule_GetDict(m);
   PyObject *key, *val;
   Py_ssize_t pos = 0;
   while (PyDict_Next(d, &pos, &key, &val)) {
     if (is_nb_function(val)) {
       install_trampoline(val);
+    } else if (PyModule_Check(val) && is_submodule(val, m)) {
+      install_in(val);
     } else if (PyType_Check(val)) {
       PyObject* td = reinterpret_cast<PyTypeObject*>(val)->tp_dict;
       PyObject *k2, *v2;
@@ -98,6 +108,12 @@ void install_error_boundary(PyObject* m, nb::handle hook) {
         if (is_nb_function(v2)) install_trampoline(v2);
     }
   }
+}
+
+void install_error_boundary(PyObject* m, nb::handle hook) {
+  Py_XDECREF(g_hook);
+  g_hook = hook.inc_ref().ptr();
+  install_in(m);
 }
 
 }  // namespace

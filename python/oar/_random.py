@@ -462,7 +462,7 @@ def relu(x, inplace=False, name=None):
     >>> oar.relu(oar.to_tensor([-1.0, 2.0])).numpy().tolist()
     [0.0, 2.0]
     """
-    return _C.relu_(x) if inplace else _C.relu(x)
+    return _C.relu_(x) if inplace else _C._nn_functional.relu(x)
 
 
 def relu_(x, name=None):

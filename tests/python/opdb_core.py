@@ -87,17 +87,17 @@ def _gelu_ref(x, approximate=False):
 
 register(OpInfo("nn.functional.relu", F.relu, lambda x: np.maximum(x, 0), FLOATS, _act_samples(10),
                 grad=True, gradgrad=True,
-                errors=lambda: [_err(lambda: F.relu([1.0]), TypeError, "relu")]))
+                errors=lambda: [_err(lambda: F.relu([1.0]), TypeError, "nn.functional.relu")]))
 register(OpInfo("nn.functional.gelu", F.gelu, _gelu_ref, FLOATS,
                 lambda d: _act_samples(20)(d) + _act_samples(30, kwargs={"approximate": True})(d),
                 grad=True, gradgrad=True, tol=LOW_TOL,
-                errors=lambda: [_err(lambda: F.gelu([1.0]), TypeError, "gelu")]))
+                errors=lambda: [_err(lambda: F.gelu([1.0]), TypeError, "nn.functional.gelu")]))
 register(OpInfo("nn.functional.silu", F.silu, lambda x: x * _sigmoid(x), FLOATS, _act_samples(40),
                 grad=True, gradgrad=True, tol=LOW_TOL,
-                errors=lambda: [_err(lambda: F.silu([1.0]), TypeError, "silu")]))
+                errors=lambda: [_err(lambda: F.silu([1.0]), TypeError, "nn.functional.silu")]))
 register(OpInfo("nn.functional.log_sigmoid", F.log_sigmoid, lambda x: -np.logaddexp(0, -x), FLOATS,
                 _act_samples(50, lo=-30.0, hi=30.0), grad=True, gradgrad=True, tol=LOW_TOL,
-                errors=lambda: [_err(lambda: F.log_sigmoid([1.0]), TypeError, "log_sigmoid")]))
+                errors=lambda: [_err(lambda: F.log_sigmoid([1.0]), TypeError, "nn.functional.log_sigmoid")]))
 
 
 def _np_log_softmax(x, axis=-1, dtype=None):

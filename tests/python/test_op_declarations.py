@@ -20,26 +20,37 @@ import gen_ops  # noqa: E402
 DECLS = sorted(glob.glob(os.path.join(ROOT, "src", "ops", "*.toml")))
 OPS = gen_ops.load(DECLS)
 PUBLIC = [(fam, n) for fam in OPS for n, d in OPS[fam].items() if d.get("public", True)]
+TOP = [(f, n) for f, n in PUBLIC if not OPS[f][n].get("_module")]  # exported by oar itself
 
 
 def test_declarations_exist_and_are_generated():
     assert DECLS and len(PUBLIC) > 60
-    names = [m for f, n in PUBLIC for a in [n] + OPS[f][n].get("aliases", [])
+    names = [m for f, n in TOP for a in [n] + OPS[f][n].get("aliases", [])
              for m in ((a, a + "_") if gen_ops.has_inplace(OPS[f][n]) else (a,))]
     assert sorted(_ops_gen.__all__) == sorted(names)
     # Every public function, and its in-place form where it has one, has an example run as a doctest.
-    assert set(_ops_gen.__test__) == {n for _, n in PUBLIC} | {n + "_" for f, n in PUBLIC
-                                                               if gen_ops.has_inplace(OPS[f][n])}
+    assert set(_ops_gen.__test__) == {n for _, n in TOP} | {n + "_" for f, n in TOP
+                                                            if gen_ops.has_inplace(OPS[f][n])}
+
+
+def _resolve(qualified):
+    """oar.<qualified>: "exp" -> oar.exp, "nn.functional.relu" -> oar.nn.functional.relu."""
+    obj = oar
+    for part in qualified.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 @pytest.mark.parametrize("family,name", PUBLIC)
 def test_declared_op_is_bound_documented_and_in_the_op_database(family, name):
-    fn = getattr(oar, name)
-    doc = OPS[family][name]["doc"].strip()
+    d = OPS[family][name]
+    fn = _resolve(name)
+    doc = d["doc"].strip()
     assert doc in fn.__doc__ and ">>> " in fn.__doc__
-    if OPS[family][name].get("method", True):
-        assert doc in getattr(oar.Tensor, name).__doc__
-    if gen_ops.has_inplace(OPS[family][name]):
+    short = d.get("_name", name)
+    if d.get("method", True):
+        assert doc in getattr(oar.Tensor, short).__doc__
+    if gen_ops.has_inplace(d):
         assert callable(getattr(oar.Tensor, name + "_")) and callable(getattr(oar, name + "_"))
         assert ">>> " in getattr(oar, name + "_").__doc__ and ">>> " in getattr(oar.Tensor, name + "_").__doc__
     elif family != "function":  # a bool or real result cannot be written into a float or complex input
@@ -47,6 +58,19 @@ def test_declared_op_is_bound_documented_and_in_the_op_database(family, name):
     assert name in {info.name for info in OP_DB}, f"{name} has no op-database entry (tests/python/opdb.py)"
     if family != "function":  # a declared function calls ops; unary and binary declarations register one
         assert name in oar._C._registered_ops()
+    for alias in d.get("aliases", []):
+        assert _resolve(name.rsplit(".", 1)[0] + "." + alias if "." in name else alias) is not None
+
+
+def test_module_functions_are_exported_by_their_module():
+    import oar.nn.functional as F
+    from oar.nn.functional import _ops_gen as nnf
+    assert F.relu is nnf.relu and "relu" in nnf.__all__ and "relu" in nnf.__test__
+    assert F.swish(oar.to_tensor([1.0])).item() == F.silu(oar.to_tensor([1.0])).item()
+    assert not hasattr(oar, "relu6") and not hasattr(oar.Tensor, "relu6")  # not in the oar namespace
+    with pytest.raises(ValueError, match=r"^\[oar.nn.functional.gelu\] approximate"):
+        F.gelu(oar.ones([2]), approximate="fast")
+    assert F.gelu(oar.to_tensor([1.0]), approximate="tanh").item() == F.gelu(oar.to_tensor([1.0]), True).item()
 
 
 def test_aliases_are_the_same_function():

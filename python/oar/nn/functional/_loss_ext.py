@@ -216,7 +216,7 @@ def adaptive_log_softmax_with_loss(input, label, head_weight, tail_weights, cuto
     head = _C.matmul(input, head_weight, False, False)
     if head_bias is not None:
         head = head + head_bias
-    head_lp = _C.log_softmax(head, -1)
+    head_lp = _C._nn_functional.log_softmax(head, -1)
     cluster = np.searchsorted(np.asarray(cutoffs), lab, side="right")  # 0: head, i: tail i - 1
     head_idx = np.where(cluster == 0, lab, cutoffs[0] + cluster - 1)
     out = _C.squeeze(take_along_axis(head_lp, _C.from_numpy(np.ascontiguousarray(head_idx[:, None])), 1), [1])
@@ -225,7 +225,7 @@ def adaptive_log_softmax_with_loss(input, label, head_weight, tail_weights, cuto
         size = cutoffs[i + 1] - cutoffs[i]
         if list(w_out.shape)[-1] != size:
             raise _err(api, f"tail_weights[{i}][1] must have {size} columns, got shape {list(w_out.shape)}")
-        tail_lp = _C.log_softmax(_C.matmul(_C.matmul(input, proj, False, False), w_out, False, False), -1)
+        tail_lp = _C._nn_functional.log_softmax(_C.matmul(_C.matmul(input, proj, False, False), w_out, False, False), -1)
         local = np.where(cluster == i + 1, lab - cutoffs[i], 0)
         picked = _C.squeeze(take_along_axis(tail_lp, _C.from_numpy(np.ascontiguousarray(local[:, None])), 1), [1])
         if rows.size:
@@ -242,9 +242,9 @@ def _adaptive_log_prob(input, head_weight, tail_weights, cutoffs, head_bias=None
     head = _C.matmul(input, head_weight, False, False)
     if head_bias is not None:
         head = head + head_bias
-    head_lp = _C.log_softmax(head, -1)
+    head_lp = _C._nn_functional.log_softmax(head, -1)
     parts = [head_lp[:, :cutoffs[0]]]
     for i, (proj, w_out) in enumerate(tail_weights):
-        tail_lp = _C.log_softmax(_C.matmul(_C.matmul(input, proj, False, False), w_out, False, False), -1)
+        tail_lp = _C._nn_functional.log_softmax(_C.matmul(_C.matmul(input, proj, False, False), w_out, False, False), -1)
         parts.append(tail_lp + head_lp[:, cutoffs[0] + i:cutoffs[0] + i + 1])
     return concat(parts, axis=1)

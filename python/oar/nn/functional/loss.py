@@ -148,7 +148,7 @@ def _cross_entropy_last(input, label, weight, ignore_index, reduction, soft_labe
     fused = use_softmax and not soft_label and weight is None and label_smoothing == 0
     batch_shape = list(input.shape[:-1])
     if not fused:
-        logp = _C.log_softmax(input, -1) if use_softmax else _C.log(input)
+        logp = _C._nn_functional.log_softmax(input, -1) if use_softmax else _C.log(input)
 
     if soft_label:
         _check_float(label, api, "label (soft)")
@@ -253,7 +253,7 @@ def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-10
     loss = cross_entropy(logits, label, ignore_index=ignore_index, reduction="none", soft_label=soft_label,
                          axis=axis)
     if return_softmax:
-        return loss, _C.softmax(logits, axis)
+        return loss, _C._nn_functional.softmax(logits, axis)
     return loss
 
 
@@ -628,7 +628,7 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction
 
     dt = log_probs.dtype
     neg = -1e30  # log(0) stand-in: finite, so exp() and its gradient stay 0 instead of NaN
-    lp = _C.log_softmax(log_probs, -1)
+    lp = _C._nn_functional.log_softmax(log_probs, -1)
     idx = _C.expand(_C.unsqueeze(_C.from_numpy(ext), [0]), [T, B, S])
     emit = take_along_axis(lp, idx, 2)  # [T, B, S]: log-prob of each extended symbol at each step
     skip_t = _C.from_numpy(skip)
@@ -911,7 +911,7 @@ def npair_loss(anchor, positive, labels, l2_reg=0.002):
     target = same / _C.sum(same, [1], keepdim=True)
     l2 = (_C.mean(_C.sum(_C.square(anchor), [1])) + _C.mean(_C.sum(_C.square(positive), [1]))) * (0.25 * l2_reg)
     sim = _C.matmul(anchor, positive, False, True)
-    ce = -_C.sum(target * _C.log_softmax(sim, -1), [-1])
+    ce = -_C.sum(target * _C._nn_functional.log_softmax(sim, -1), [-1])
     return _C.mean(ce) + l2
 
 
@@ -951,7 +951,7 @@ def margin_cross_entropy(logits, label, margin1=1.0, margin2=0.5, margin3=0.0, s
     changed = _C.cos(theta * float(margin1) + float(margin2)) - float(margin3)
     is_target = _C.equal(_C.unsqueeze(label, [-1]), _C.arange(0, n_class, 1, "int64"))
     z = _C.where(is_target, _C.expand(changed, logits.shape), logits) * float(scale)
-    logp = _C.log_softmax(z, -1)
+    logp = _C._nn_functional.log_softmax(z, -1)
     loss = _reduce(-_pick(logp, label), reduction)
     if return_softmax:
         return loss, _C.exp(logp)

@@ -128,7 +128,7 @@ class SimpleRNNCell(RNNCellBase):
             raise ValueError(f"[oar.nn.SimpleRNNCell] activation must be 'tanh' or 'relu', got {activation!r}")
         self.input_size, self.hidden_size, self.activation = input_size, hidden_size, activation
         self._params(input_size, hidden_size, 1, weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr)
-        self._act = _C.tanh if activation == "tanh" else _C.relu
+        self._act = _C.tanh if activation == "tanh" else _C._nn_functional.relu
 
     @property
     def state_shape(self):

@@ -60,12 +60,12 @@ class AlexNet(nn.Layer):
 
     def forward(self, inputs):
         x = self._conv2(self._conv1(inputs))
-        x = _C.relu(self._conv4(_C.relu(self._conv3(x))))
+        x = _C._nn_functional.relu(self._conv4(_C._nn_functional.relu(self._conv3(x))))
         x = self._conv5(x)
         if self.num_classes > 0:
             x = self._drop1(_C.flatten(x, 1))
-            x = self._drop2(_C.relu(self._fc6(x)))
-            x = self._fc8(_C.relu(self._fc7(x)))
+            x = self._drop2(_C._nn_functional.relu(self._fc6(x)))
+            x = self._fc8(_C._nn_functional.relu(self._fc7(x)))
         return x
 
 

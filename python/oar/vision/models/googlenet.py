@@ -37,7 +37,7 @@ class _Inception(nn.Layer):
     def forward(self, x):
         branches = [self._conv1(x), self._conv3(self._conv3r(x)), self._conv5(self._conv5r(x)),
                     self._convprj(self._pool(x))]
-        return _C.relu(oar.concat(branches, axis=1))
+        return _C._nn_functional.relu(oar.concat(branches, axis=1))
 
 
 # (name, in, 1x1, 3x3 reduce, 3x3, 5x5 reduce, 5x5, pool projection)
@@ -106,7 +106,7 @@ class GoogLeNet(nn.Layer):
             if i == 1:
                 # Paddle's GoogLeNet has a ReLU in the first auxiliary head only; kept so that
                 # Paddle-trained weights give Paddle's outputs
-                x = _C.relu(x)
+                x = _C._nn_functional.relu(x)
             x = getattr(self, f"_out{i}")(getattr(self, f"_drop_o{i}")(x))
         return x
 

@@ -14,7 +14,7 @@ class _FireConv(nn.Layer):
         self._conv = nn.Conv2D(in_channels, out_channels, kernel_size, padding=padding)
 
     def forward(self, x):
-        return _C.relu(self._conv(x))
+        return _C._nn_functional.relu(self._conv(x))
 
 
 class _Fire(nn.Layer):
@@ -78,7 +78,7 @@ class SqueezeNet(nn.Layer):
             self._avg_pool = nn.AdaptiveAvgPool2D(1)
 
     def forward(self, inputs):
-        x = self._pool(_C.relu(self._conv(inputs)))
+        x = self._pool(_C._nn_functional.relu(self._conv(inputs)))
         pools = _POOL_AFTER[self.version]
         for i in range(len(_FIRES)):
             x = getattr(self, f"_conv{i + 1}")(x)
@@ -89,7 +89,7 @@ class SqueezeNet(nn.Layer):
         if self.with_pool:
             # Paddle applies the classifier's ReLU only together with the pool; kept so that
             # Paddle-trained weights give Paddle's outputs
-            x = _C.flatten(self._avg_pool(_C.relu(x)), 1)
+            x = _C.flatten(self._avg_pool(_C._nn_functional.relu(x)), 1)
         return x
 
 
