@@ -22,6 +22,10 @@ def cases(fw, name, quick):
     a, b = common.to_tensor(fw, name, x), common.to_tensor(fw, name, y)
     yield "add a+b", lambda: a + b, None, "us"
     yield "matmul(a, b)", lambda: fw.matmul(a, b), None, "us"
+    # Declared functions: arguments normalised by the generated bindings.
+    yield "a.sum(axis=1)", lambda: a.sum(axis=1), None, "us"
+    yield "relu(a)", lambda: fw.nn.functional.relu(a), None, "us"
+    yield "reshape(a, [2, 8])", lambda: fw.reshape(a, [2, 8]), None, "us"
 
     ga, gb = common.to_tensor(fw, name, x), common.to_tensor(fw, name, y)
     for t in (ga, gb):
