@@ -73,6 +73,10 @@ src/ops/reduce.toml) declare their Paddle signature and that call:
                      Ints the same for lists that are not shapes (axes, starts)
              DType   a dtype, its name, a NumPy dtype or a Python type; DType?
                      also None
+             Index   an int32 or int64 Tensor, or an int, a list or a NumPy
+                     array of ints (read as int64)
+             Values  a Tensor, or a number, a list or a NumPy array (read as
+                     NumPy would; the call casts it where it must)
              object  the Python object, for the call to look at
            an argument without a type (Paddle's `name`) is accepted and unused
   call     the C++ expression, of the converted arguments and `api` (the
@@ -133,6 +137,8 @@ ARG_TYPES = {
     "Ints": ("nb::handle", 'arg_shape({p}, api, "{n}")'),
     "DType": ("nb::handle", "to_dtype({p}, api)"),
     "DType?": ("nb::handle", "opt_dtype({p}, api)"),
+    "Index": ("nb::handle", 'arg_index({p}, api, "{n}")'),
+    "Values": ("nb::handle", 'arg_values({p}, api, "{n}")'),
 }
 BINARY_FIELDS = {"promote", "dtypes", "scalar", "kernel", "grad", "grad_fn", "amp", "public", "doc", "example",
                  "inplace_example", "inplace", "aliases"}

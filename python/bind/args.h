@@ -26,5 +26,32 @@ int64_t arg_axis(nb::handle h, const char* api, const char* what);
 // A shape: a list or tuple of ints or one-element integer tensors, or an
 // integer tensor of the dims.
 Dims arg_shape(nb::handle h, const char* api, const char* what);
+// An index: an int32 or int64 Tensor as is; an int, a (nested) list or a
+// NumPy array of ints as an int64 tensor (an empty float list or array too).
+Tensor arg_index(nb::handle h, const char* api, const char* what);
+// Values: a Tensor as is; a number, a (nested) list or a NumPy array as a new
+// tensor of NumPy's dtype for it (Python floats are float64).
+Tensor arg_values(nb::handle h, const char* api, const char* what);
+
+// ---- Python objects as tensors (also Tensor.__getitem__ and __setitem__)
+
+const char* type_name(PyObject* o);
+bool is_numpy(PyObject* o);
+bool is_seq(PyObject* o);  // a list or a tuple
+bool is_integer_dtype(DType t);
+// The TensorImpl of a Tensor object, else nullptr.
+TensorImpl* as_tensor(PyObject* o);
+// The value of a one-element integer tensor (read on the host).
+int64_t int_value(Tensor t);
+// A Python int clamped to int64 (NumPy and Python clamp slice bounds alike).
+int64_t clamped(PyObject* o, bool* overflowed = nullptr);
+// A number or a (nested) list or tuple of numbers as a host tensor: bool,
+// int64, float64 or complex128 as NumPy would make it; index_only accepts
+// only ints and bools. Undefined when `o` is not a number or a rectangular
+// nest of them.
+Tensor list_tensor(PyObject* o, bool index_only);
+// A NumPy array or scalar, wrapped without a copy (undefined if it has no
+// DLPack/buffer view); uint16/32/64 are read as int64.
+Tensor numpy_tensor(PyObject* o, const char* api);
 
 }  // namespace oar::bind

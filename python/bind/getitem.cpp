@@ -34,25 +34,18 @@
 // scatter_nd_ into x's own storage. Basic writes are one slice_scatter_ (or
 // copy_ for x[...] = v), and the two fast paths of reading have matching
 // writes.
-#include <nanobind/ndarray.h>
-
 #include <algorithm>
 #include <cctype>
-#include <complex>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "autograd/autograd.h"
-#include "common.h"
 #include "ops/index.h"
 #include "ops/manip.h"
 
 namespace oar::bind {
-
-Tensor wrap_ndarray(const nb::ndarray<nb::ro>& a, const char* api);  // tensor.cpp
-
 namespace {
 
 constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
@@ -69,42 +62,6 @@ struct Item {
   bool overflow = false;                  // Int: beyond int64
 };
 using Items = SmallVector<Item, 6>;
-
-const char* type_name(PyObject* o) { return Py_TYPE(o)->tp_name; }
-
-bool is_numpy(PyObject* o) { return std::strncmp(type_name(o), "numpy.", 6) == 0; }
-
-bool is_integer_dtype(DType t) {
-  return t == DType::UInt8 || t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64;
-}
-
-TensorImpl* as_tensor(PyObject* o) {
-  nb::handle h(o);
-  return nb::isinstance<TensorImpl>(h) ? nb::inst_ptr<TensorImpl>(h) : nullptr;
-}
-
-// The value of a one-element integer tensor (read on the host).
-int64_t int_value(Tensor t) {
-  if (t.device().type != DeviceType::CPU) t = ops::to_device(t, Device{});
-  const void* p = t.raw_data();
-  switch (t.dtype()) {
-    case DType::UInt8: return *static_cast<const uint8_t*>(p);
-    case DType::Int8: return *static_cast<const int8_t*>(p);
-    case DType::Int16: return *static_cast<const int16_t*>(p);
-    case DType::Int32: return *static_cast<const int32_t*>(p);
-    default: return *static_cast<const int64_t*>(p);
-  }
-}
-
-// A Python int clamped to int64 (NumPy and Python clamp slice bounds alike).
-int64_t clamped(PyObject* o, bool* overflowed = nullptr) {
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-  if (overflowed) *overflowed = overflow != 0;
-  if (overflow) return overflow > 0 ? kToEnd : kToBegin;
-  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
-  return v;
-}
 
 // A slice bound or step: an int, an object with __index__ or a one-element integer tensor.
 int64_t slice_value(PyObject* o, const char* api) {
@@ -123,127 +80,6 @@ int64_t slice_value(PyObject* o, const char* api) {
   }
   fail(ErrorKind::Type, "[", api, "] slice bounds must be ints, None or one-element integer tensors, got ",
        type_name(o));
-}
-
-// ---- nested lists of numbers -> tensors
-
-enum class Leaf { Bool, Int, Float, Complex };
-
-struct Flat {
-  Dims shape;
-  Leaf kind = Leaf::Bool;
-  bool any = false;
-  std::vector<std::complex<double>> c;
-  std::vector<double> d;
-  std::vector<int64_t> i;
-};
-
-bool is_seq(PyObject* o) { return PyList_Check(o) || PyTuple_Check(o); }
-
-// Reads one number; false if `o` is not one.
-bool read_leaf(PyObject* o, Flat& f, bool index_only) {
-  Leaf k;
-  int64_t iv = 0;
-  double dv = 0;
-  std::complex<double> cv;
-  if (PyBool_Check(o) || (is_numpy(o) && std::strncmp(type_name(o), "numpy.bool", 10) == 0)) {
-    int b = PyObject_IsTrue(o);
-    if (b < 0) throw nb::python_error();
-    k = Leaf::Bool, iv = b;
-  } else if (PyLong_Check(o)) {
-    bool of = false;
-    iv = clamped(o, &of);
-    if (of && index_only) return false;
-    if (of) k = Leaf::Float, dv = PyLong_AsDouble(o);
-    else k = Leaf::Int;
-  } else if (TensorImpl* t = as_tensor(o); t && t->numel == 1 && is_integer_dtype(t->dtype)) {
-    k = Leaf::Int, iv = int_value(Tensor(t));
-  } else if (!as_tensor(o) && PyIndex_Check(o)) {
-    nb::object i = nb::steal(PyNumber_Index(o));
-    if (!i.is_valid()) { PyErr_Clear(); return false; }
-    k = Leaf::Int, iv = clamped(i.ptr());
-  } else if (index_only) {
-    return false;
-  } else if (PyComplex_Check(o) || (is_numpy(o) && std::strstr(type_name(o), "complex"))) {
-    Py_complex c = PyComplex_AsCComplex(o);
-    if (c.real == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return false; }
-    k = Leaf::Complex, cv = {c.real, c.imag};
-  } else {
-    dv = PyFloat_AsDouble(o);  // floats and anything with __float__
-    if (dv == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return false; }
-    k = Leaf::Float;
-  }
-  if (!f.any) {
-    f.kind = k, f.any = true;
-  } else if (k > f.kind) {  // widen what was read so far
-    if (k >= Leaf::Float && f.kind < Leaf::Float) {
-      for (int64_t v : f.i) f.d.push_back(double(v));
-      f.i.clear();
-    }
-    if (k == Leaf::Complex) {
-      for (double v : f.d) f.c.emplace_back(v);
-      f.d.clear();
-    }
-    f.kind = k;
-  }
-  switch (f.kind) {
-    case Leaf::Bool:
-    case Leaf::Int: f.i.push_back(iv); break;
-    case Leaf::Float: f.d.push_back(k == Leaf::Float ? dv : double(iv)); break;
-    case Leaf::Complex:
-      f.c.push_back(k == Leaf::Complex ? cv : std::complex<double>(k == Leaf::Float ? dv : double(iv)));
-      break;
-  }
-  return true;
-}
-
-bool fill_flat(PyObject* o, size_t depth, Flat& f, bool index_only) {
-  if (depth == f.shape.size()) return !is_seq(o) && read_leaf(o, f, index_only);
-  if (!is_seq(o) || PySequence_Fast_GET_SIZE(o) != f.shape[depth]) return false;
-  PyObject** items = PySequence_Fast_ITEMS(o);
-  for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(o); ++j)
-    if (!fill_flat(items[j], depth + 1, f, index_only)) return false;
-  return true;
-}
-
-template <typename T, typename S> Tensor host_tensor(const Dims& shape, DType dt, const std::vector<S>& v) {
-  Tensor t = empty_tensor(shape, dt);
-  T* p = t.data<T>();
-  for (size_t j = 0; j < v.size(); ++j) p[j] = T(v[j]);
-  return t;
-}
-
-// A (nested) list or tuple as a tensor: bool, int64, float64 or complex128 as
-// NumPy would make it; index_only accepts only ints and bools. Returns an
-// undefined tensor when `o` is not a rectangular nest of such numbers.
-Tensor list_tensor(PyObject* o, bool index_only) {
-  constexpr size_t kMaxDims = 64;  // NumPy's limit; also stops a list that contains itself
-  Flat f;
-  for (PyObject* p = o; is_seq(p); p = PySequence_Fast_ITEMS(p)[0]) {
-    if (f.shape.size() == kMaxDims) return Tensor();
-    f.shape.push_back(PySequence_Fast_GET_SIZE(p));
-    if (PySequence_Fast_GET_SIZE(p) == 0) break;
-  }
-  if (!fill_flat(o, 0, f, index_only)) return Tensor();
-  if (!f.any) return host_tensor<int64_t>(f.shape, index_only ? DType::Int64 : DType::Float64, f.i);
-  switch (f.kind) {
-    case Leaf::Bool: return host_tensor<bool>(f.shape, DType::Bool, f.i);
-    case Leaf::Int: return host_tensor<int64_t>(f.shape, DType::Int64, f.i);
-    case Leaf::Float: return host_tensor<double>(f.shape, DType::Float64, f.d);
-    default: return host_tensor<std::complex<double>>(f.shape, DType::Complex128, f.c);
-  }
-}
-
-// A NumPy array or scalar, wrapped without a copy (undefined if it has no DLPack/buffer view).
-Tensor numpy_tensor(PyObject* o, const char* api) {
-  nb::ndarray<nb::ro> a;
-  if (!nb::try_cast(nb::handle(o), a)) return Tensor();
-  if (a.dtype().code == uint8_t(nb::dlpack::dtype_code::UInt) && a.dtype().bits > 8) {
-    // uint16/32/64 have no oar dtype: read as int64, as oar.to_tensor does.
-    nb::object wide = nb::handle(o).attr("astype")("int64");
-    if (!nb::try_cast(wide, a)) return Tensor();
-  }
-  return wrap_ndarray(a, api);
 }
 
 // ---- parsing
