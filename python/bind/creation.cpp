@@ -7,8 +7,6 @@
 namespace oar::bind {
 namespace {
 
-using nb::arg;
-
 std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }
 
 // A shape as Paddle takes it (a list or tuple of ints or one-element integer
@@ -29,8 +27,8 @@ Dims creation_shape(nb::handle h, const char* api) {
 nb::object number_of(nb::handle h, const char* api, const char* what) {
   if (!nb::isinstance<TensorImpl>(h)) return nb::borrow(h);
   const Tensor t = nb::cast<Tensor>(h);
-  OAR_CHECK(t.numel() == 1, Value, "[", api, "] ", what, " must be a number or a one-element Tensor, got a Tensor of shape ",
-            ops::shape_str(t.shape()));
+  OAR_CHECK(t.numel() == 1, Value, "[", api, "] ", what,
+            " must be a number or a one-element Tensor, got a Tensor of shape ", ops::shape_str(t.shape()));
   return h.attr("item")();
 }
 
@@ -72,10 +70,7 @@ Tensor linspace_of(nb::handle start, nb::handle stop, nb::handle num, std::optio
 
 void bind_creation(nb::module_& m) {
   bind_creation_functions(m, tensor_class(m));
-  // full_like with x's dtype unless given, for the modules that fill like a tensor.
-  m.def("_full_like", [](const Tensor& x, const Scalar& v, nb::handle dtype) {
-    return ops::full_like(x, v, opt_dtype(dtype, "oar.full_like"));
-  }, arg("x"), arg("fill_value"), arg("dtype") = nb::none());
+  m.attr("_full_like") = m.attr("full_like");  // the name some modules call it by
 }
 
 Binder b(bind_creation);
