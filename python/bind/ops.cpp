@@ -128,26 +128,7 @@ void bind_ops(nb::module_& m) {
     m.def(ip.c_str(), inplace, arg("x"), arg("name") = kNone, doc_inplace);
   }
 
-  // Creation
-  m.def("full", [](const Dims& shape, const Scalar& v, nb::handle dtype, nb::handle) {
-    auto dt = opt_dtype(dtype, "oar.full");
-    return ops::full(shape, v, dt ? *dt : (v.is_integral() && v.kind == Scalar::Kind::Int ? DType::Int64 : v.natural_dtype()));
-  }, arg("shape"), arg("fill_value"), arg("dtype") = kNone, arg("name") = kNone);
-  m.def("_full_like", [](const Tensor& x, const Scalar& v, nb::handle dtype) {
-    return ops::full_like(x, v, opt_dtype(dtype, "oar.full_like"));
-  }, arg("x"), arg("fill_value"), arg("dtype") = kNone);
-  m.def("arange", [](const Scalar& start, std::optional<Scalar> end, const Scalar& step, nb::handle dtype, nb::handle) {
-    Scalar s = start, e;
-    if (end) e = *end; else { e = start; s = Scalar(int64_t(0)); }
-    return ops::arange(s, e, step, opt_dtype(dtype, "oar.arange"));
-  }, arg("start") = Scalar(int64_t(0)), arg("end") = kNone, arg("step") = Scalar(int64_t(1)), arg("dtype") = kNone,
-     arg("name") = kNone);
-  m.def("linspace", [](double start, double stop, int64_t num, nb::handle dtype, nb::handle) {
-    return ops::linspace(start, stop, num, opt_dtype(dtype, "oar.linspace").value_or(default_float_dtype()));
-  }, arg("start"), arg("stop"), arg("num"), arg("dtype") = kNone, arg("name") = kNone);
-  m.def("eye", [](int64_t n, std::optional<int64_t> mcols, nb::handle dtype, nb::handle) {
-    return ops::eye(n, mcols.value_or(n), opt_dtype(dtype, "oar.eye").value_or(default_float_dtype()));
-  }, arg("num_rows"), arg("num_columns") = kNone, arg("dtype") = kNone, arg("name") = kNone);
+  // Creation functions are declared (src/ops/creation.toml) and bound in python/bind/creation.cpp.
 
   // Casts, copies, selections, reductions, shape and view functions and matmul
   // are declared (src/ops/<family>.toml) and bound in python/bind/<family>.cpp.

@@ -1,9 +1,15 @@
-"""Tensor creation and a few composite functions with Paddle signatures."""
+"""Tensor creation from Python data (to_tensor) and a few composite functions with Paddle signatures.
+
+full, zeros, arange, eye and the other creation functions are declared in
+src/ops/creation.toml (Note [function declarations], tools/gen_ops.py)."""
 import builtins
 
 import numpy as np
 
 from . import _C
+from ._C import (  # noqa: F401  declared in src/ops/creation.toml; modules import them from here too
+    arange, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, zeros, zeros_like,
+)
 from .framework import _dtype
 
 _NP_OF = {
@@ -78,134 +84,6 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
             t = _C._to_device(t, kind, index)
     t.stop_gradient = stop_gradient
     return t
-
-
-def full(shape, fill_value, dtype=None, name=None):
-    """A tensor of `shape` filled with `fill_value`.
-
-    >>> import oar
-    >>> oar.full([2, 2], 7).numpy().tolist()
-    [[7, 7], [7, 7]]
-    """
-    if isinstance(fill_value, _C.Tensor):
-        fill_value = fill_value.item()
-    dt = _dtype(dtype)
-    if dt is None and isinstance(fill_value, float):
-        dt = _C.get_default_dtype()
-    return _C.full(_shape_list(shape, "oar.full"), fill_value, dt)
-
-
-def zeros(shape, dtype=None, name=None):
-    """A tensor of zeros (default dtype float32).
-
-    >>> import oar
-    >>> oar.zeros([2]).numpy().tolist()
-    [0.0, 0.0]
-    """
-    return _C.full(_shape_list(shape, "oar.zeros"), 0, _dtype(dtype) or _C.get_default_dtype())
-
-
-def ones(shape, dtype=None, name=None):
-    """A tensor of ones (default dtype float32).
-
-    >>> import oar
-    >>> oar.ones([1, 2]).shape
-    [1, 2]
-    """
-    return _C.full(_shape_list(shape, "oar.ones"), 1, _dtype(dtype) or _C.get_default_dtype())
-
-
-def empty(shape, dtype=None, name=None):
-    """An uninitialised tensor (here: zero-filled, which costs little and is deterministic).
-
-    >>> import oar
-    >>> t = oar.empty([2, 3], dtype="int64")
-    >>> t.shape, t.dtype
-    ([2, 3], paddle.int64)
-    """
-    return zeros(shape, dtype)
-
-
-def _check_like(x, api):
-    if not isinstance(x, _C.Tensor):
-        raise TypeError(f"[oar.{api}] x must be a Tensor, got {type(x).__name__}")
-
-
-def full_like(x, fill_value, dtype=None, name=None):
-    """A tensor shaped like x filled with fill_value (x's dtype unless given).
-
-    >>> import oar
-    >>> oar.full_like(oar.ones([2], dtype="int32"), 7).numpy().tolist()
-    [7, 7]
-    """
-    _check_like(x, "full_like")
-    return _C._full_like(x, fill_value, _dtype(dtype))
-
-
-def zeros_like(x, dtype=None, name=None):
-    """Zeros shaped like x.
-
-    >>> import oar
-    >>> oar.zeros_like(oar.ones([2, 1])).numpy().tolist()
-    [[0.0], [0.0]]
-    """
-    _check_like(x, "zeros_like")
-    return _C._full_like(x, 0, _dtype(dtype))
-
-
-def ones_like(x, dtype=None, name=None):
-    """Ones shaped like x (x's dtype unless given).
-
-    >>> import oar
-    >>> oar.ones_like(oar.zeros([2, 1]), dtype="float64").numpy().tolist()
-    [[1.0], [1.0]]
-    """
-    _check_like(x, "ones_like")
-    return _C._full_like(x, 1, _dtype(dtype))
-
-
-def empty_like(x, dtype=None, name=None):
-    """An uninitialised tensor shaped like x (here: zero-filled).
-
-    >>> import oar
-    >>> oar.empty_like(oar.ones([3])).shape
-    [3]
-    """
-    return zeros_like(x, dtype)
-
-
-def arange(start=0, end=None, step=1, dtype=None, name=None):
-    """Values from start (inclusive) to end (exclusive) by step.
-
-    >>> import oar
-    >>> oar.arange(5).numpy().tolist()
-    [0, 1, 2, 3, 4]
-    >>> oar.arange(0, 1, 0.25).numpy().tolist()
-    [0.0, 0.25, 0.5, 0.75]
-    """
-    vals = [v.item() if isinstance(v, _C.Tensor) else v for v in (start, end, step)]
-    return _C.arange(vals[0], vals[1], vals[2], _dtype(dtype))
-
-
-def linspace(start, stop, num, dtype=None, name=None):
-    """num evenly spaced values from start to stop inclusive.
-
-    >>> import oar
-    >>> oar.linspace(0, 1, 3).numpy().tolist()
-    [0.0, 0.5, 1.0]
-    """
-    vals = [v.item() if isinstance(v, _C.Tensor) else v for v in (start, stop, num)]
-    return _C.linspace(float(vals[0]), float(vals[1]), int(vals[2]), _dtype(dtype))
-
-
-def eye(num_rows, num_columns=None, dtype=None, name=None):
-    """An identity matrix.
-
-    >>> import oar
-    >>> oar.eye(2).numpy().tolist()
-    [[1.0, 0.0], [0.0, 1.0]]
-    """
-    return _C.eye(num_rows, num_columns, _dtype(dtype))
 
 
 def broadcast_to(x, shape, name=None):

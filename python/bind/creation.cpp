@@ -1,0 +1,79 @@
+// Tensor creation (Note [function declarations], tools/gen_ops.py): the bindings
+// are generated from src/ops/creation.toml into gen/bind/functions_creation.inc;
+// the glue here normalises the argument forms that the declared types do not
+// cover (a bare int as a shape, numbers given as one-element Tensors).
+#include "args.h"
+
+namespace oar::bind {
+namespace {
+
+std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }
+
+// A shape as Paddle takes it (a list or tuple of ints or one-element integer
+// Tensors, or an integer Tensor of the dims) or a single int; every dim
+// non-negative.
+Dims creation_shape(nb::handle h, const char* api) {
+  const bool tensor = nb::isinstance<TensorImpl>(h);
+  // An int or a NumPy integer; not a NumPy array, which also converts to an index.
+  const bool one = !tensor && !PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr()) && !PySequence_Check(h.ptr());
+  OAR_CHECK(one || tensor || nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h), Type, "[", api,
+            "] shape must be an int, a list or a tuple of ints, or an integer Tensor, got ", py_type_name(h));
+  Dims shape = one ? Dims{arg_axis(h, api, "shape")} : arg_shape(h, api, "shape");
+  checked_numel(shape, api);
+  return shape;
+}
+
+// The Python number a one-element Tensor holds; other objects as they are.
+nb::object number_of(nb::handle h, const char* api, const char* what) {
+  if (!nb::isinstance<TensorImpl>(h)) return nb::borrow(h);
+  const Tensor t = nb::cast<Tensor>(h);
+  OAR_CHECK(t.numel() == 1, Value, "[", api, "] ", what,
+            " must be a number or a one-element Tensor, got a Tensor of shape ", ops::shape_str(t.shape()));
+  return h.attr("item")();
+}
+
+// A number (bool, int, float, complex, a NumPy scalar) or a one-element Tensor.
+Scalar scalar_arg(nb::handle h, const char* api, const char* what) {
+  nb::object v = number_of(h, api, what);
+  Scalar s;
+  OAR_CHECK(nb::try_cast<Scalar>(v, s), Type, "[", api, "] ", what,
+            " must be a number or a one-element Tensor, got ", py_type_name(h));
+  return s;
+}
+
+// full: with no dtype the fill value gives it (bool, int64, the default float
+// dtype, or its complex counterpart).
+Tensor full_of(nb::handle shape, nb::handle fill_value, std::optional<DType> dtype, const char* api) {
+  const Scalar v = scalar_arg(fill_value, api, "fill_value");
+  return ops::full(creation_shape(shape, api), v, dtype.value_or(v.natural_dtype()));
+}
+
+// arange: with end None, start is the end and 0 the start (Paddle's rule).
+Tensor arange_of(nb::handle start, nb::handle end, nb::handle step, std::optional<DType> dtype, const char* api) {
+  const Scalar s = scalar_arg(start, api, "start"), st = scalar_arg(step, api, "step");
+  if (end.is_none()) return ops::arange(Scalar(int64_t(0)), s, st, dtype);
+  return ops::arange(s, scalar_arg(end, api, "end"), st, dtype);
+}
+
+// linspace: start and stop are read as float() reads them, num as int() does.
+Tensor linspace_of(nb::handle start, nb::handle stop, nb::handle num, std::optional<DType> dtype, const char* api) {
+  const double a = nb::cast<double>(nb::float_(number_of(start, api, "start")));
+  const double b = nb::cast<double>(nb::float_(number_of(stop, api, "stop")));
+  const nb::int_ n(number_of(num, api, "num"));
+  int overflow = 0;
+  const long long count = PyLong_AsLongLongAndOverflow(n.ptr(), &overflow);
+  OAR_CHECK(!overflow, Value, "[", api, "] num is out of the int64 range");
+  return ops::linspace(a, b, count, dtype.value_or(default_float_dtype()));
+}
+
+#include "gen/bind/functions_creation.inc"
+
+void bind_creation(nb::module_& m) {
+  bind_creation_functions(m, tensor_class(m));
+  m.attr("_full_like") = m.attr("full_like");  // the name some modules call it by
+}
+
+Binder b(bind_creation);
+
+}  // namespace
+}  // namespace oar::bind
