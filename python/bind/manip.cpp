@@ -36,6 +36,11 @@ std::vector<Tensor> tensor_list(nb::handle h, const char* api) {
 Dims int_or_ints(nb::handle h, const char* api, const char* what) {
   OAR_CHECK(is_int(h) || nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h) || nb::isinstance<TensorImpl>(h),
             Type, "[", api, "] ", what, " must be an int, a list of ints or a Tensor, got ", py_type_name(h));
+  if (nb::isinstance<TensorImpl>(h)) {
+    const DType dt = nb::cast<Tensor>(h).dtype();
+    OAR_CHECK(is_integral(dt) && dt != DType::Bool, Type, "[", api, "] ", what, " must be an integer Tensor, got a ",
+              dtype_name(dt), " Tensor");
+  }
   return arg_axes(h, api, what);
 }
 

@@ -12,8 +12,7 @@ import numpy as np
 
 from . import _C
 from ._C import (  # noqa: F401
-    chunk, concat, diag, diagflat, diagonal, flip, pad, repeat_interleave, roll, split, stack, tile, tril, triu,
-    unbind,
+    chunk, diag, diagflat, diagonal, flip, pad, repeat_interleave, roll, split, tile, tril, triu, unbind,
 )
 
 __all__ = ["meshgrid"]
@@ -55,6 +54,19 @@ def _tensors(xs, api):
         if not isinstance(t, Tensor):
             raise TypeError(f"[{api}] x[{i}] must be a Tensor, got {type(t).__name__}")
     return list(xs)
+
+
+# concat and stack also serve as Tensor methods (_shape_index.py), where
+# x.stack() is stack(x) and refused as in Paddle (x must be a list); a function
+# bound in C++ is no descriptor, so they are Python functions here.
+def concat(x, axis=0, name=None):
+    """oar.concat (src/ops/manip.toml)."""
+    return _C.concat(x, axis)
+
+
+def stack(x, axis=0, name=None):
+    """oar.stack (src/ops/manip.toml)."""
+    return _C.stack(x, axis)
 
 
 def meshgrid(*args, **kwargs):
