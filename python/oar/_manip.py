@@ -4,7 +4,8 @@ Python.
 
 The other shape-manipulation functions (concat, stack, split, tile, flip,
 roll, pad, ...) are declared in src/ops/manip.toml and bound in C++; they are
-re-exported here for the modules that import them from this one.
+re-exported here for the modules that import them from this one (concat and
+stack as the Python functions below).
 """
 import builtins
 
