@@ -1,6 +1,8 @@
-// Shape-manipulation functions (ops/manip.h). The Paddle signatures, Tensor
-// arguments for counts and the docstrings live in python/oar/_manip.py.
-#include "common.h"
+// Shape manipulation (Note [function declarations], tools/gen_ops.py): the bindings
+// are generated from src/ops/manip.toml into gen/bind/functions_manip.inc;
+// the glue here turns the argument forms the declared types do not cover
+// (lists of Tensors, an int or a list of counts, pad's spec) into the C++ API's.
+#include "args.h"
 #include "ops/manip.h"
 
 namespace oar::bind {
@@ -10,32 +12,104 @@ using nb::arg;
 
 std::vector<Tensor> to_vec(const Tensors& t) { return std::vector<Tensor>(t.begin(), t.end()); }
 
+std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }
+
+bool is_int(nb::handle h) {
+  return !PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr()) && !nb::isinstance<TensorImpl>(h);
+}
+
+// A list or tuple of Tensors (a Tensor itself is refused, not iterated).
+std::vector<Tensor> tensor_list(nb::handle h, const char* api) {
+  OAR_CHECK(nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h), Type, "[", api,
+            "] x must be a list or tuple of Tensors, got ", py_type_name(h));
+  std::vector<Tensor> out;
+  for (nb::handle t : h) {
+    OAR_CHECK(nb::isinstance<TensorImpl>(t), Type, "[", api, "] x[", out.size(), "] must be a Tensor, got ",
+              py_type_name(t));
+    out.push_back(nb::cast<Tensor>(t));
+  }
+  return out;
+}
+
+// An int, a list or tuple of ints (or one-element integer Tensors), or an
+// integer Tensor of the values; None is refused.
+Dims int_or_ints(nb::handle h, const char* api, const char* what) {
+  OAR_CHECK(is_int(h) || nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h) || nb::isinstance<TensorImpl>(h),
+            Type, "[", api, "] ", what, " must be an int, a list of ints or a Tensor, got ", py_type_name(h));
+  if (nb::isinstance<TensorImpl>(h)) {
+    const DType dt = nb::cast<Tensor>(h).dtype();
+    OAR_CHECK(is_integral(dt) && dt != DType::Bool, Type, "[", api, "] ", what, " must be an integer Tensor, got a ",
+              dtype_name(dt), " Tensor");
+  }
+  return arg_axes(h, api, what);
+}
+
+// A real number: a Python number (the real part of a complex one) or a
+// one-element Tensor.
+double number_of(nb::handle h, const char* api, const char* what) {
+  nb::object v = nb::borrow(h);
+  if (nb::isinstance<TensorImpl>(h)) {
+    Tensor t = nb::cast<Tensor>(h);
+    OAR_CHECK(t.numel() == 1, Value, "[", api, "] ", what, " must be a number or a one-element Tensor, got shape ",
+              ops::shape_str(t.shape()));
+    v = h.attr("item")();
+  }
+  if (PyComplex_Check(v.ptr())) return PyComplex_RealAsDouble(v.ptr());
+  OAR_CHECK(PyNumber_Check(v.ptr()) && !nb::isinstance<nb::str>(v), Type, "[", api, "] ", what,
+            " must be a number, got ", py_type_name(v));
+  double d = PyFloat_AsDouble(v.ptr());
+  if (d == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    fail(ErrorKind::Type, "[", api, "] ", what, " must be a real number, got ", py_type_name(v));
+  }
+  return d;
+}
+
+// split: an int is the number of equal parts; a list or a Tensor the sizes.
+std::vector<Tensor> split_of(const Tensor& x, nb::handle sections, int64_t axis, const char* api) {
+  if (is_int(sections)) return to_vec(ops::split_equal(x, arg_axis(sections, api, "num_or_sections"), axis));
+  return to_vec(ops::split(x, int_or_ints(sections, api, "num_or_sections"), axis));
+}
+
+// pad: (before, after) pairs from the first axis to the last when a
+// constant pad covers every axis, else from the last (spatial) axis
+// backwards, skipping the channels of a channel-last data_format.
+Tensor pad_of(const Tensor& x, nb::handle pad, const std::string& mode, nb::handle value, nb::handle data_format,
+              bool from_left, const char* api) {
+  const Dims p = int_or_ints(pad, api, "pad");
+  OAR_CHECK(p.size() % 2 == 0, Value, "[", api, "] pad must have an even length, got ", p.size());
+  const double v = number_of(value, api, "value");
+  const int64_t nd = x.dim(), k = static_cast<int64_t>(p.size() / 2);
+  Dims axes, before, after;
+  for (int64_t i = 0; i < k; ++i) {
+    before.push_back(p[2 * i]);
+    after.push_back(p[2 * i + 1]);
+  }
+  if (mode == "constant" && k == nd && from_left) {
+    for (int64_t i = 0; i < nd; ++i) axes.push_back(i);
+  } else {
+    std::string df = nb::isinstance<nb::str>(data_format) ? nb::cast<std::string>(data_format) : "";
+    const int64_t last = (df == "NLC" || df == "NHWC" || df == "NDHWC") ? nd - 2 : nd - 1;
+    OAR_CHECK(k <= last + 1, Value, "[", api, "] pad has ", k, " (before, after) pairs but x of shape ",
+              ops::shape_str(x.shape()), " has only ", last + 1, " axes to pad");
+    for (int64_t i = 0; i < k; ++i) axes.push_back(last - i);
+  }
+  return ops::pad(x, axes, before, after, mode, v);
+}
+
+#include "gen/bind/functions_manip.inc"
+
 void bind_manip(nb::module_& m) {
+  bind_manip_functions(m, tensor_class(m));
+  // The C++ API for the functions still written in Python.
   m.def("_concat", [](std::vector<Tensor> xs, int64_t axis) { return ops::concat(xs, axis); }, arg("x"), arg("axis"));
   m.def("_stack", [](std::vector<Tensor> xs, int64_t axis) { return ops::stack(xs, axis); }, arg("x"), arg("axis"));
-  m.def("_split", [](const Tensor& x, const Dims& sections, int64_t axis) {
-    return to_vec(ops::split(x, sections, axis));
-  });
-  m.def("_split_equal", [](const Tensor& x, int64_t num, int64_t axis) {
-    return to_vec(ops::split_equal(x, num, axis));
-  });
-  m.def("_chunk", [](const Tensor& x, int64_t chunks, int64_t axis) { return to_vec(ops::chunk(x, chunks, axis)); });
-  m.def("_unbind", [](const Tensor& x, int64_t axis) { return to_vec(ops::unbind(x, axis)); });
-  m.def("_tile", [](const Tensor& x, const Dims& reps) { return ops::tile(x, reps); });
-  m.def("_repeat_interleave", [](const Tensor& x, const Dims& repeats, int64_t axis, bool flatten) {
-    return ops::repeat_interleave(x, repeats, axis, flatten);
-  });
   m.def("_flip", [](const Tensor& x, const Dims& axes) { return ops::flip(x, axes); });
-  m.def("_roll", [](const Tensor& x, const Dims& shifts, const Dims& axes) { return ops::roll(x, shifts, axes); });
   m.def("_pad", [](const Tensor& x, const Dims& axes, const Dims& before, const Dims& after, const std::string& mode,
                    double value) { return ops::pad(x, axes, before, after, mode, value); });
   m.def("_diagonal", [](const Tensor& x, int64_t offset, int64_t a1, int64_t a2) {
     return ops::diagonal(x, offset, a1, a2);
   });
-  m.def("_tril", [](const Tensor& x, int64_t k) { return ops::tril(x, k); });
-  m.def("_triu", [](const Tensor& x, int64_t k) { return ops::triu(x, k); });
-  m.def("_diag", [](const Tensor& x, int64_t offset, double pv) { return ops::diag(x, offset, pv); });
-  m.def("_diagflat", [](const Tensor& x, int64_t offset) { return ops::diagflat(x, offset); });
   m.def("_meshgrid", [](std::vector<Tensor> xs) { return to_vec(ops::meshgrid(xs)); });
 }
 
