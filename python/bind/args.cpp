@@ -14,11 +14,59 @@ namespace oar::bind {
 
 Tensor wrap_ndarray(const nb::ndarray<nb::ro>& a, const char* api);  // tensor.cpp
 
-namespace {
-
 std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }
 
-bool is_int(PyObject* o) { return !PyBool_Check(o) && PyIndex_Check(o) && !nb::isinstance<TensorImpl>(o); }
+bool is_int(nb::handle h) {
+  return !PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr()) && !nb::isinstance<TensorImpl>(h);
+}
+
+nb::object arg_number(nb::handle h, const char* api, const char* what) {
+  if (!nb::isinstance<TensorImpl>(h)) return nb::borrow(h);
+  const Tensor t = nb::cast<Tensor>(h);
+  OAR_CHECK(t.numel() == 1, Value, "[", api, "] ", what,
+            " must be a number or a one-element Tensor, got a Tensor of shape ", ops::shape_str(t.shape()));
+  return h.attr("item")();
+}
+
+Scalar arg_scalar(nb::handle h, const char* api, const char* what) {
+  nb::object v = arg_number(h, api, what);
+  Scalar s;
+  OAR_CHECK(nb::try_cast<Scalar>(v, s), Type, "[", api, "] ", what,
+            " must be a number or a one-element Tensor, got ", py_type_name(h));
+  return s;
+}
+
+double arg_real(nb::handle h, const char* api, const char* what) {
+  nb::object v = arg_number(h, api, what);
+  OAR_CHECK(PyNumber_Check(v.ptr()) && !PyComplex_Check(v.ptr()) && !nb::isinstance<nb::str>(v), Type, "[", api,
+            "] ", what, " must be a real number, got ", py_type_name(v));
+  double d = PyFloat_AsDouble(v.ptr());
+  if (d == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    fail(ErrorKind::Type, "[", api, "] ", what, " must be a real number, got ", py_type_name(v));
+  }
+  return d;
+}
+
+std::optional<double> arg_opt_real(nb::handle h, const char* api, const char* what) {
+  if (h.is_none()) return std::nullopt;
+  return arg_real(h, api, what);
+}
+
+int64_t arg_count(nb::handle h, const char* api, const char* what) {
+  nb::object v = arg_number(h, api, what);
+  if (PyFloat_Check(v.ptr())) {
+    const double d = PyFloat_AS_DOUBLE(v.ptr());
+    OAR_CHECK(d == static_cast<double>(static_cast<int64_t>(d)), Type, "[", api, "] ", what,
+              " must be an int, got ", py_type_name(v));
+    return static_cast<int64_t>(d);
+  }
+  OAR_CHECK(is_int(v), Type, "[", api, "] ", what, " must be an int, got ", py_type_name(v));
+  return arg_axis(v, api, what);
+}
+
+namespace {
+
 
 int64_t as_int(PyObject* o, const char* api, const char* what) {
   PyObject* i = PyNumber_Index(o);
@@ -33,7 +81,7 @@ int64_t as_int(PyObject* o, const char* api, const char* what) {
 
 // One int from an int or a one-element integer tensor; nullopt for other types.
 std::optional<int64_t> one_int(nb::handle h, const char* api, const char* what) {
-  if (is_int(h.ptr())) return as_int(h.ptr(), api, what);
+  if (is_int(h)) return as_int(h.ptr(), api, what);
   if (nb::isinstance<TensorImpl>(h)) {
     Tensor t = nb::cast<Tensor>(h);
     OAR_CHECK(t.numel() == 1, Type, "[", api, "] ", what, " must be a single int, got a Tensor of shape ",
@@ -155,7 +203,7 @@ Dims tensor_ints(const Tensor& t, const char* api, const char* what) {
 Dims arg_axes(nb::handle h, const char* api, const char* what) {
   if (h.is_none()) return {};
   if (nb::isinstance<TensorImpl>(h)) return tensor_ints(nb::cast<Tensor>(h), api, what);
-  if (is_int(h.ptr())) return {as_int(h.ptr(), api, what)};
+  if (is_int(h)) return {as_int(h.ptr(), api, what)};
   OAR_CHECK(nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h), Type, "[", api, "] ", what,
             " must be None, an int, a list or a tuple of ints, got ", py_type_name(h));
   return int_list(h, api, what);

@@ -33,6 +33,27 @@ Tensor arg_index(nb::handle h, const char* api, const char* what);
 // tensor of NumPy's dtype for it (Python floats are float64).
 Tensor arg_values(nb::handle h, const char* api, const char* what);
 
+// ---- numbers
+
+// The Python number h is, or the one a one-element Tensor holds (ValueError
+// for a Tensor of more elements).
+nb::object arg_number(nb::handle h, const char* api, const char* what);
+// A number of any kind (bool, int, float, complex, NumPy scalar) or a
+// one-element Tensor, as a Scalar.
+Scalar arg_scalar(nb::handle h, const char* api, const char* what);
+// A real number (not complex) or a one-element Tensor holding one.
+double arg_real(nb::handle h, const char* api, const char* what);
+std::optional<double> arg_opt_real(nb::handle h, const char* api, const char* what);
+// A count: an int, a float with an integral value, or a one-element Tensor holding one.
+int64_t arg_count(nb::handle h, const char* api, const char* what);
+
+// ---- Python objects
+
+// The name of h's type, for messages.
+std::string py_type_name(nb::handle h);
+// A Python int or an object with __index__ (NumPy integers), not a bool or a Tensor.
+bool is_int(nb::handle h);
+
 // ---- Python objects as tensors (also Tensor.__getitem__ and __setitem__)
 
 const char* type_name(PyObject* o);

@@ -7,8 +7,6 @@
 namespace oar::bind {
 namespace {
 
-std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }
-
 // A shape as Paddle takes it (a list or tuple of ints or one-element integer
 // Tensors, or an integer Tensor of the dims) or a single int; every dim
 // non-negative.
@@ -23,46 +21,24 @@ Dims creation_shape(nb::handle h, const char* api) {
   return shape;
 }
 
-// The Python number a one-element Tensor holds; other objects as they are.
-nb::object number_of(nb::handle h, const char* api, const char* what) {
-  if (!nb::isinstance<TensorImpl>(h)) return nb::borrow(h);
-  const Tensor t = nb::cast<Tensor>(h);
-  OAR_CHECK(t.numel() == 1, Value, "[", api, "] ", what,
-            " must be a number or a one-element Tensor, got a Tensor of shape ", ops::shape_str(t.shape()));
-  return h.attr("item")();
-}
-
-// A number (bool, int, float, complex, a NumPy scalar) or a one-element Tensor.
-Scalar scalar_arg(nb::handle h, const char* api, const char* what) {
-  nb::object v = number_of(h, api, what);
-  Scalar s;
-  OAR_CHECK(nb::try_cast<Scalar>(v, s), Type, "[", api, "] ", what,
-            " must be a number or a one-element Tensor, got ", py_type_name(h));
-  return s;
-}
-
 // full: with no dtype the fill value gives it (bool, int64, the default float
 // dtype, or its complex counterpart).
 Tensor full_of(nb::handle shape, nb::handle fill_value, std::optional<DType> dtype, const char* api) {
-  const Scalar v = scalar_arg(fill_value, api, "fill_value");
+  const Scalar v = arg_scalar(fill_value, api, "fill_value");
   return ops::full(creation_shape(shape, api), v, dtype.value_or(v.natural_dtype()));
 }
 
 // arange: with end None, start is the end and 0 the start (Paddle's rule).
 Tensor arange_of(nb::handle start, nb::handle end, nb::handle step, std::optional<DType> dtype, const char* api) {
-  const Scalar s = scalar_arg(start, api, "start"), st = scalar_arg(step, api, "step");
+  const Scalar s = arg_scalar(start, api, "start"), st = arg_scalar(step, api, "step");
   if (end.is_none()) return ops::arange(Scalar(int64_t(0)), s, st, dtype);
-  return ops::arange(s, scalar_arg(end, api, "end"), st, dtype);
+  return ops::arange(s, arg_scalar(end, api, "end"), st, dtype);
 }
 
-// linspace: start and stop are read as float() reads them, num as int() does.
+// linspace: start and stop are real numbers, num a count (numbers or one-element Tensors).
 Tensor linspace_of(nb::handle start, nb::handle stop, nb::handle num, std::optional<DType> dtype, const char* api) {
-  const double a = nb::cast<double>(nb::float_(number_of(start, api, "start")));
-  const double b = nb::cast<double>(nb::float_(number_of(stop, api, "stop")));
-  const nb::int_ n(number_of(num, api, "num"));
-  int overflow = 0;
-  const long long count = PyLong_AsLongLongAndOverflow(n.ptr(), &overflow);
-  OAR_CHECK(!overflow, Value, "[", api, "] num is out of the int64 range");
+  const double a = arg_real(start, api, "start"), b = arg_real(stop, api, "stop");
+  const int64_t count = arg_count(num, api, "num");
   return ops::linspace(a, b, count, dtype.value_or(default_float_dtype()));
 }
 

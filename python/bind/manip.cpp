@@ -12,12 +12,6 @@ using nb::arg;
 
 std::vector<Tensor> to_vec(const Tensors& t) { return std::vector<Tensor>(t.begin(), t.end()); }
 
-std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }
-
-bool is_int(nb::handle h) {
-  return !PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr()) && !nb::isinstance<TensorImpl>(h);
-}
-
 // A list or tuple of Tensors (a Tensor itself is refused, not iterated).
 std::vector<Tensor> tensor_list(nb::handle h, const char* api) {
   OAR_CHECK(nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h), Type, "[", api,
@@ -44,27 +38,6 @@ Dims int_or_ints(nb::handle h, const char* api, const char* what) {
   return arg_axes(h, api, what);
 }
 
-// A real number: a Python number (the real part of a complex one) or a
-// one-element Tensor.
-double number_of(nb::handle h, const char* api, const char* what) {
-  nb::object v = nb::borrow(h);
-  if (nb::isinstance<TensorImpl>(h)) {
-    Tensor t = nb::cast<Tensor>(h);
-    OAR_CHECK(t.numel() == 1, Value, "[", api, "] ", what, " must be a number or a one-element Tensor, got shape ",
-              ops::shape_str(t.shape()));
-    v = h.attr("item")();
-  }
-  if (PyComplex_Check(v.ptr())) return PyComplex_RealAsDouble(v.ptr());
-  OAR_CHECK(PyNumber_Check(v.ptr()) && !nb::isinstance<nb::str>(v), Type, "[", api, "] ", what,
-            " must be a number, got ", py_type_name(v));
-  double d = PyFloat_AsDouble(v.ptr());
-  if (d == -1.0 && PyErr_Occurred()) {
-    PyErr_Clear();
-    fail(ErrorKind::Type, "[", api, "] ", what, " must be a real number, got ", py_type_name(v));
-  }
-  return d;
-}
-
 // split: an int is the number of equal parts; a list or a Tensor the sizes.
 std::vector<Tensor> split_of(const Tensor& x, nb::handle sections, int64_t axis, const char* api) {
   if (is_int(sections)) return to_vec(ops::split_equal(x, arg_axis(sections, api, "num_or_sections"), axis));
@@ -78,7 +51,7 @@ Tensor pad_of(const Tensor& x, nb::handle pad, const std::string& mode, nb::hand
               bool from_left, const char* api) {
   const Dims p = int_or_ints(pad, api, "pad");
   OAR_CHECK(p.size() % 2 == 0, Value, "[", api, "] pad must have an even length, got ", p.size());
-  const double v = number_of(value, api, "value");
+  const double v = arg_real(value, api, "value");
   const int64_t nd = x.dim(), k = static_cast<int64_t>(p.size() / 2);
   Dims axes, before, after;
   for (int64_t i = 0; i < k; ++i) {

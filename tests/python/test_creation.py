@@ -63,8 +63,11 @@ def test_numbers_as_one_element_tensors():
         oar.arange(0, oar.ones([2]))
     with pytest.raises(TypeError, match=r"^\[oar\.eye\] num_rows"):
         oar.eye(2.0)
-    with pytest.raises(ValueError, match=r"^\[oar\.linspace\]"):
+    with pytest.raises(TypeError, match=r"^\[oar\.linspace\] start must be a real number"):
         oar.linspace("x", 1, 3)
+    with pytest.raises(TypeError, match=r"^\[oar\.linspace\] num must be an int"):
+        oar.linspace(0, 1, 2.5)
+    assert oar.linspace(0, 1, oar.to_tensor(3)).numpy().tolist() == [0.0, 0.5, 1.0]
 
 
 def test_like_functions_keep_x_dtype_unless_given():
