@@ -41,11 +41,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char* op_name(ReduceOp op) {
-  static const char* names[] = {"SUM", "MAX", "MIN", "PROD", "AVG"};
-  return names[int(op)];
-}
-
 // NCCL's element type for t, and how many of them t holds (complex numbers
 // travel as pairs of reals: fine for the sums and averages they allow).
 std::pair<ncclDataType_t, size_t> nccl_type(const char* api, const Tensor& t) {

@@ -21,6 +21,7 @@ template <typename C> constexpr C wrap_sub(C a, C b) {
 template <typename C> constexpr C wrap_mul(C a, C b) {
   // (unsigned short operands would promote to int and overflow there)
   if constexpr (kWraps<C>) return C(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
+  else if constexpr (std::is_same_v<C, bool>) return a && b;
   else return a * b;
 }
 template <typename C> constexpr C wrap_neg(C a) {
