@@ -3,6 +3,7 @@
 
 #include <nanobind/ndarray.h>
 
+#include <cmath>
 #include <complex>
 #include <cstring>
 #include <limits>
@@ -57,8 +58,8 @@ int64_t arg_count(nb::handle h, const char* api, const char* what) {
   nb::object v = arg_number(h, api, what);
   if (PyFloat_Check(v.ptr())) {
     const double d = PyFloat_AS_DOUBLE(v.ptr());
-    OAR_CHECK(d == static_cast<double>(static_cast<int64_t>(d)), Type, "[", api, "] ", what,
-              " must be an int, got ", py_type_name(v));
+    OAR_CHECK(std::isfinite(d) && std::trunc(d) == d && d >= -0x1p63 && d < 0x1p63, Type, "[", api, "] ", what,
+              " must be an int, got ", py_type_name(v), " ", d);
     return static_cast<int64_t>(d);
   }
   OAR_CHECK(is_int(v), Type, "[", api, "] ", what, " must be an int, got ", py_type_name(v));
@@ -67,11 +68,16 @@ int64_t arg_count(nb::handle h, const char* api, const char* what) {
 
 namespace {
 
-
 int64_t as_int(PyObject* o, const char* api, const char* what) {
-  PyObject* i = PyNumber_Index(o);
-  long long v = i ? PyLong_AsLongLong(i) : -1;
-  Py_XDECREF(i);
+  nb::object i = nb::steal(PyNumber_Index(o));
+  if (!i.is_valid()) {
+    // Not an integer (a NumPy array of several values, ...); other errors
+    // (KeyboardInterrupt, one raised by __index__ itself) propagate.
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+    PyErr_Clear();
+    fail(ErrorKind::Type, "[", api, "] ", what, " must be an int, got ", py_type_name(o));
+  }
+  long long v = PyLong_AsLongLong(i.ptr());
   if (v == -1 && PyErr_Occurred()) {
     PyErr_Clear();
     fail(ErrorKind::Value, "[", api, "] ", what, " is out of the int64 range");
@@ -175,14 +181,18 @@ bool read_leaf(PyObject* o, Flat& f, bool index_only) {
 bool fill_flat(PyObject* o, size_t depth, Flat& f, bool index_only) {
   if (depth == f.shape.size()) return !is_seq(o) && read_leaf(o, f, index_only);
   if (!is_seq(o) || PySequence_Fast_GET_SIZE(o) != f.shape[depth]) return false;
-  PyObject** items = PySequence_Fast_ITEMS(o);
-  for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(o); ++j)
-    if (!fill_flat(items[j], depth + 1, f, index_only)) return false;
+  // A snapshot of this level: reading a leaf may run Python code (__float__,
+  // __index__) that changes the lists.
+  nb::object items = nb::steal(PySequence_Tuple(o));
+  if (!items.is_valid()) throw nb::python_error();
+  for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(items.ptr()); ++j)
+    if (!fill_flat(PyTuple_GET_ITEM(items.ptr(), j), depth + 1, f, index_only)) return false;
   return true;
 }
 
 template <typename T, typename S> Tensor host_tensor(const Dims& shape, DType dt, const std::vector<S>& v) {
   Tensor t = empty_tensor(shape, dt);
+  OAR_CHECK(int64_t(v.size()) == t.numel(), Value, "[oar] a list changed while it was read");
   T* p = t.data<T>();
   for (size_t j = 0; j < v.size(); ++j) p[j] = T(v[j]);
   return t;
@@ -316,7 +326,13 @@ Tensor numpy_tensor(PyObject* o, const char* api) {
   nb::ndarray<nb::ro> a;
   if (!nb::try_cast(nb::handle(o), a)) return Tensor();
   if (a.dtype().code == uint8_t(nb::dlpack::dtype_code::UInt) && a.dtype().bits > 8) {
-    // uint16/32/64 have no oar dtype: read as int64, as oar.to_tensor does.
+    // uint16/32/64 have no oar dtype: read as int64, as oar.to_tensor does
+    // (values beyond int64 would wrap to negative ones: refused).
+    if (a.dtype().bits == 64 && a.size() > 0) {
+      nb::object big = nb::handle(o).attr("max")();
+      OAR_CHECK(nb::cast<uint64_t>(big) <= uint64_t(std::numeric_limits<int64_t>::max()), Index, "[", api,
+                "] uint64 values beyond int64 cannot be indices or int64 values");
+    }
     nb::object wide = nb::handle(o).attr("astype")("int64");
     if (!nb::try_cast(wide, a)) return Tensor();
   }

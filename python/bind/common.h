@@ -42,10 +42,12 @@ template <> struct type_caster<oar::Dims> {
       return true;
     }
     if (!PyList_Check(o) && !PyTuple_Check(o)) return false;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    PyObject** items = PySequence_Fast_ITEMS(o);
+    // A snapshot: an item's __index__ may run Python code that changes the list.
+    object seq = steal(PySequence_Tuple(o));
+    if (!seq.is_valid()) { PyErr_Clear(); return false; }
+    Py_ssize_t n = PyTuple_GET_SIZE(seq.ptr());
     for (Py_ssize_t i = 0; i < n; ++i) {
-      PyObject* it = items[i];
+      PyObject* it = PyTuple_GET_ITEM(seq.ptr(), i);
       if (PyBool_Check(it)) return false;
       PyObject* idx = PyNumber_Index(it);
       if (!idx) { PyErr_Clear(); return false; }

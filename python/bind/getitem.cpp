@@ -153,12 +153,18 @@ Item parse_item(PyObject* o, const char* api) {
     }
     if (t.dim() == 0 && t.dtype() != DType::Bool) bad_item(o, api);
     it.kind = Item::Array;
-    it.array = index_array(t, api, "array");
+    // A copy: the array's memory stays the caller's, and a gradient rule that
+    // keeps the index must not see later changes to it.
+    it.array = ops::clone(index_array(t, api, "array"));
     return it;
   }
   if (PyIndex_Check(o)) {
     nb::object i = nb::steal(PyNumber_Index(o));
-    if (!i.is_valid()) { PyErr_Clear(); bad_item(o, api); }
+    if (!i.is_valid()) {
+      if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+      PyErr_Clear();
+      bad_item(o, api);
+    }
     it.kind = Item::Int;
     it.start = clamped(i.ptr(), &it.overflow);
     it.src = o;

@@ -210,3 +210,66 @@ def test_skeletons_start_an_op_database_entry():
     assert 'register(OpInfo(\n    "sum", oar.sum,' in fn and "TODO_numpy_reference" in fn
     with pytest.raises(gen_ops.DeclError, match="no declaration named"):
         gen_ops.skeleton(OPS, "no_such_op")
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda s: s.replace("keepdim: bool = False", "keepdim: bool = [1, 2]"), "unsupported default"),
+    (lambda s: s.replace("keepdim: bool = False", "keepdim: float = inf"), "must be finite"),
+    (lambda s: s.replace("keepdim: bool = False", "keepdim: bool = None"), "cannot default to None"),
+    (lambda s: s.replace("keepdim: bool", "api: bool"), "must be a new identifier"),
+    (lambda s: s.replace("keepdim: bool", "class: bool"), "must be a new identifier"),
+    (lambda s: s.replace("keepdim: bool", "axis_: bool"), "must be a new identifier"),
+    (lambda s: s.replace('call =', 'module = "no.such"\ncall ='), "must be a package"),
+    (lambda s: s.replace('call =', 'module = false\ncall ='), "dotted module path"),
+    (lambda s: s.replace('call =', 'method_aliases = [1]\ncall ='), "method_aliases must be a list of names"),
+])
+def test_function_declarations_are_checked_before_generating(tmp_path, edit, match):
+    with pytest.raises(gen_ops.DeclError, match=match):
+        gen_ops.load(_decl(tmp_path, edit(FUNCTION)))
+
+
+def test_every_declaration_file_with_functions_has_its_bind_file():
+    for path in DECLS:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if any(d["_file"] == stem for d in OPS["function"].values()):
+            bind = os.path.join(ROOT, "python", "bind", f"{stem}.cpp")
+            assert os.path.isfile(bind), f"{path} declares functions but python/bind/{stem}.cpp does not exist"
+            with open(bind) as f:
+                text = f.read()
+            assert f'#include "gen/bind/functions_{stem}.inc"' in text and f"bind_{stem}_functions(" in text
+
+
+def test_generator_lists_what_it_writes(tmp_path):
+    out = gen_ops.outputs(OPS, "gen", "python/oar/_ops_gen.py", DECLS)
+    paths = [p for p, _ in out]
+    assert "python/oar/nn/functional/_ops_gen.py".replace("/", os.sep) in [os.path.normpath(p) for p in paths]
+    assert all(os.path.join("gen", "bind", f"functions_{os.path.splitext(os.path.basename(d))[0]}.inc") in paths
+               for d in DECLS)
+
+
+def test_python_objects_are_read_safely():
+    class Grows:  # changes the list while it is read
+        def __float__(self):
+            self.lst.extend([0.0] * 1000)
+            return 1.0
+    g = Grows()
+    v = [g, 2.0, 3.0, 4.0]
+    g.lst = v
+    x = oar.ones([3, 4])
+    x[0] = v  # reads a snapshot of the list
+    assert x.numpy()[0].tolist() == [1.0, 2.0, 3.0, 4.0]
+    # a NumPy index is copied: changing it later does not change the gradient
+    x = oar.ones([3, 2])
+    x.stop_gradient = False
+    idx = np.array([0, 1])
+    y = x[idx]
+    idx[:] = 2
+    y.sum().backward()
+    assert x.grad.numpy().tolist() == [[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]
+    with pytest.raises(IndexError, match=r"^\[Tensor.__getitem__\] uint64 values beyond int64"):
+        x[np.array([2**64 - 1], dtype=np.uint64)]
+    with pytest.raises(TypeError, match=r"^\[oar.sum\] axis must be an int, got ndarray"):
+        oar.sum(x, axis=np.array([0, 1]))
+    for bad in (float("nan"), float("inf"), 1e30, 2.5):
+        with pytest.raises(TypeError, match=r"^\[oar.linspace\] num must be an int"):
+            oar.linspace(0, 1, bad)
