@@ -46,7 +46,6 @@ Tensor linspace_of(nb::handle start, nb::handle stop, nb::handle num, std::optio
 
 void bind_creation(nb::module_& m) {
   bind_creation_functions(m, tensor_class(m));
-  m.attr("_full_like") = m.attr("full_like");  // the name some modules call it by
 }
 
 Binder b(bind_creation);

@@ -40,7 +40,9 @@ Dims int_or_ints(nb::handle h, const char* api, const char* what) {
 
 // split: an int is the number of equal parts; a list or a Tensor the sizes.
 std::vector<Tensor> split_of(const Tensor& x, nb::handle sections, int64_t axis, const char* api) {
-  if (is_int(sections)) return to_vec(ops::split_equal(x, arg_axis(sections, api, "num_or_sections"), axis));
+  // An int (or a 0-D integer Tensor, as ints are taken elsewhere) is the count.
+  const bool count = is_int(sections) || (nb::isinstance<TensorImpl>(sections) && nb::cast<Tensor>(sections).dim() == 0);
+  if (count) return to_vec(ops::split_equal(x, arg_axis(sections, api, "num_or_sections"), axis));
   return to_vec(ops::split(x, int_or_ints(sections, api, "num_or_sections"), axis));
 }
 
@@ -74,7 +76,7 @@ Tensor pad_of(const Tensor& x, nb::handle pad, const std::string& mode, nb::hand
 
 void bind_manip(nb::module_& m) {
   bind_manip_functions(m, tensor_class(m));
-  // The C++ API for the functions still written in Python.
+  // The C++ API for the functions written in Python.
   m.def("_concat", [](std::vector<Tensor> xs, int64_t axis) { return ops::concat(xs, axis); }, arg("x"), arg("axis"));
   m.def("_stack", [](std::vector<Tensor> xs, int64_t axis) { return ops::stack(xs, axis); }, arg("x"), arg("axis"));
   m.def("_flip", [](const Tensor& x, const Dims& axes) { return ops::flip(x, axes); });

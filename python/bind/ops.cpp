@@ -128,10 +128,8 @@ void bind_ops(nb::module_& m) {
     m.def(ip.c_str(), inplace, arg("x"), arg("name") = kNone, doc_inplace);
   }
 
-  // Creation functions are declared (src/ops/creation.toml) and bound in python/bind/creation.cpp.
-
-  // Casts, copies, selections, reductions, shape and view functions and matmul
-  // are declared (src/ops/<family>.toml) and bound in python/bind/<family>.cpp.
+  // In-place copy and slice assignment (the other functions are declared in
+  // src/ops/<family>.toml and bound by python/bind/<family>.cpp).
   cls.def("copy_", [](TensorImpl* x, const Tensor& src, bool) { Tensor t(x); return ops::copy_(t, src); },
           arg("src"), arg("blocking") = true);
 

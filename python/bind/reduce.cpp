@@ -46,7 +46,7 @@ Tensor norm_of(const Tensor& x, nb::handle p, nb::handle axis_h, bool keepdim, c
 
 void bind_reduce(nb::module_& m) {
   bind_reduce_functions(m, tensor_class(m));
-  // The same normalisation for the functions still written in Python.
+  // The same normalisation for the functions written in Python.
   m.def("_arg_axes", [](nb::handle h, const std::string& api, const std::string& what) {
     Dims d = arg_axes(h, api.c_str(), what.c_str());
     return h.is_none() ? nb::none() : nb::cast(d);

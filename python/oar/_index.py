@@ -19,8 +19,6 @@ Tensor = _C.Tensor
 
 __all__ = []  # oar exports the functions from _ops_gen
 
-__tensor_methods__ = ()
-
 
 def _as_tensor(v, dtype=None):
     """v as a tensor (of dtype when given): a Tensor is cast, anything else read by NumPy

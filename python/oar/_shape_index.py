@@ -100,7 +100,7 @@ def _write(x, value, api):
         # copy_ from a tensor outside autograd keeps x's old gradient path;
         # selecting the new values over x's copy gives x the (zero) gradient
         # of constants instead.
-        value = _C.where(_C._full_like(x, True, _C.dtype.bool), value, _source(x, api))
+        value = _C.where(_C.full_like(x, True, _C.dtype.bool), value, _source(x, api))
     x.copy_(value if value.dtype == x.dtype else _C.cast(value, x.dtype))
     return x
 
@@ -230,7 +230,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002
     off = _int(offset, api, "offset")
     n = x.shape[-1]
     m = n + builtins.abs(off)
-    zeros = _C._full_like(_slice(x, x.ndim - 1, 0, 1), 0, None)
+    zeros = _C.full_like(_slice(x, x.ndim - 1, 0, 1), 0, None)
     padded = _C._concat([x, zeros], x.ndim - 1)  # entry n is the zero
     i, j = np.indices((m, m), dtype=np.int64) if m else (np.zeros((0, 0), np.int64),) * 2
     k = i if off >= 0 else j
@@ -520,7 +520,7 @@ def shard_index(input, index_num, nshards, shard_id, ignore_value=-1):  # noqa: 
             raise ValueError(f"[{api}] input values must lie in [0, {index_num}), got {lo if lo < 0 else hi}")
     ignore = _int(ignore_value, api, "ignore_value")
     mine = _C.eq(_C.floor_divide(input, size), shard_id)
-    return _C.where(mine, input - shard_id * size, _C._full_like(input, ignore, None))
+    return _C.where(mine, input - shard_id * size, _C.full_like(input, ignore, None))
 
 
 def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None, dtype="int64", name=None):
@@ -898,7 +898,7 @@ def _fill_(self, value):
     _tensor(self, api)
     if isinstance(value, Tensor):
         value = value.item()
-    return _write(self, _C._full_like(self, value, None), api)
+    return _write(self, _C.full_like(self, value, None), api)
 
 
 def _zero_(self):
@@ -908,7 +908,7 @@ def _zero_(self):
     >>> oar.ones([2]).zero_().numpy().tolist()
     [0.0, 0.0]
     """
-    return _write(self, _C._full_like(_tensor(self, "oar.Tensor.zero_"), 0, None), "oar.Tensor.zero_")
+    return _write(self, _C.full_like(_tensor(self, "oar.Tensor.zero_"), 0, None), "oar.Tensor.zero_")
 
 
 def _fill_diagonal_(self, value, offset=0, wrap=False, name=None):
@@ -940,7 +940,7 @@ def _fill_diagonal_(self, value, offset=0, wrap=False, name=None):
     if isinstance(value, Tensor):
         value = value.item()
     m = _C.clone(_C.from_numpy(mask))
-    return _write(self, _C.where(m, _C._full_like(self, value, None), _source(self, api)), api)
+    return _write(self, _C.where(m, _C.full_like(self, value, None), _source(self, api)), api)
 
 
 def _fill_diagonal_tensor(self, y, offset=0, dim1=0, dim2=1, name=None):

@@ -258,7 +258,7 @@ Tensor.value = lambda self: self
 # the module's attribute name or the attribute itself, e.g. a property).
 # Called once oar has loaded
 # them all; later modules win, so a Python wrapper replaces a bound method of that name.
-_METHOD_MODULES = ("_index", "_random", "linalg", "_math_ext", "_shape_ext", "_tensor_ext",
+_METHOD_MODULES = ("_random", "linalg", "_math_ext", "_shape_ext", "_tensor_ext",
                    "nn.layer.layers", "distributed.auto_parallel")
 
 

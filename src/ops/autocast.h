@@ -12,8 +12,8 @@
 
 namespace oar {
 
-// CastPolicy is in ops/op.h: each op is defined with its category
-// (OpBuilder::amp), following Paddle's O1 lists.
+// Each op is defined with its policy (CastPolicy in ops/op.h,
+// OpBuilder::amp), following Paddle's O1 lists.
 
 struct AutocastConfig {
   bool enabled = false;

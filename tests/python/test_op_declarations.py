@@ -273,3 +273,13 @@ def test_python_objects_are_read_safely():
     for bad in (float("nan"), float("inf"), 1e30, 2.5):
         with pytest.raises(TypeError, match=r"^\[oar.linspace\] num must be an int"):
             oar.linspace(0, 1, bad)
+
+
+def test_axis_arguments_refuse_bools_and_take_one_element_tensors():
+    import oar.nn.functional as F
+    with pytest.raises(TypeError, match=r"^\[oar.nn.functional.softmax\] axis must be an int, got bool"):
+        F.softmax(oar.ones([2, 3]), axis=True)
+    with pytest.raises(TypeError, match=r"^\[oar.flatten\] start_axis must be an int"):
+        oar.flatten(oar.ones([2, 3]), True)
+    assert oar.flatten(oar.ones([2, 3, 4]), oar.to_tensor(1)).shape == [2, 12]
+    assert [t.shape for t in oar.split(oar.ones([2, 6]), oar.to_tensor(3), axis=1)] == [[2, 2]] * 3

@@ -11,13 +11,12 @@ import numbers
 from ... import _C
 from ..._inplace import inplace_source
 from . import _nn_args as A
+from . import _ops_gen
 from ._ops_gen import *  # noqa: F401,F403  the declared activations (src/ops/activation.toml)
 
-__all__ = [
-    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "celu", "gelu", "silu", "swish",
-    "softplus", "softsign", "sigmoid", "log_sigmoid", "logsigmoid", "hardswish", "hardsigmoid", "hardtanh",
-    "hardtanh_", "hardshrink", "softshrink", "thresholded_relu", "thresholded_relu_", "mish", "tanh", "tanh_",
-    "tanhshrink", "softmax", "softmax_", "log_softmax", "glu", "swiglu", "prelu", "rrelu", "maxout",
+__all__ = list(_ops_gen.__all__) + [  # and those written here
+    "relu_", "leaky_relu_", "elu_", "celu", "hardtanh", "hardtanh_", "hardshrink", "softshrink", "thresholded_relu",
+    "thresholded_relu_", "tanh_", "tanhshrink", "softmax_", "glu", "swiglu", "prelu", "rrelu", "maxout",
     "gumbel_softmax",
 ]
 
