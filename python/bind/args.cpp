@@ -324,7 +324,14 @@ Tensor list_tensor(PyObject* o, bool index_only) {
 
 Tensor numpy_tensor(PyObject* o, const char* api) {
   nb::ndarray<nb::ro> a;
-  if (!nb::try_cast(nb::handle(o), a)) return Tensor();
+  if (!nb::try_cast(nb::handle(o), a)) {
+    // Non-native byte order has no DLPack view: read a native-order copy.
+    nb::handle h(o);
+    if (!nb::hasattr(h, "dtype") || !nb::hasattr(h, "astype")) return Tensor();
+    nb::object native = h.attr("astype")(h.attr("dtype").attr("newbyteorder")("="));
+    if (!nb::try_cast(native, a)) return Tensor();
+    return numpy_tensor(native.ptr(), api);
+  }
   if (a.dtype().code == uint8_t(nb::dlpack::dtype_code::UInt) && a.dtype().bits > 8) {
     // uint16/32/64 have no oar dtype: read as int64, as oar.to_tensor does
     // (values beyond int64 would wrap to negative ones: refused).

@@ -283,3 +283,12 @@ def test_axis_arguments_refuse_bools_and_take_one_element_tensors():
         oar.flatten(oar.ones([2, 3]), True)
     assert oar.flatten(oar.ones([2, 3, 4]), oar.to_tensor(1)).shape == [2, 12]
     assert [t.shape for t in oar.split(oar.ones([2, 6]), oar.to_tensor(3), axis=1)] == [[2, 2]] * 3
+
+
+def test_non_native_byte_order_arrays_are_read():
+    x = oar.arange(6).reshape([3, 2])
+    assert x[np.array([2, 0], ">i8")].numpy().tolist() == [[4, 5], [0, 1]]
+    assert oar.gather(x, np.array([1], ">i4")).numpy().tolist() == [[2, 3]]
+    y = oar.zeros([3])
+    y[np.array([0, 2], ">i8")] = np.array([5.0, 6.0], ">f8")
+    assert y.numpy().tolist() == [5.0, 0.0, 6.0]
