@@ -1,7 +1,8 @@
 """Op-database entries for the samplers of oar._random, on the parameter values where
 their distribution is a single point (p in {0, 1}, std 0, a one-integer range), so
 that the harness can check values, dtypes, zero-size and non-contiguous inputs and
-error messages. Their distributions are checked in test_random_ext.py."""
+error messages. Their distributions are checked in test_random_ext.py. The declared
+draws (src/ops/random.toml) follow: their supports and moments."""
 import numpy as np
 
 import oar
@@ -180,8 +181,8 @@ register(OpInfo(
 
 register(OpInfo(
     "randint_like", oar.randint_like,
-    lambda x, low, high=None, dtype=None: np.full(x.shape, 0 if high is None else low), ("float32", "float64",
-                                                                                          "int32", "int64"),
+    lambda x, low, high=None, dtype=None: np.full(x.shape, 0 if high is None else low),
+    ("float32", "float64", "int32", "int64"),
     lambda d: [Sample((np.zeros((2, 3)), 3, 4)), Sample((np.zeros(()), -2, -1)), Sample((np.zeros((0, 4)), 0, 1)),
                Sample((np.zeros((3,)), 1)), Sample((np.zeros((3, 4)), 7, 8), noncontig=True)],
     creation=True,
@@ -208,7 +209,8 @@ _like_entry("randn_like", oar.isfinite, (0.0, 1.0))
 
 register(OpInfo(
     "bernoulli", oar.bernoulli, lambda x: x, FLOATS,
-    lambda dtype: [Sample((np.asarray(_point_p(s)),)) for s in _shapes()] + [Sample((_point_p((3, 4)),), noncontig=True)],
+    lambda dtype: [Sample((np.asarray(_point_p(s)),)) for s in _shapes()] +
+    [Sample((_point_p((3, 4)),), noncontig=True)],
     errors=lambda: [_err(lambda: oar.bernoulli(oar.to_tensor([0.5, 1.5])), ValueError, "bernoulli"),
                     _err(lambda: oar.bernoulli(oar.to_tensor([float("nan")])), ValueError, "bernoulli"),
                     _err(lambda: oar.bernoulli([0.5]), TypeError, "bernoulli")]))
