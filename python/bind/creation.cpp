@@ -5,11 +5,10 @@
 #include "args.h"
 
 namespace oar::bind {
-namespace {
 
 // A shape as Paddle takes it (a list or tuple of ints or one-element integer
 // Tensors, or an integer Tensor of the dims) or a single int; every dim
-// non-negative.
+// non-negative. Also read by the random functions (python/bind/random.cpp).
 Dims creation_shape(nb::handle h, const char* api) {
   const bool tensor = nb::isinstance<TensorImpl>(h);
   // An int or a NumPy integer; not a NumPy array, which also converts to an index.
@@ -20,6 +19,8 @@ Dims creation_shape(nb::handle h, const char* api) {
   checked_numel(shape, api);
   return shape;
 }
+
+namespace {
 
 // full: with no dtype the fill value gives it (bool, int64, the default float
 // dtype, or its complex counterpart).
