@@ -726,7 +726,7 @@ __tensor_methods__ = (
     ("grad_", property(_grad_get, _grad_set)), "set_", "resize_",
     "argwhere", "lerp_", "top_p_sampling", "cfloat", "cdouble", ("mT", property(_mT)), "rank", "create_parameter", "create_tensor",
     ("block", property(_block)),
-    ("multinomial", _late("_random", "multinomial")), ("nan_to_num_", _late("_framework_ext", "nan_to_num_")),
+    ("nan_to_num_", _late("_framework_ext", "nan_to_num_")),
     ("__pos__", _pos), ("__lshift__", _lshift), ("__rshift__", _rshift), ("__rlshift__", _rlshift),
     ("__rrshift__", _rrshift),
 )
