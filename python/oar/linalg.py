@@ -3,9 +3,12 @@ built on them.
 
 svd, eigh, eig, qr, lu, inv, det, slogdet, solve, triangular_solve and
 cholesky are ops with their own kernels and gradient rules
-(src/ops/linalg_lapack.cpp); the rest are composites of them and of the
-elementwise/reduction ops, so gradients flow through them too. Every function works on the last two dims and batches over
-the leading ones.
+(src/ops/linalg_lapack.cpp); they and the functions that are one call of
+them (svdvals, eigvalsh, eigvals, matrix_power) are declared in
+src/ops/linalg_lapack.toml and come from the generated _linalg_ops_gen. The
+rest, written here, are composites of them and of the elementwise/reduction
+ops, so gradients flow through them too. Every function works on the last
+two dims and batches over the leading ones.
 """
 import builtins
 import math
@@ -14,6 +17,9 @@ import numbers
 import numpy as np
 
 from . import _C
+from . import _linalg_ops_gen
+from ._linalg_ops_gen import *  # noqa: F401,F403  the declared functions (src/ops/linalg_lapack.toml)
+from ._linalg_ops_gen import eigh, eigvalsh, inv, qr, solve, svd, svdvals
 from ._C import matmul
 from ._linalg_ext import cross
 from ._manip import diagonal, tril, triu
@@ -21,11 +27,11 @@ from ._random import randn
 from ._C import norm
 from .creation import eye, full_like, ones_like, to_tensor, zeros, zeros_like
 
-__all__ = ["svd", "svdvals", "eigh", "eigvalsh", "qr", "inv", "det", "slogdet", "solve", "cholesky", "pinv",
-           "matrix_power", "matrix_rank", "cond", "multi_dot", "norm", "vector_norm", "matrix_norm",
-           "cholesky_solve", "cholesky_inverse", "matrix_transpose", "vecdot", "matmul", "cross",
-           "eig", "eigvals", "lu", "lu_unpack", "lu_solve", "triangular_solve", "lstsq", "matrix_exp",
-           "householder_product", "ormqr", "cov", "corrcoef", "svd_lowrank", "pca_lowrank", "diagonal"]
+__all__ = list(_linalg_ops_gen.__all__) + [  # and those written here
+    "pinv", "matrix_rank", "cond", "multi_dot", "norm", "vector_norm", "matrix_norm", "cholesky_solve",
+    "cholesky_inverse", "matrix_transpose", "vecdot", "matmul", "cross", "lu_unpack", "lu_solve", "lstsq",
+    "matrix_exp", "householder_product", "ormqr", "cov", "corrcoef", "svd_lowrank", "pca_lowrank", "diagonal",
+]
 
 _EPS = {"float32": 1.1920928955078125e-07, "float64": 2.220446049250313e-16,
         "complex64": 1.1920928955078125e-07, "complex128": 2.220446049250313e-16}
@@ -47,158 +53,6 @@ def _dtype_name(x):
 
 def _is_complex(x):
     return _dtype_name(x).startswith("complex")
-
-
-def svd(x, full_matrices=False, name=None):
-    """Singular value decomposition ``x = U @ diag(S) @ VH``.
-
-    Returns (U, S, VH): for x of shape [..., M, N] and K = min(M, N), U is
-    [..., M, K] ([..., M, M] with full_matrices), S [..., K] real and
-    descending, VH [..., K, N] ([..., N, N]) the conjugate transpose of V.
-    Non-finite input gives NaN results.
-
-    >>> import oar
-    >>> x = oar.to_tensor([[3.0, 0.0], [0.0, -4.0], [0.0, 0.0]])
-    >>> u, s, vh = oar.linalg.svd(x)
-    >>> s.numpy().tolist()
-    [4.0, 3.0]
-    >>> u.shape, vh.shape
-    ([3, 2], [2, 2])
-    """
-    return _C._linalg_svd(x, bool(full_matrices))
-
-
-def svdvals(x, name=None):
-    """Singular values of x ([..., M, N] -> [..., min(M, N)]), descending.
-
-    >>> import oar
-    >>> x = oar.to_tensor([[1.0, 2.0], [1.0, 3.0], [4.0, 6.0]])
-    >>> [round(v, 4) for v in oar.linalg.svdvals(x).numpy().tolist()]
-    [8.1475, 0.7859]
-    """
-    return _C._linalg_svdvals(x)
-
-
-def _uplo(UPLO, api):
-    if UPLO not in ("L", "U"):
-        raise ValueError(f"[{api}] UPLO must be 'L' or 'U', got {UPLO!r}")
-    return UPLO
-
-
-def eigh(x, UPLO="L", name=None):  # noqa: N803 - Paddle's argument name
-    """Eigenvalues (ascending, real) and eigenvectors (columns) of a real
-    symmetric or complex Hermitian matrix. Only the triangle named by UPLO
-    ('L' lower, 'U' upper) is read.
-
-    >>> import oar
-    >>> x = oar.to_tensor([[2.0, 1.0], [1.0, 2.0]])
-    >>> w, v = oar.linalg.eigh(x)
-    >>> w.numpy().tolist()
-    [1.0, 3.0]
-    """
-    return _C._linalg_eigh(x, _uplo(UPLO, "oar.linalg.eigh"))
-
-
-def eigvalsh(x, UPLO="L", name=None):  # noqa: N803
-    """Eigenvalues (ascending) of a symmetric/Hermitian matrix; see eigh.
-
-    >>> import oar
-    >>> oar.linalg.eigvalsh(oar.to_tensor([[2.0, 0.0], [0.0, -1.0]])).numpy().tolist()
-    [-1.0, 2.0]
-    """
-    return _C._linalg_eigvalsh(x, _uplo(UPLO, "oar.linalg.eigvalsh"))
-
-
-def qr(x, mode="reduced", name=None):
-    """QR decomposition ``x = Q @ R``. mode 'reduced' (Q [..., M, K], R
-    [..., K, N], K = min(M, N)), 'complete' (Q [..., M, M], R [..., M, N]) or
-    'r' (only R is returned).
-
-    >>> import oar
-    >>> x = oar.to_tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    >>> q, r = oar.linalg.qr(x)
-    >>> q.shape, r.shape
-    ([3, 2], [2, 2])
-    >>> float(abs(oar.matmul(q, r) - x).max()) < 1e-5
-    True
-    """
-    if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"[oar.linalg.qr] mode must be 'reduced', 'complete' or 'r', got {mode!r}")
-    return _C._linalg_qr(x, mode)
-
-
-def inv(x, name=None):
-    """Inverse of a square matrix (batched). A singular matrix raises ValueError.
-
-    >>> import oar
-    >>> (oar.linalg.inv(oar.to_tensor([[2.0, 0.0], [0.0, 4.0]])) + 0.0).numpy().tolist()
-    [[0.5, 0.0], [0.0, 0.25]]
-    """
-    return _C._linalg_inv(x)
-
-
-def det(x, name=None):
-    """Determinant of a square matrix ([..., N, N] -> [...]).
-
-    >>> import oar
-    >>> round(oar.linalg.det(oar.to_tensor([[1.0, 2.0], [3.0, 4.0]])).item(), 5)
-    -2.0
-    """
-    return _C._linalg_det(x)
-
-
-def slogdet(x, name=None):
-    """Sign and natural log of the absolute determinant, stacked into one
-    tensor of shape [2, ...] (index 0 the sign, 1 the log). A singular matrix
-    gives (0, -inf).
-
-    >>> import oar
-    >>> out = oar.linalg.slogdet(oar.to_tensor([[1.0, 2.0], [3.0, 4.0]]))
-    >>> [round(v, 4) for v in out.numpy().tolist()]
-    [-1.0, 0.6931]
-    """
-    return _C._linalg_slogdet(x)
-
-
-def solve(x, y, name=None):
-    """Solves ``x @ out = y`` for square x [..., N, N] and y [..., N, K] (or
-    a vector [N]); the batch dims broadcast. A singular x raises ValueError.
-
-    >>> import oar
-    >>> x = oar.to_tensor([[3.0, 1.0], [1.0, 2.0]])
-    >>> y = oar.to_tensor([9.0, 8.0])
-    >>> [round(v, 4) for v in oar.linalg.solve(x, y).numpy().tolist()]
-    [2.0, 3.0]
-    """
-    return _C._linalg_solve(x, y)
-
-
-def cholesky(x, upper=False, name=None):
-    """Cholesky factor of a symmetric (Hermitian) positive-definite matrix:
-    lower L with ``x = L @ L^H``, or upper U with ``x = U^H @ U``. A matrix
-    that is not positive definite raises ValueError.
-
-    >>> import oar
-    >>> oar.linalg.cholesky(oar.to_tensor([[4.0, 2.0], [2.0, 5.0]])).numpy().tolist()
-    [[2.0, 0.0], [1.0, 2.0]]
-    """
-    return _C._linalg_cholesky(x, bool(upper))
-
-
-def matrix_power(x, n, name=None):
-    """x raised to the integer power n (n = 0 gives the identity, n < 0 the
-    power of the inverse), by repeated squaring.
-
-    >>> import oar
-    >>> x = oar.to_tensor([[1.0, 1.0], [0.0, 1.0]])
-    >>> oar.linalg.matrix_power(x, 3).numpy().tolist()
-    [[1.0, 3.0], [0.0, 1.0]]
-    >>> (oar.linalg.matrix_power(x, -1) + 0.0).numpy().tolist()
-    [[1.0, -1.0], [0.0, 1.0]]
-    """
-    if isinstance(n, builtins.bool) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"[oar.linalg.matrix_power] n must be an int, got {type(n).__name__}")
-    return _C._linalg_matrix_power(x, int(n))
 
 
 def _check_matrix(x, api):
@@ -492,60 +346,6 @@ def _eye_like(x, rows, cols):
     return _C.cast(eye(rows, cols, "float64"), x.dtype)
 
 
-def eig(x, name=None):
-    """Eigenvalues and right eigenvectors of a general square matrix: (w, V)
-    with ``x @ V = V @ diag(w)``, complex even for real x (complex64 for
-    float32, complex128 for float64). Each eigenvector has unit 2-norm and its
-    largest component real (LAPACK's geev). Differentiable: the gradient is
-    the one of Paddle's eig, ``V^-H (diag(gw) + (V^H gV - V^H V diag(Re(diag(V^H gV)))) / conj(E)) V^H``
-    with ``E_ij = w_j - w_i``, undefined for repeated eigenvalues.
-
-    >>> import oar
-    >>> w, v = oar.linalg.eig(oar.to_tensor([[0.0, 1.0], [-1.0, 0.0]]))
-    >>> w.numpy().tolist()
-    [1j, -1j]
-    >>> v.shape
-    [2, 2]
-    """
-    _check_matrix(x, "oar.linalg.eig")
-    return _C._linalg_eig(x)
-
-
-def eigvals(x, name=None):
-    """Eigenvalues of a general square matrix (complex), as from eig.
-
-    >>> import oar
-    >>> oar.linalg.eigvals(oar.to_tensor([[2.0, 0.0], [1.0, 3.0]])).numpy().tolist()
-    [(3+0j), (2+0j)]
-    """
-    _check_matrix(x, "oar.linalg.eigvals")
-    return _C._linalg_eig(x)[0]
-
-
-def lu(x, pivot=True, get_infos=False, name=None):
-    """LU factorisation with partial pivoting, ``x = P @ L @ U``, packed as
-    LAPACK's getrf leaves it: returns (LU, pivots) or, with get_infos,
-    (LU, pivots, infos). LU [..., M, N] holds U on and above the diagonal and
-    L's strict lower part (L has a unit diagonal); pivots int32 [..., min(M, N)]
-    are 1-based row swaps; infos int32 [...] is 0, or i when U[i-1, i-1] is
-    exactly zero. lu_unpack recovers P, L and U. Differentiable (full-rank
-    inputs). pivot=False is not supported (as in Paddle on CPU).
-
-    >>> import oar
-    >>> lu, piv = oar.linalg.lu(oar.to_tensor([[1.0, 2.0], [3.0, 4.0]]))
-    >>> [[round(v, 4) for v in r] for r in lu.numpy().tolist()]
-    [[3.0, 4.0], [0.3333, 0.6667]]
-    >>> piv.numpy().tolist()
-    [2, 2]
-    """
-    api = "oar.linalg.lu"
-    _check_matrix(x, api)
-    if not pivot:
-        raise ValueError(f"[{api}] LU without pivoting is not supported on the CPU, got pivot={pivot!r}")
-    lu_, piv, infos = _C._linalg_lu(x)
-    return (lu_, piv, infos) if get_infos else (lu_, piv)
-
-
 def _permutation(piv, m, dtype):
     """P [..., m, m] with A = P @ L @ U from 1-based getrf pivots [..., k]."""
     p = piv.numpy().astype("int64")
@@ -592,26 +392,6 @@ def lu_unpack(x, y, unpack_ludata=True, unpack_pivots=True, name=None):
         low = up = empty
     p = _permutation(y, m, x.dtype) if unpack_pivots else empty
     return p, low, up
-
-
-def triangular_solve(x, y, upper=True, transpose=False, unitriangular=False, name=None):
-    """Solves ``A @ out = y`` (``A^T @ out = y`` with transpose) where A is the
-    upper (or, with upper=False, lower) triangle of x [..., N, N], its diagonal
-    taken as ones with unitriangular; y is [..., N, K] and the batch dims
-    broadcast. Only that triangle of x is read. A zero on A's diagonal gives
-    inf/NaN (BLAS trsm), not an error.
-
-    >>> import oar
-    >>> x = oar.to_tensor([[1.0, 1.0], [0.0, 2.0]])
-    >>> oar.linalg.triangular_solve(x, oar.to_tensor([[3.0], [4.0]])).numpy().tolist()
-    [[1.0], [2.0]]
-    """
-    api = "oar.linalg.triangular_solve"
-    _check_matrix(x, api)
-    _check_tensor(y, api, "y")
-    if len(y.shape) < 2:
-        raise ValueError(f"[{api}] y must have at least 2 dims [..., N, K], got shape {list(y.shape)}")
-    return _C._linalg_triangular_solve(x, y, bool(upper), bool(transpose), bool(unitriangular))
 
 
 def lu_solve(b, lu, pivots, trans="N", name=None):
@@ -990,8 +770,7 @@ def pca_lowrank(x, q=None, center=True, niter=2, name=None):
     return svd_lowrank(a, q=q, niter=niter)
 
 
-# Tensor methods Paddle has for these functions: (method, function) where the names differ.
-__tensor_methods__ = ("cholesky", "matrix_power", "qr", "eigvalsh", ("inverse", "inv"), "solve", "cond",
-                      "cholesky_solve", "cholesky_inverse", "pinv", "slogdet", "multi_dot", "eig", "eigvals", "lu",
-                      "lu_unpack", "lstsq", "householder_product", "ormqr", "cov", "corrcoef", "svd_lowrank",
-                      "pca_lowrank")
+# Tensor methods Paddle has for the functions written here (the declared ones
+# are Tensor methods from their declarations: method = true).
+__tensor_methods__ = ("cond", "cholesky_solve", "cholesky_inverse", "pinv", "multi_dot", "lu_unpack", "lstsq",
+                      "householder_product", "ormqr", "cov", "corrcoef", "svd_lowrank", "pca_lowrank")
