@@ -156,7 +156,15 @@ def _bound_api(func):
             api, public = f"oar.Tensor.{name if name.startswith('__') else name.lstrip('_')}", \
                 not name.startswith("_")
         else:
-            for mod in (oar, oar.nn.functional, oar.linalg):
+            # A declared function of another module is bound in the extension's
+            # submodule for it (oar._C._linalg -> oar.linalg), also when oar
+            # exports it too.
+            home = getattr(func, "__module__", "") or ""
+            mods = (oar, oar.nn.functional, oar.linalg)
+            if home.startswith("oar._C._"):
+                mods = tuple(m for m in mods if m.__name__ == "oar." + home[len("oar._C._"):].replace("_", ".")) \
+                    + mods
+            for mod in mods:
                 if getattr(mod, name, None) is func:
                     api, public = f"{mod.__name__}.{name}", True
                     break

@@ -292,3 +292,10 @@ def test_non_native_byte_order_arrays_are_read():
     y = oar.zeros([3])
     y[np.array([0, 2], ">i8")] = np.array([5.0, 6.0], ">f8")
     assert y.numpy().tolist() == [5.0, 0.0, 6.0]
+
+
+def test_errors_of_module_functions_name_their_module():
+    for fn, api in ((oar.linalg.cholesky, "oar.linalg.cholesky"), (oar.nn.functional.relu, "oar.nn.functional.relu"),
+                    (oar.sum, "oar.sum")):
+        with pytest.raises(TypeError, match=rf"^\[{api}\]"):
+            fn("a")
