@@ -1,5 +1,5 @@
 // Convolution, pooling and normalisation ops for oar.nn.functional. The
-// normalisation and pooling functions are declared in src/ops/nn.toml (Note
+// convolution, normalisation and pooling functions are declared in src/ops/nn.toml (Note
 // [function declarations], tools/gen_ops.py) and bound from
 // gen/bind/functions_nn.inc; the glue here reads Paddle's argument forms
 // (data formats, kernel sizes, strides, padding) for them. The nn_* bindings
@@ -259,6 +259,17 @@ Padding padding_of(nb::handle p, int64_t nd, bool last, const char* api) {
   return out;
 }
 
+// Paddle's 'same' for the channel-first x: output ceil(in / stride), the
+// extra padding on the right.
+void same_pads(const Tensor& xc, const Dims& kernel, const Dims& strides, Padding& pad) {
+  for (size_t d = 0; d < kernel.size(); ++d) {
+    const int64_t in = xc.shape()[2 + d], s = strides[d];
+    const int64_t total = std::max<int64_t>(((in + s - 1) / s - 1) * s + kernel[d] - in, 0);
+    pad.l[d] = total / 2;
+    pad.r[d] = total - total / 2;
+  }
+}
+
 // The channel-first input and the windows of a pooling call.
 struct PoolArgs {
   Tensor x;
@@ -274,14 +285,7 @@ PoolArgs pool_args(const Tensor& x, nb::handle kernel_size, nb::handle stride, n
   Dims strides = stride.is_none() ? kernel : ntuple(stride, nd, "stride", api);
   Tensor xc = last ? to_channel_first(x, nd) : x;
   Padding pad = padding_of(padding, nd, last, api);
-  if (pad.same) {  // output ceil(in / stride), the extra padding on the right
-    for (int64_t d = 0; d < nd; ++d) {
-      const int64_t in = xc.shape()[2 + d], s = strides[d];
-      const int64_t total = std::max<int64_t>(((in + s - 1) / s - 1) * s + kernel[d] - in, 0);
-      pad.l[d] = total / 2;
-      pad.r[d] = total - total / 2;
-    }
-  }
+  if (pad.same) same_pads(xc, kernel, strides, pad);
   return {xc, last, ops::PoolParams{kernel, strides, pad.l, pad.r, flag(ceil_mode), false, true}};
 }
 
@@ -354,6 +358,95 @@ nb::object adaptive_pool_of(const Tensor& x, nb::handle output_size, nb::handle 
   }
   Tensor y = ops::avg_pool(xc, p, api);
   return nb::cast(last ? to_channel_last(y, nd) : y);
+}
+
+// ---- convolution
+
+int64_t conv_groups(nb::handle groups, const char* api) {
+  OAR_CHECK(is_int(groups) && arg_axis(groups, api, "groups") > 0, Value, "[", api,
+            "] groups must be a positive int, got ", py_repr(groups));
+  return arg_axis(groups, api, "groups");
+}
+
+void check_weight(const Tensor& weight, int64_t nd, const char* layout, const char* api) {
+  OAR_CHECK(weight.dim() == nd + 2, Value, "[", api, "] weight must be ", nd + 2, "-D (", layout, "), got shape ",
+            ops::shape_str(weight.shape()));
+}
+
+// y + bias (one value per output channel of the channel-first y).
+Tensor add_bias(const Tensor& y, const OptT& bias, const char* api) {
+  if (!bias) return y;
+  OAR_CHECK(bias->dim() == 1 && bias->shape()[0] == y.shape()[1], Value, "[", api, "] bias must have shape [",
+            y.shape()[1], "], got ", ops::shape_str(bias->shape()));
+  Dims shape(size_t(y.dim()), 1);
+  shape[1] = y.shape()[1];
+  return ops::add(y, ops::reshape(*bias, shape));
+}
+
+Tensor conv_of(const Tensor& x, const Tensor& weight, const OptT& bias, nb::handle stride, nb::handle padding,
+               nb::handle dilation, nb::handle groups, nb::handle data_format, int64_t nd, const char* api) {
+  const bool last = format_index(data_format, pool_formats(nd), api) == 1;
+  check_rank(x, nd, api);
+  check_weight(weight, nd, "out_channels, in_channels / groups, *kernel", api);
+  const int64_t g = conv_groups(groups, api);
+  const Dims strides = ntuple(stride, nd, "stride", api);
+  Dims dilations = ntuple(dilation, nd, "dilation", api);
+  Tensor xc = last ? to_channel_first(x, nd) : x;
+  Padding pad = padding_of(padding, nd, last, api);
+  const Dims kernel(weight.shape().begin() + 2, weight.shape().end());
+  if (pad.same) {
+    dilations = Dims(nd, 1);  // Paddle's 'same' ignores dilation
+    same_pads(xc, kernel, strides, pad);
+  }
+  Tensor y = ops::conv(xc, weight, ops::ConvParams{strides, pad.l, pad.r, dilations, g}, api);
+  y = add_bias(y, bias, api);
+  return last ? to_channel_last(y, nd) : y;
+}
+
+// The output size is (in - 1) * stride - pads + dilation * (kernel - 1) + 1,
+// plus output_padding, or output_size within [that, that + stride).
+Tensor conv_transpose_of(const Tensor& x, const Tensor& weight, const OptT& bias, nb::handle stride,
+                         nb::handle padding, nb::handle output_padding, nb::handle dilation, nb::handle groups,
+                         nb::handle output_size, nb::handle data_format, int64_t nd, const char* api) {
+  const bool last = format_index(data_format, pool_formats(nd), api) == 1;
+  check_rank(x, nd, api);
+  check_weight(weight, nd, "in_channels, out_channels / groups, *kernel", api);
+  const int64_t g = conv_groups(groups, api);
+  const Dims strides = ntuple(stride, nd, "stride", api);
+  Dims dilations = ntuple(dilation, nd, "dilation", api);
+  const Dims out_pad = ntuple(output_padding, nd, "output_padding", api, true);
+  Tensor xc = last ? to_channel_first(x, nd) : x;
+  OAR_CHECK(xc.shape()[1] == weight.shape()[0], Value, "[", api, "] input has ", xc.shape()[1],
+            " channels but weight.shape[0] is ", weight.shape()[0]);
+  Padding pad = padding_of(padding, nd, last, api);
+  const Dims kernel(weight.shape().begin() + 2, weight.shape().end());
+  if (pad.same) {
+    dilations = Dims(nd, 1);
+    same_pads(xc, kernel, strides, pad);
+  }
+  for (int64_t d = 0; d < nd; ++d)
+    OAR_CHECK(out_pad[d] < std::max(strides[d], dilations[d]), Value, "[", api,
+              "] output_padding must be smaller than stride or dilation, got output_padding=", ops::shape_str(out_pad),
+              ", stride=", ops::shape_str(strides), ", dilation=", ops::shape_str(dilations));
+  Dims base(nd), top(nd), out(nd);
+  for (int64_t d = 0; d < nd; ++d) {
+    base[d] = (xc.shape()[2 + d] - 1) * strides[d] - pad.l[d] - pad.r[d] + dilations[d] * (kernel[d] - 1) + 1;
+    top[d] = base[d] + strides[d];
+    out[d] = base[d] + out_pad[d];
+  }
+  if (!output_size.is_none()) {
+    OAR_CHECK(std::all_of(out_pad.begin(), out_pad.end(), [](int64_t v) { return v == 0; }), Value, "[", api,
+              "] give output_size or output_padding, not both");
+    out = ntuple(output_size, nd, "output_size", api);
+    for (int64_t d = 0; d < nd; ++d)
+      OAR_CHECK(base[d] <= out[d] && out[d] < top[d], Value, "[", api, "] output_size ", ops::shape_str(out),
+                " must lie in [", ops::shape_str(base), ", ", ops::shape_str(top), ")");
+  }
+  for (int64_t o : out)
+    OAR_CHECK(o > 0, Value, "[", api, "] the output size ", ops::shape_str(out), " must be positive");
+  Tensor y = ops::conv_transpose(xc, weight, out, ops::ConvParams{strides, pad.l, pad.r, dilations, g}, api);
+  y = add_bias(y, bias, api);
+  return last ? to_channel_last(y, nd) : y;
 }
 
 #include "gen/bind/functions_nn.inc"
