@@ -1,10 +1,10 @@
-// Convolution, pooling and normalisation ops for oar.nn.functional. The
-// convolution, normalisation and pooling functions are declared in src/ops/nn.toml (Note
-// [function declarations], tools/gen_ops.py) and bound from
-// gen/bind/functions_nn.inc; the glue here reads Paddle's argument forms
-// (data formats, kernel sizes, strides, padding) for them. The nn_* bindings
-// serve the functions still written in Python, which pass the name of the
-// public API that the C++ checks put at the start of their errors.
+// Convolution, pooling and normalisation of oar.nn.functional: the functions
+// are declared in src/ops/nn.toml (Note [function declarations],
+// tools/gen_ops.py) and bound from gen/bind/functions_nn.inc; the glue here
+// reads Paddle's argument forms (data formats, kernel sizes, strides, padding)
+// for them. nn_max_pool and nn_avg_pool serve the pooling composites still
+// written in Python, which pass the name of the public API that the C++
+// checks put at the start of their errors.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -151,6 +151,27 @@ Tensor instance_norm_of(const Tensor& x, nb::handle running_mean, nb::handle run
   }
   const int64_t nd = x.dim() - 2;
   Tensor y = ops::instance_norm(last ? to_channel_first(x, nd) : x, opt(weight), opt(bias), eps, api);
+  return last ? to_channel_last(y, nd) : y;
+}
+
+// x / (k + alpha / size * the sum of x ** 2 over `size` neighbouring channels) ** beta.
+Tensor local_response_norm_of(const Tensor& x, nb::handle size, double alpha, double beta, double k,
+                              nb::handle data_format, const char* api) {
+  OAR_CHECK(x.dim() >= 3, Value, "[", api, "] expects an input with at least 3 dims, got shape ",
+            ops::shape_str(x.shape()));
+  OAR_CHECK(is_int(size) && arg_axis(size, api, "size") > 0, Value, "[", api, "] size must be a positive int, got ",
+            py_repr(size));
+  const int64_t window = arg_axis(size, api, "size");
+  const bool last = format_index(data_format, {"NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC"}, api) >= 3;
+  const int64_t nd = x.dim() - 2;
+  Tensor xc = last ? to_channel_first(x, nd) : x;
+  // The sum of squares over a channel window: average-pool the squares along
+  // C (not exclusive, so the divisor is always `size`), as a 2-D pool over (C, rest).
+  Tensor sq = ops::reshape(ops::square(xc), {xc.shape()[0], 1, xc.shape()[1], -1});
+  const ops::PoolParams p{{window, 1}, {1, 1}, {(window - 1) / 2, 0}, {window / 2, 0}, false, false, false};
+  Tensor avg = ops::reshape(ops::avg_pool(sq, p, api), xc.shape());
+  Tensor div = ops::binary_scalar("add", ops::binary_scalar("multiply", avg, Scalar(alpha), false), Scalar(k), false);
+  Tensor y = ops::divide(xc, ops::binary_scalar("pow", div, Scalar(beta), false));
   return last ? to_channel_last(y, nd) : y;
 }
 
@@ -453,25 +474,7 @@ Tensor conv_transpose_of(const Tensor& x, const Tensor& weight, const OptT& bias
 
 void bind_nn(nb::module_& m) {
   bind_nn_functions(m, tensor_class(m));
-  m.def("nn_conv", [](const Tensor& x, const Tensor& w, const Dims& strides, const Dims& pads_l, const Dims& pads_r,
-                      const Dims& dilations, int64_t groups, const std::string& api) {
-    return ops::conv(x, w, ops::ConvParams{strides, pads_l, pads_r, dilations, groups}, api.c_str());
-  }, arg("x"), arg("weight"), arg("strides"), arg("pads_l"), arg("pads_r"), arg("dilations"), arg("groups"),
-     arg("api"));
-  m.def("nn_conv_transpose", [](const Tensor& x, const Tensor& w, const Dims& out_spatial, const Dims& strides,
-                                const Dims& pads_l, const Dims& pads_r, const Dims& dilations, int64_t groups,
-                                const std::string& api) {
-    return ops::conv_transpose(x, w, out_spatial, ops::ConvParams{strides, pads_l, pads_r, dilations, groups},
-                               api.c_str());
-  }, arg("x"), arg("weight"), arg("out_spatial"), arg("strides"), arg("pads_l"), arg("pads_r"), arg("dilations"),
-     arg("groups"), arg("api"));
-  m.def("nn_conv_grad_weight", [](const Tensor& x, const Tensor& gy, const Dims& k_spatial, const Dims& strides,
-                                  const Dims& pads_l, const Dims& pads_r, const Dims& dilations, int64_t groups,
-                                  const std::string& api) {
-    return ops::conv_grad_weight(x, gy, k_spatial, ops::ConvParams{strides, pads_l, pads_r, dilations, groups},
-                                 api.c_str());
-  }, arg("x"), arg("grad"), arg("k_spatial"), arg("strides"), arg("pads_l"), arg("pads_r"), arg("dilations"),
-     arg("groups"), arg("api"));
+  // The pooling ops for the composites written in Python (lp_pool1d, lp_pool2d).
   m.def("nn_max_pool", [](const Tensor& x, const Dims& kernel, const Dims& strides, const Dims& pads_l,
                           const Dims& pads_r, bool ceil_mode, bool adaptive, const std::string& api) {
     auto r = ops::max_pool(x, ops::PoolParams{kernel, strides, pads_l, pads_r, ceil_mode, adaptive, true}, api.c_str());
@@ -484,23 +487,6 @@ void bind_nn(nb::module_& m) {
                          api.c_str());
   }, arg("x"), arg("kernel"), arg("strides"), arg("pads_l"), arg("pads_r"), arg("ceil_mode"), arg("adaptive"),
      arg("exclusive"), arg("api"));
-  m.def("nn_batch_norm", [](const Tensor& x, OptT rm, OptT rv, OptT w, OptT b, bool use_batch_stats,
-                            double momentum, double eps, int64_t axis, const std::string& api) {
-    return ops::batch_norm(x, opt(rm), opt(rv), opt(w), opt(b), use_batch_stats, momentum, eps, axis, api.c_str());
-  }, arg("x"), arg("running_mean").none(), arg("running_var").none(), arg("weight").none(), arg("bias").none(),
-     arg("use_batch_stats"), arg("momentum"), arg("eps"), arg("axis"), arg("api"));
-  m.def("nn_layer_norm", [](const Tensor& x, int64_t begin_axis, OptT w, OptT b, double eps, const std::string& api) {
-    return ops::layer_norm(x, begin_axis, opt(w), opt(b), eps, api.c_str());
-  }, arg("x"), arg("begin_axis"), arg("weight").none(), arg("bias").none(), arg("eps"), arg("api"));
-  m.def("nn_group_norm", [](const Tensor& x, int64_t groups, OptT w, OptT b, double eps, const std::string& api) {
-    return ops::group_norm(x, groups, opt(w), opt(b), eps, api.c_str());
-  }, arg("x"), arg("groups"), arg("weight").none(), arg("bias").none(), arg("eps"), arg("api"));
-  m.def("nn_instance_norm", [](const Tensor& x, OptT w, OptT b, double eps, const std::string& api) {
-    return ops::instance_norm(x, opt(w), opt(b), eps, api.c_str());
-  }, arg("x"), arg("weight").none(), arg("bias").none(), arg("eps"), arg("api"));
-  m.def("nn_rms_norm", [](const Tensor& x, int64_t begin_axis, OptT w, double eps, const std::string& api) {
-    return ops::rms_norm(x, begin_axis, opt(w), eps, api.c_str());
-  }, arg("x"), arg("begin_axis"), arg("weight").none(), arg("eps"), arg("api"));
 }
 
 Binder b(bind_nn);

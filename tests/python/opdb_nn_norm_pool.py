@@ -1,6 +1,7 @@
 """Op-database entries for the declared normalisation and adaptive pooling
 functions of oar.nn.functional (src/ops/nn.toml) that opdb_core.py does not
-cover: group_norm, instance_norm, rms_norm and the adaptive pools.
+cover: group_norm, instance_norm, rms_norm, local_response_norm and the
+adaptive pools.
 
 References are written here in NumPy from the published formulas; gradients are
 checked in float64 against finite differences by test_opdb.py.
@@ -126,6 +127,30 @@ register(OpInfo("nn.functional.rms_norm", F.rms_norm, _np_rms_norm, REALF,
                 errors=lambda: [_err(lambda: F.rms_norm(oar.ones([2, 3]), [2, 3, 4]), ValueError, "rms_norm"),
                                 _err(lambda: F.rms_norm(oar.ones([2, 3]), "3"), ValueError, "rms_norm"),
                                 _err(lambda: F.rms_norm(oar.ones([2, 3]), [None]), TypeError, "rms_norm")]))
+
+
+def _np_local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0, data_format="NCHW"):
+    last = _last(data_format)
+    xc = np.moveaxis(x, -1, 1) if last else x
+    c, pre = xc.shape[1], (size - 1) // 2
+    sq = np.stack([(xc[:, max(i - pre, 0):min(i - pre + size, c)] ** 2).sum(axis=1) for i in range(c)], axis=1)
+    y = xc / (k + alpha / size * sq) ** beta
+    return np.moveaxis(y, 1, -1) if last else y
+
+
+register(OpInfo("nn.functional.local_response_norm", F.local_response_norm, _np_local_response_norm, REALF,
+                lambda d: [Sample((_rng(31).standard_normal((2, 5, 3)), 3)),
+                           Sample((_rng(32).standard_normal((1, 4, 2, 3)), 2), {"alpha": 0.5, "beta": 0.6, "k": 2.0}),
+                           Sample((_rng(33).standard_normal((1, 2, 3, 6)), 5), {"alpha": 1.0, "data_format": "NHWC"},
+                                  noncontig=True),
+                           Sample((_rng(34).standard_normal((1, 3, 2, 2, 2)), 1), {"alpha": 0.3})],
+                grad=True, gradgrad=True, tol=NORM_TOL,
+                errors=lambda: [_err(lambda: F.local_response_norm(oar.ones([2, 3]), 3), ValueError,
+                                     "local_response_norm"),
+                                _err(lambda: F.local_response_norm(oar.ones([2, 3, 4]), 0), ValueError,
+                                     "local_response_norm"),
+                                _err(lambda: F.local_response_norm(oar.ones([2, 3, 4]), 3, data_format="NC"),
+                                     ValueError, "local_response_norm")]))
 
 
 # ---------------------------------------------------------------- adaptive pooling
