@@ -404,22 +404,46 @@ Tensor add_bias(const Tensor& y, const OptT& bias, const char* api) {
   return ops::add(y, ops::reshape(*bias, shape));
 }
 
+// What a convolution and a transposed one read alike: the layout, the input
+// channel-first, groups, strides, dilations, padding (resolved for 'same')
+// and the kernel.
+struct ConvArgs {
+  bool last;
+  Tensor xc;
+  int64_t groups;
+  Dims strides, dilations, kernel;
+  Padding pad;
+};
+
+ConvArgs conv_args(const Tensor& x, const Tensor& weight, nb::handle stride, nb::handle padding, nb::handle dilation,
+                   nb::handle groups, nb::handle data_format, int64_t nd, const char* weight_dims, const char* api) {
+  ConvArgs c;
+  c.last = format_index(data_format, pool_formats(nd), api) == 1;
+  check_rank(x, nd, api);
+  check_weight(weight, nd, weight_dims, api);
+  c.groups = conv_groups(groups, api);
+  c.strides = ntuple(stride, nd, "stride", api);
+  c.dilations = ntuple(dilation, nd, "dilation", api);
+  c.xc = c.last ? to_channel_first(x, nd) : x;
+  c.pad = padding_of(padding, nd, c.last, api);
+  c.kernel = Dims(weight.shape().begin() + 2, weight.shape().end());
+  return c;
+}
+
+// 'same' padding (Paddle's ignores dilation).
+void resolve_same(ConvArgs& c, int64_t nd) {
+  if (!c.pad.same) return;
+  c.dilations = Dims(nd, 1);
+  same_pads(c.xc, c.kernel, c.strides, c.pad);
+}
+
 Tensor conv_of(const Tensor& x, const Tensor& weight, const OptT& bias, nb::handle stride, nb::handle padding,
                nb::handle dilation, nb::handle groups, nb::handle data_format, int64_t nd, const char* api) {
-  const bool last = format_index(data_format, pool_formats(nd), api) == 1;
-  check_rank(x, nd, api);
-  check_weight(weight, nd, "out_channels, in_channels / groups, *kernel", api);
-  const int64_t g = conv_groups(groups, api);
-  const Dims strides = ntuple(stride, nd, "stride", api);
-  Dims dilations = ntuple(dilation, nd, "dilation", api);
-  Tensor xc = last ? to_channel_first(x, nd) : x;
-  Padding pad = padding_of(padding, nd, last, api);
-  const Dims kernel(weight.shape().begin() + 2, weight.shape().end());
-  if (pad.same) {
-    dilations = Dims(nd, 1);  // Paddle's 'same' ignores dilation
-    same_pads(xc, kernel, strides, pad);
-  }
-  Tensor y = ops::conv(xc, weight, ops::ConvParams{strides, pad.l, pad.r, dilations, g}, api);
+  ConvArgs c = conv_args(x, weight, stride, padding, dilation, groups, data_format, nd,
+                         "out_channels, in_channels / groups, *kernel", api);
+  resolve_same(c, nd);
+  const bool last = c.last;
+  Tensor y = ops::conv(c.xc, weight, ops::ConvParams{c.strides, c.pad.l, c.pad.r, c.dilations, c.groups}, api);
   y = add_bias(y, bias, api);
   return last ? to_channel_last(y, nd) : y;
 }
@@ -429,22 +453,17 @@ Tensor conv_of(const Tensor& x, const Tensor& weight, const OptT& bias, nb::hand
 Tensor conv_transpose_of(const Tensor& x, const Tensor& weight, const OptT& bias, nb::handle stride,
                          nb::handle padding, nb::handle output_padding, nb::handle dilation, nb::handle groups,
                          nb::handle output_size, nb::handle data_format, int64_t nd, const char* api) {
-  const bool last = format_index(data_format, pool_formats(nd), api) == 1;
-  check_rank(x, nd, api);
-  check_weight(weight, nd, "in_channels, out_channels / groups, *kernel", api);
-  const int64_t g = conv_groups(groups, api);
-  const Dims strides = ntuple(stride, nd, "stride", api);
-  Dims dilations = ntuple(dilation, nd, "dilation", api);
+  ConvArgs c = conv_args(x, weight, stride, padding, dilation, groups, data_format, nd,
+                         "in_channels, out_channels / groups, *kernel", api);
   const Dims out_pad = ntuple(output_padding, nd, "output_padding", api, true);
-  Tensor xc = last ? to_channel_first(x, nd) : x;
-  OAR_CHECK(xc.shape()[1] == weight.shape()[0], Value, "[", api, "] input has ", xc.shape()[1],
+  OAR_CHECK(c.xc.shape()[1] == weight.shape()[0], Value, "[", api, "] input has ", c.xc.shape()[1],
             " channels but weight.shape[0] is ", weight.shape()[0]);
-  Padding pad = padding_of(padding, nd, last, api);
-  const Dims kernel(weight.shape().begin() + 2, weight.shape().end());
-  if (pad.same) {
-    dilations = Dims(nd, 1);
-    same_pads(xc, kernel, strides, pad);
-  }
+  resolve_same(c, nd);
+  const bool last = c.last;
+  const Tensor& xc = c.xc;
+  const Dims &strides = c.strides, &dilations = c.dilations, &kernel = c.kernel;
+  const Padding& pad = c.pad;
+  const int64_t g = c.groups;
   for (int64_t d = 0; d < nd; ++d)
     OAR_CHECK(out_pad[d] < std::max(strides[d], dilations[d]), Value, "[", api,
               "] output_padding must be smaller than stride or dilation, got output_padding=", ops::shape_str(out_pad),
