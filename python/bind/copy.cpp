@@ -14,9 +14,8 @@ Tensor where_of(const Tensor& c, nb::handle x, nb::handle y, const char* api) {
   const bool xt = nb::isinstance<TensorImpl>(x), yt = nb::isinstance<TensorImpl>(y);
   Scalar xs, ys;
   OAR_CHECK((xt || nb::try_cast<Scalar>(x, xs)) && (yt || nb::try_cast<Scalar>(y, ys)) && (xt || yt), Type, "[", api,
-            "] x and y must be Tensors or numbers, at least one a Tensor; got ",
-            nb::cast<std::string>(nb::str(x.type().attr("__name__"))), " and ",
-            nb::cast<std::string>(nb::str(y.type().attr("__name__"))));
+            "] x and y must be Tensors or numbers, at least one a Tensor; got ", py_type_name(x), " and ",
+            py_type_name(y));
   Tensor X = xt ? nb::cast<Tensor>(x) : Tensor(), Y = yt ? nb::cast<Tensor>(y) : Tensor();
   if (!xt) X = ops::scalar_tensor(xs, ops::result_type(Y, xs));
   if (!yt) Y = ops::scalar_tensor(ys, ops::result_type(X, ys));

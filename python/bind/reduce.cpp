@@ -32,14 +32,9 @@ Tensor norm_of(const Tensor& x, nb::handle p, nb::handle axis_h, bool keepdim, c
     if (s == "nuc" && !axis && x.dim() == 2) axis = Dims{0, 1};
     return ops::norm(x, s, axis, keepdim);
   }
-  OAR_CHECK(!PyBool_Check(p.ptr()) && PyNumber_Check(p.ptr()) && !nb::isinstance<TensorImpl>(p), Type, "[", api,
-            "] p must be a number, 'fro' or 'nuc', got ", nb::cast<std::string>(nb::str(p.type().attr("__name__"))));
-  double v = PyFloat_AsDouble(p.ptr());
-  if (v == -1.0 && PyErr_Occurred()) {
-    PyErr_Clear();
-    fail(ErrorKind::Type, "[", api, "] p must be a real number, got ", nb::cast<std::string>(nb::repr(p)));
-  }
-  return ops::norm(x, v, axis, keepdim);
+  OAR_CHECK(!PyBool_Check(p.ptr()) && !nb::isinstance<TensorImpl>(p), Type, "[", api,
+            "] p must be a number, 'fro' or 'nuc', got ", py_type_name(p));
+  return ops::norm(x, arg_real(p, api, "p"), axis, keepdim);
 }
 
 #include "gen/bind/functions_reduce.inc"
