@@ -182,7 +182,9 @@ Tensor multinomial(const Tensor& x, int64_t num_samples, bool replacement) {
   multinomial_meta(in, probe);  // validate before consuming random words
   int64_t cats = x.shape()[x.dim() - 1];
   int64_t rows = x.dim() == 2 ? x.shape()[0] : 1;
-  auto [s, off] = rng_reserve(words_of(rows * (replacement ? num_samples : cats), 2));
+  // The draws' count, checked for overflow before any arithmetic on it.
+  const int64_t draws = checked_numel(Dims{rows, replacement ? num_samples : cats}, "oar.multinomial");
+  auto [s, off] = rng_reserve(words_of(draws, 2));
   return dispatch1(kMultinomial, in, Attrs{num_samples, replacement, int64_t(s), int64_t(off)});
 }
 

@@ -239,3 +239,9 @@ def test_tensor_uniform_and_normal_inplace():
     assert v.min() >= 2 and v.max() < 3
     x.normal_(5.0, 0.0)
     np.testing.assert_array_equal(x.numpy(), 5.0)
+
+
+def test_multinomial_refuses_a_draw_count_that_overflows():
+    x = oar.to_tensor([[0.2, 0.8], [0.5, 0.5]])
+    with pytest.raises(ValueError, match=r"^\[oar.multinomial\] the number of elements overflows int64"):
+        oar.multinomial(x, 2**63 - 1, True)
