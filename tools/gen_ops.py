@@ -64,7 +64,8 @@ src/ops/reduce.toml) declare their Paddle signature and that call:
            = False, name = None"; each argument's type says how the binding
            normalises it, in C++ (python/bind/args.h), once for the function
            and its Tensor method:
-             Tensor, bool, int, float, str, Scalar, Scalar?  as given
+             Tensor, bool, float, str, Scalar, Scalar?  as given
+             int     an int (not a bool) or a one-element integer Tensor
              Tensor? a Tensor or None (std::optional); Tensors a list/tuple of
                      Tensors
              Axes    None (every axis), an int, a list/tuple or an int Tensor
@@ -126,7 +127,7 @@ ARG_TYPES = {
     "Tensor?": ("std::optional<Tensor>", None),
     "Tensors": ("const std::vector<Tensor>&", None),
     "bool": ("bool", None),
-    "int": ("int64_t", None),
+    "int": ("nb::handle", 'arg_axis({p}, api, "{n}")'),
     "float": ("double", None),
     "str": ("const std::string&", None),
     "Scalar": ("const Scalar&", None),
@@ -236,7 +237,8 @@ RESERVED = {"api", "f", "self", "m", "cls", "doc", "class", "default", "new", "d
             "goto", "friend", "private", "public", "protected", "virtual", "explicit", "inline", "volatile", "try",
             "catch", "throw", "enum", "export", "extern", "mutable", "using", "true", "false", "nullptr", "sizeof"}
 # Types whose C++ parameter takes None (an optional or a Python object).
-NONE_OK = {t for t, (ctype, conv) in ARG_TYPES.items() if ctype == "nb::handle" or ctype.startswith("std::optional")}
+NONE_OK = {t for t, (ctype, conv) in ARG_TYPES.items()
+           if t in ("object", "Axes") or t.endswith("?") or (ctype.startswith("std::optional") and t != "int")}
 
 
 def parse_args(text, where):

@@ -175,6 +175,7 @@ example = """
     (lambda s: s.replace("keepdim: bool = False", "keepdim: bool = [1, 2]"), "unsupported default"),
     (lambda s: s.replace("keepdim: bool = False", "keepdim: float = inf"), "must be finite"),
     (lambda s: s.replace("keepdim: bool = False", "keepdim: bool = None"), "cannot default to None"),
+    (lambda s: s.replace("keepdim: bool = False", "keepdim: int = None"), "cannot default to None"),
     (lambda s: s.replace("keepdim: bool", "api: bool"), "must be a new identifier"),
     (lambda s: s.replace("keepdim: bool", "class: bool"), "must be a new identifier"),
     (lambda s: s.replace("keepdim: bool", "axis_: bool"), "must be a new identifier"),
@@ -190,6 +191,9 @@ def test_function_declarations_are_checked(tmp_path, edit, match):
 
 
 def test_function_bindings_normalise_in_cpp(tmp_path):
+    ints = gen_ops.functions(gen_ops.load(_decl(tmp_path, FUNCTION.replace("keepdim: bool = False", "k: int = 2")))
+                             ["function"], "bad")
+    assert 'const auto k = arg_axis(k_, api, "k");' in ints and 'nb::arg("k").none() = int64_t(2)' in ints
     out = gen_ops.functions(gen_ops.load(_decl(tmp_path, FUNCTION))["function"], "bad")
     assert 'const auto axis = arg_axes(axis_, api, "axis");' in out
     assert 'm.def("g", f, nb::arg("x"), nb::arg("axis").none() = nb::none()' in out
