@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kernels/cpu/dtype_lists.h"
+#include "kernels/cpu/lapack_util.h"
 #include "kernels/cpu/loops.h"
 
 extern "C" {
@@ -67,23 +68,7 @@ void zungqr_(const int*, const int*, const int*, std::complex<double>*, const in
 namespace oar::cpu {
 namespace {
 
-template <typename T> struct RealOf { using type = T; };
-template <typename R> struct RealOf<std::complex<R>> { using type = R; };
-template <typename T> using real_t = typename RealOf<T>::type;
-
-template <typename T> T conj_of(T v) {
-  if constexpr (is_complex_v<T>) return std::conj(v);
-  else return v;
-}
-template <typename T> bool finite(T v) {
-  if constexpr (is_complex_v<T>) return std::isfinite(v.real()) && std::isfinite(v.imag());
-  else return std::isfinite(v);
-}
-// A workspace size returned by a query (a float holding an integer).
-template <typename T> int ws_size(T v) {
-  double d = double(std::real(v));
-  return std::max(1, int(std::min<double>(d + 0.5, double(std::numeric_limits<int>::max()))));
-}
+using namespace lapack;
 
 // ---- typed LAPACK entry points
 #define OAR_DISPATCH4(call, ...)                                                   \
@@ -131,19 +116,6 @@ template <typename T> void evd(char uplo, int n, T* a, int lda, real_t<T>* w, T*
 }
 #undef OAR_DISPATCH4
 
-// Number of matrices: the product of the dims before the last `core` ones.
-int64_t batch_of(const Tensor& t, int core) {
-  int64_t b = 1;
-  for (int64_t d = 0; d < t.dim() - core; ++d) b *= t.shape()[d];
-  return b;
-}
-
-// Runs f(b) for every matrix, in parallel when there are many small ones
-// (LAPACK itself threads the large ones).
-template <typename F> void for_batch(int64_t batch, int64_t work_per_item, F&& f) {
-  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, work_per_item));
-  parallel_for(batch, grain, [&](int64_t b, int64_t e) { f(b, e); });
-}
 
 // The first failing matrix, raised after the parallel region.
 void raise_first(const std::vector<int>& info, int64_t batch, const char* api, const char* prefix,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/cpu/dtype_lists.h"
+#include "kernels/cpu/lapack_util.h"
 #include "kernels/cpu/loops.h"
 
 extern "C" {
@@ -40,27 +41,7 @@ OAR_TRSM_DECL(z, std::complex<double>)
 namespace oar::cpu {
 namespace {
 
-template <typename T> struct RealOf { using type = T; };
-template <typename R> struct RealOf<std::complex<R>> { using type = R; };
-template <typename T> using real_t = typename RealOf<T>::type;
-
-template <typename T> bool finite(T v) {
-  if constexpr (is_complex_v<T>) return std::isfinite(v.real()) && std::isfinite(v.imag());
-  else return std::isfinite(v);
-}
-template <typename T> int ws_size(T v) {
-  double d = double(std::real(v));
-  return std::max(1, int(std::min<double>(d + 0.5, double(std::numeric_limits<int>::max()))));
-}
-template <typename F> void for_batch(int64_t batch, int64_t work_per_item, F&& f) {
-  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, work_per_item));
-  parallel_for(batch, grain, [&](int64_t b, int64_t e) { f(b, e); });
-}
-int64_t batch_of(const Tensor& t, int core) {
-  int64_t b = 1;
-  for (int64_t d = 0; d < t.dim() - core; ++d) b *= t.shape()[d];
-  return b;
-}
+using namespace lapack;
 
 // geev for the right eigenvectors only; wr/wi (real) or w (complex).
 template <typename T> void geev(int n, T* a, real_t<T>* wr, real_t<T>* wi, std::complex<real_t<T>>* w, T* vr,
