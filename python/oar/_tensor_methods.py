@@ -215,7 +215,7 @@ def _reshape(self, *shape, name=None):
     return _C.reshape(self, shape if isinstance(shape, (list, Tensor)) else list(shape))
 
 
-_reshape.__doc__ = Tensor.reshape.__doc__ + "\nAs a method, the dims may also be given one by one: x.reshape(2, 3).\n"
+_reshape.__doc__ = _C.reshape.__doc__ + "\nAs a method, the dims may also be given one by one: x.reshape(2, 3).\n"
 
 
 def _dim_size(self, axis=None):
