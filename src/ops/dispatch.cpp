@@ -1,4 +1,7 @@
 #include "ops/dispatch.h"
+
+#include <algorithm>
+#include <atomic>
 #include "ops/profiler.h"
 
 #include "ops/grad.h"
@@ -24,19 +27,34 @@ KernelFn find_kernel(const OpDef& op, Device dev, DType dt) {
     bool any = false;
     for (int t = 0; t < kNumDTypes; ++t) any = any || op.kernels[int(dev.type)][t];
     if (!any)
-      fail(ErrorKind::NotImplemented, "[oar.", op.name, "] has no kernel for device ", dev.str());
-    fail(ErrorKind::NotImplemented, "[oar.", op.name, "] does not support dtype ", dtype_name(dt),
-         " on ", dev.str());
+      fail(ErrorKind::NotImplemented, "[oar.", op.name, "] has no kernel for device ", dev.str(), " (dtype ",
+           dtype_name(dt), "); move the tensors to a device that has one with .to()");
+    fail(ErrorKind::NotImplemented, "[oar.", op.name, "] does not support dtype ", dtype_name(dt), " on ",
+         dev.str(), "; cast the tensors with .astype() or move them with .to()");
   }
   return k;
 }
+
+// Note [creation on the current device]
+// An op without tensor inputs (full, arange, the random draws) makes its
+// outputs on the current device (oar.set_device). Where that device has no
+// kernel for it, the op runs on the CPU and its outputs are copied there: so
+// random draws give the same numbers on every device, and a device plugin
+// need not implement creation ops. Ops with tensor inputs never fall back:
+// they run where their inputs are, or raise NotImplementedError.
+std::atomic<uint32_t> g_default_device{0};
+// DefaultDeviceGuard's, on its thread: -1 when none is set.
+thread_local int32_t t_default_override = -1;
+
+uint32_t pack(Device d) { return uint32_t(d.type) << 16 | uint16_t(d.index); }
+Device unpack(uint32_t v) { return Device{DeviceType(v >> 16), int16_t(v & 0xffff)}; }
 
 // The device of the first defined input; every other input must be there too
 // (a kernel reads all its operands' memory directly).
 Device pick_device(const OpDef& op, std::span<const Tensor> inputs) {
   size_t i = 0;
   while (i < inputs.size() && !inputs[i].defined()) ++i;
-  if (i == inputs.size()) return Device{};
+  if (i == inputs.size()) return default_device();
   const Device d = inputs[i].device();
   for (size_t j = i + 1; j < inputs.size(); ++j)
     if (inputs[j].defined() && inputs[j].device() != d)
@@ -67,6 +85,16 @@ Tensor allocate_output(const OpDef& op, const TensorMeta& m, Device dev) {
 
 }  // namespace
 
+Device default_device() {
+  if (t_default_override >= 0) return unpack(uint32_t(t_default_override));
+  return unpack(g_default_device.load(std::memory_order_relaxed));
+}
+
+void set_default_device(Device d) { g_default_device.store(pack(d), std::memory_order_relaxed); }
+
+DefaultDeviceGuard::DefaultDeviceGuard(Device d) : prev_(t_default_override) { t_default_override = int32_t(pack(d)); }
+DefaultDeviceGuard::~DefaultDeviceGuard() { t_default_override = prev_; }
+
 Metas infer_metas(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
   Metas metas = op.infer_meta(in, attrs);
   for (const TensorMeta& m : metas)
@@ -88,6 +116,14 @@ Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& 
   }
   Device dev = pick_device(op, inputs);
   DType key = !inputs.empty() && inputs[0].defined() ? inputs[0].dtype() : metas[0].dtype;
+  if (dev.type != DeviceType::CPU && !op.kernels[int(dev.type)][int(key)] &&
+      std::none_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined(); })) {
+    // Note [creation on the current device]
+    DefaultDeviceGuard on_cpu(Device{});
+    outs = run_eager(op, inputs, attrs);
+    for (Tensor& o : outs) o = ops::to_device(o, dev);
+    return outs;
+  }
   KernelFn k = find_kernel(op, dev, key);
   outs.resize(metas.size());
   const int64_t t0 = profiler::enabled() ? profiler::now_ns() : 0;
@@ -143,6 +179,14 @@ Tensors dispatch(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
 Tensor GradCtx::grad(size_t i) const {
   if (grads[i].defined()) return grads[i];
   const TensorMeta& m = out_metas[i];
+  // On the device of the gradients that did arrive (or of the op's tensors).
+  auto device_of = [&]() {
+    for (auto list : {std::span<const Tensor>(grads.data(), grads.size()), inputs, outputs})
+      for (const Tensor& t : list)
+        if (t.defined()) return t.device();
+    return default_device();
+  };
+  DefaultDeviceGuard on(device_of());
   return ops::zeros(m.shape, m.dtype);
 }
 

@@ -46,6 +46,23 @@ struct DispatchState {
 };
 DispatchState& dispatch_state();
 
+// The device ops without tensor inputs make their outputs on (Note [creation
+// on the current device]): oar.set_device's, the CPU unless set. One for the
+// process, as in Paddle.
+Device default_device();
+void set_default_device(Device d);
+// Makes `d` the default device of the calling thread for its lifetime.
+class DefaultDeviceGuard {
+ public:
+  explicit DefaultDeviceGuard(Device d);
+  ~DefaultDeviceGuard();
+  DefaultDeviceGuard(const DefaultDeviceGuard&) = delete;
+  DefaultDeviceGuard& operator=(const DefaultDeviceGuard&) = delete;
+
+ private:
+  int32_t prev_;
+};
+
 // Stage 4 only: infer_meta, allocate, run the kernel. No autograd.
 Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
 

@@ -47,7 +47,9 @@ Tensor contiguous(const Tensor& x);  // x itself when already contiguous
 Tensor& copy_(Tensor& dst, const Tensor& src);
 // A copy of x on `device` (x itself when it is there already), made with the
 // devices' own copy functions; the result is contiguous and has no history.
-Tensor to_device(const Tensor& x, Device device);
+// x on `device` (x itself when it is there), differentiable. A non-blocking
+// copy from the host is queued on the device's current stream.
+Tensor to_device(const Tensor& x, Device device, bool blocking = true);
 
 // ---- elementwise (unary.cpp, elementwise.cpp)
 // The declared unary and binary ops (src/ops/elementwise.toml): exp(x),
