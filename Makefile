@@ -7,6 +7,9 @@ PY      ?= python3
 VENV    := .venv
 VPY     := $(VENV)/bin/python
 BUILD   := build/release
+# The example device plugin, built as a vendor would build one: its own CMake
+# project against include/oar only (plugins/custom_cpu).
+PLUGIN_BUILD := build/custom_cpu
 JOBS    ?= $(shell nproc)
 APT_PKGS := cmake ninja-build ccache g++ libopenblas-dev libopenblas0-openmp libdnnl-dev libsleef-dev libgtest-dev python3-dev libopenmpi-dev openmpi-bin
 export CCACHE_BASEDIR := $(CURDIR)
@@ -36,8 +39,12 @@ venv: $(VPY)
 $(BUILD)/build.ninja: | deps venv
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(CURDIR)/$(VPY)
 
-build: deps venv $(BUILD)/build.ninja
+$(PLUGIN_BUILD)/build.ninja: | deps
+	cmake -S plugins/custom_cpu -B $(PLUGIN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOAR_INCLUDE_DIR=$(CURDIR)/include
+
+build: deps venv $(BUILD)/build.ninja $(PLUGIN_BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
+	cmake --build $(PLUGIN_BUILD) -j $(JOBS)
 
 demo: build
 	$(VPY) examples/eager_demo.py

@@ -89,6 +89,7 @@ void bind_device(nb::module_& m) {
       fail(ErrorKind::Runtime, "[oar.device] could not load ", path, ": ", e ? e : "unknown error");
     }
   });
+  m.attr("_num_device_types") = kNumDeviceTypes;
   // Plugin devices (device/plugin.h); `api` names the caller in errors.
   m.def("_load_plugins", [](const std::string& api) { load_plugins(api.c_str()); });
   m.def("_custom_device_type", [](const std::string& name, const std::string& api) {

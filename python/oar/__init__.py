@@ -55,7 +55,7 @@ from ._tensor_ext import *  # noqa: E402,F401,F403
 from ._framework_ext import *  # noqa: E402,F401,F403
 from .framework_param import ParamAttr, create_parameter  # noqa: E402
 from . import autograd, device, framework, nn, utils  # noqa: E402
-from .device import CPUPlace, CUDAPlace, get_device, set_device  # noqa: E402,F401
+from .device import CPUPlace, CUDAPlace, CustomPlace, get_device, set_device  # noqa: E402,F401
 from .device import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402,F401
                      HalfTensor, IntTensor, LongTensor, ShortTensor)
 from .nn.functional import (adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_norm,  # noqa: E402,F401

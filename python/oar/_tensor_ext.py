@@ -66,11 +66,13 @@ def _device(self):
     'cpu'
     """
     kind, index = _C._device_index(self)
-    return Device("cpu") if kind == 0 else Device("cuda", index)
+    if kind == 0:
+        return Device("cpu")
+    return Device("cuda" if kind == 1 else _C._device_type_name(kind), index)
 
 
 def get_device(self):
-    """The GPU index this tensor is on, or -1 on the CPU.
+    """The index of the GPU or plugin device this tensor is on, or -1 on the CPU.
 
     >>> import oar
     >>> oar.ones([2]).get_device()
@@ -87,7 +89,7 @@ def _is_cuda(self):
     >>> oar.ones([2]).is_cuda
     False
     """
-    return _C._device_index(self)[0] != 0
+    return _C._device_index(self)[0] == 1
 
 
 def pin_memory(self, blocking=True):

@@ -12,21 +12,20 @@ Tensor = _C.Tensor
 
 
 def _place(self):
-    from .device import Place
-    kind, index = _C._device_index(self)
-    return Place("cpu") if kind == 0 else Place("gpu", index)
+    from .device import _place_from
+    return _place_from(*_C._device_index(self))
 
 
-def _move(self, kind, index):
+def _move(self, kind, index, blocking=True):
     if tuple(_C._device_index(self)) == (kind, index):
         return self
-    out = _C._to_device(self, kind, index)
+    out = _C._to_device(self, kind, index, blocking)
     out.stop_gradient = self.stop_gradient
     return out
 
 
 def _cpu(self):
-    """This tensor on the CPU (itself when it is there already)."""
+    """This tensor on the CPU (itself when it is there already); differentiable."""
     return _move(self, 0, 0)
 
 
@@ -36,29 +35,42 @@ def _cuda(self, device_id=None, blocking=True):
     return _move(self, 1, cuda._index(device_id, "oar.Tensor.cuda"))
 
 
+def _is_device_name(s):
+    """Whether the string `s` names a device rather than a dtype ('cpu', 'gpu:0', 'custom_cpu:1', ...)."""
+    kind = s.split(":")[0].lower()
+    if ":" in s or kind in ("cpu", "gpu", "cuda"):
+        return True
+    try:
+        _C.dtype_from_name(s)
+        return False
+    except (TypeError, ValueError):
+        return True  # not a dtype: parsed as a device, which names what is wrong
+
+
 def _to(self, *args, **kwargs):
     """Tensor.to(device=None, dtype=None, blocking=None): moves and/or casts; a
-    Tensor argument gives both its device and its dtype."""
+    Tensor argument gives both its device and its dtype. blocking=False queues a
+    copy from the host on the device's current stream; differentiable."""
     from .device import Place, _parse
     api = "oar.Tensor.to"
     device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    kwargs.pop("blocking", None)
+    blocking = kwargs.pop("blocking", None)
     if kwargs:
         raise TypeError(f"[{api}] unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
         if isinstance(a, _C.Tensor):
             device, dtype = _place(a), a.dtype
-        elif isinstance(a, (Place, int)) or (isinstance(a, str) and a.split(":")[0].lower() in ("cpu", "gpu", "cuda")):
+        elif isinstance(a, (Place, int)) and not isinstance(a, bool) or (isinstance(a, str) and _is_device_name(a)):
             device = a
         elif isinstance(a, bool) or a is None:
-            continue  # blocking
+            blocking = a
         else:
             dtype = a
     out = self
     if dtype is not None:
         out = out.astype(dtype)
     if device is not None:
-        out = _move(out, *_parse(device, api))
+        out = _move(out, *_parse(device, api), blocking=blocking is not False)
     return out
 
 

@@ -80,8 +80,12 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     if place is not None:
         from .device import _parse
         kind, index = _parse(place, "oar.to_tensor")
-        if tuple(_C._device_index(t)) != (kind, index):
-            t = _C._to_device(t, kind, index)
+    elif isinstance(data, _C.Tensor):
+        kind, index = _C._device_index(t)  # a copy where data is
+    else:
+        kind, index = _C._default_device()  # oar.set_device's
+    if tuple(_C._device_index(t)) != (kind, index):
+        t = _C._to_device(t, kind, index)
     t.stop_gradient = stop_gradient
     return t
 

@@ -45,8 +45,10 @@ def test_to_and_cpu_on_the_cpu():
     z = x.to(oar.to_tensor([1], dtype="int32"))  # a tensor gives its dtype and place
     assert z.dtype == oar.int32 and z.numpy().tolist() == [[1, -2]]
     assert x.to(device="cpu", dtype="float16").dtype == oar.float16
-    with pytest.raises(ValueError, match=r"^\[oar.Tensor.to\] expected 'cpu', 'gpu', 'gpu:N' or a Place"):
+    with pytest.raises(ValueError, match=r"^\[oar.Tensor.to\] no device type is named 'tpu': expected 'cpu', 'gpu'"):
         x.to(device="tpu")
+    with pytest.raises(ValueError, match=r"^\[oar.Tensor.to\] expected 'cpu', 'gpu', 'gpu:N', a plugin device"):
+        x.to(device="tpu:x")
     with pytest.raises(TypeError, match=r"^\[oar.Tensor.to\] unexpected keyword"):
         x.to(devcie="cpu")
 

@@ -107,9 +107,11 @@ def test_build_queries():
 def test_device_lists_agree_with_count():
     n = device.device_count()
     assert n == device.cuda.device_count() and device.is_available() == (n > 0)
-    assert device.get_available_device() == ["cpu"] + [f"gpu:{i}" for i in range(n)]
-    assert device.get_all_device_type() == ["cpu"] + (["gpu"] if n else [])
-    assert device.get_all_custom_device_type() == [] and device.get_available_custom_device() == []
+    # the plugin devices: custom_cpu (tests/python/conftest.py puts it on OAR_PLUGIN_PATH) with 2 devices
+    types, custom = device.get_all_custom_device_type(), device.get_available_custom_device()
+    assert types == ["custom_cpu"] and custom == ["custom_cpu:0", "custom_cpu:1"]
+    assert device.get_available_device() == ["cpu"] + [f"gpu:{i}" for i in range(n)] + custom
+    assert device.get_all_device_type() == ["cpu"] + (["gpu"] if n else []) + types
 
 
 def test_cpu_is_not_a_gpu_for_properties():

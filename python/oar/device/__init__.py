@@ -1,10 +1,13 @@
 """Devices: places, the current device, streams, build queries and memory statistics.
 
-Ops run on the CPU. Where oar was built with CUDA (``oar.device.cuda``),
-tensors can also live on a GPU, for the collectives of oar.distributed.
+Ops run where their tensors are: on the CPU, on a GPU where oar was built
+with CUDA (``oar.device.cuda``), or on a plugin device (a custom device such
+as ``custom_cpu``, loaded from ``oar/plugins/`` or ``OAR_PLUGIN_PATH`` on
+first use; docs/devices.md).
 """
 import contextlib
 import os
+import re
 
 from .. import _C
 from . import cuda
@@ -21,15 +24,16 @@ __all__ = [
     "get_rng_state", "set_rng_state", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
     "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "device", "is_bf16_supported",
     "manual_seed", "reset_peak_memory_stats", "ipc_collect", "StreamContext", "CPUPlace", "CUDAPlace",
+    "CustomPlace", "kernel_signature",
 ]
 
 
 class Place:
-    """Where a tensor lives (Paddle's CPUPlace / CUDAPlace).
+    """Where a tensor lives (Paddle's CPUPlace / CUDAPlace / CustomPlace).
 
     >>> import oar
-    >>> oar.CUDAPlace(1), oar.CPUPlace() == "cpu"
-    (Place(gpu:1), True)
+    >>> oar.CUDAPlace(1), oar.CPUPlace() == "cpu", oar.CustomPlace("npu", 2)
+    (Place(gpu:1), True, Place(npu:2))
     """
 
     def __init__(self, kind, index=0):
@@ -37,7 +41,7 @@ class Place:
 
     @property
     def _device(self):
-        return "cpu" if self._kind == "cpu" else f"gpu:{self._index}"
+        return "cpu" if self._kind == "cpu" else f"{self._kind}:{self._index}"
 
     def is_cpu_place(self):
         return self._kind == "cpu"
@@ -45,8 +49,23 @@ class Place:
     def is_gpu_place(self):
         return self._kind == "gpu"
 
+    def is_custom_place(self):
+        return self._kind not in ("cpu", "gpu")
+
     def gpu_device_id(self):
         return self._index
+
+    def custom_device_id(self):
+        return self._index
+
+    def custom_device_type(self):
+        return self._kind if self.is_custom_place() else ""
+
+    def get_device_id(self):
+        return self._index
+
+    def get_device_type(self):
+        return self._kind
 
     def __eq__(self, other):
         if isinstance(other, Place):
@@ -60,6 +79,13 @@ class Place:
 
     def __repr__(self):
         return f"Place({self._device})"
+
+
+def _place_from(kind, index):
+    """The Place of a device given as (device type number, index)."""
+    if kind == 0:
+        return Place("cpu")
+    return Place("gpu" if kind == 1 else _C._device_type_name(kind), index)
 
 
 def CPUPlace():
@@ -80,6 +106,27 @@ def CUDAPlace(id=0):
     0
     """
     return Place("gpu", id)
+
+
+_TYPE_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def CustomPlace(device_type, device_id=0):
+    """Device number `device_id` of the plugin device type `device_type` (made
+    without checking that it exists; using it loads the plugins and checks).
+
+    >>> import oar
+    >>> p = oar.CustomPlace("custom_cpu", 1)
+    >>> p, p.is_custom_place(), p.custom_device_type(), p.custom_device_id()
+    (Place(custom_cpu:1), True, 'custom_cpu', 1)
+    """
+    api = "oar.CustomPlace"
+    if not isinstance(device_type, str) or not _TYPE_NAME.fullmatch(device_type) or device_type in ("cpu", "gpu"):
+        raise ValueError(f"[{api}] device_type must be a plugin device type name such as 'custom_cpu', "
+                         f"got {device_type!r}")
+    if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
+        raise ValueError(f"[{api}] device_id must be a non-negative int, got {device_id!r}")
+    return Place(device_type, device_id)
 
 
 def XPUPlace(dev_id):
@@ -108,10 +155,27 @@ def IPUPlace():
     raise ValueError("[oar.device.IPUPlace] oar has no IPU support; expected CPUPlace() or CUDAPlace(id)")
 
 
+def _custom(kind, num, api):
+    """(type, index) of plugin device `kind` number `num` (None: the current
+    device's index when it is of that type, else 0), loading plugins first."""
+    t = _C._custom_device_type(kind, api)
+    if num is None:
+        cur_kind, cur_index = _C._default_device()
+        num = cur_index if cur_kind == t else 0
+    n = _C._device_count(t)
+    if not 0 <= num < n:
+        raise ValueError(f"[{api}] {kind}:{num} does not exist: {n} {kind} device(s) are present")
+    return t, num
+
+
 def _parse(device, api):
-    """(type, index) for 'cpu', 'gpu', 'gpu:N', a Place or a device index."""
+    """(type, index) for 'cpu', 'gpu', 'gpu:N', '<plugin type>[:N]', a Place or a device index."""
     if isinstance(device, Place):
-        return (0, 0) if device.is_cpu_place() else (1, cuda._index(device.gpu_device_id(), api))
+        if device.is_cpu_place():
+            return 0, 0
+        if device.is_gpu_place():
+            return 1, cuda._index(device.gpu_device_id(), api)
+        return _custom(device.custom_device_type(), device.custom_device_id(), api)
     if isinstance(device, int) and not isinstance(device, bool):
         return 1, cuda._index(device, api)
     s = str(device).lower()
@@ -120,37 +184,48 @@ def _parse(device, api):
     if s.startswith(("gpu", "cuda", "place(gpu")):
         s = s.replace("place(", "").rstrip(")")
         return 1, cuda._index(s, api)
-    raise ValueError(f"[{api}] expected 'cpu', 'gpu', 'gpu:N' or a Place, got {device!r}")
+    if isinstance(device, str):
+        kind, sep, num = s.partition(":")
+        if _TYPE_NAME.fullmatch(kind) and (not sep or num.isdigit()):
+            return _custom(kind, int(num) if sep else None, api)
+    raise ValueError(f"[{api}] expected 'cpu', 'gpu', 'gpu:N', a plugin device such as 'custom_cpu:N', or a "
+                     f"Place, got {device!r}")
 
 
 def get_device():
-    """The device new tensors are made on: 'cpu'.
+    """The device new tensors are made on: 'cpu' unless set_device chose another.
 
     >>> import oar
     >>> oar.device.get_device()
     'cpu'
     """
-    return "cpu"
+    kind, index = _C._default_device()
+    return _place_from(kind, index)._device
 
 
 def set_device(device):
-    """Selects the device ops run on. Only 'cpu' runs ops in this build.
+    """Selects the device new tensors are made on ('cpu', 'custom_cpu', 'custom_cpu:1', a Place) and
+    returns its Place. Ops run where their input tensors are; ops without tensor inputs (creation,
+    random draws) make their outputs on this device.
 
     >>> import oar
     >>> oar.device.set_device("cpu")
-    'cpu'
+    Place(cpu)
     """
     api = "oar.device.set_device"
     kind = str(getattr(device, "_device", device)).split(":")[0].lower()
-    if kind == "cpu":
-        return "cpu"
     if kind in ("gpu", "cuda") and cuda.is_available():
         raise NotImplementedError(f"[{api}] running ops on '{device}' is not supported: this build has no CUDA "
                                   "kernels; move tensors to a GPU with Tensor.cuda() for oar.distributed "
                                   "collectives (NCCL), and compute on the CPU")
     if kind in ("gpu", "cuda") and cuda.is_compiled():
         raise ValueError(f"[{api}] device '{device}' is not available: no CUDA device is visible; expected 'cpu'")
-    raise ValueError(f"[{api}] device '{device}' is not available in this build; expected 'cpu'")
+    if kind in ("gpu", "cuda"):
+        raise ValueError(f"[{api}] device '{device}' is not available in this build; expected 'cpu' or a plugin "
+                         "device")
+    t, index = _parse(device, api)
+    _C._set_default_device(t, index)
+    return _place_from(t, index)
 
 
 class device:
@@ -237,27 +312,31 @@ def is_compiled_with_distribute():
 
 
 def get_all_custom_device_type():
-    """The custom (plugin) device types registered: oar registers none from Python, so [].
+    """The plugin device types that are loaded (loading the plugins on first use).
 
     >>> import oar
-    >>> oar.device.get_all_custom_device_type()
-    []
+    >>> isinstance(oar.device.get_all_custom_device_type(), list)
+    True
     """
-    return ["custom"] if _C._has_device(2) else []
+    return _C._custom_device_types("oar.device.get_all_custom_device_type")
 
 
 def get_available_custom_device():
-    """The custom (plugin) devices available, as 'type:N': [] without a registered plugin.
+    """The plugin devices present, as 'type:N' (loading the plugins on first use).
 
     >>> import oar
-    >>> oar.device.get_available_custom_device()
-    []
+    >>> all(":" in d for d in oar.device.get_available_custom_device())
+    True
     """
-    return [f"custom:{i}" for i in range(_C._device_count(2))] if _C._has_device(2) else []
+    out = []
+    for name in _C._custom_device_types("oar.device.get_available_custom_device"):
+        t = _C._custom_device_type(name, "oar.device.get_available_custom_device")
+        out += [f"{name}:{i}" for i in range(_C._device_count(t))]
+    return out
 
 
 def is_compiled_with_custom_device(device_type):
-    """Whether a custom (plugin) device of this type is registered.
+    """Whether a plugin device of this type is loaded (loading the plugins on first use).
 
     >>> import oar
     >>> oar.device.is_compiled_with_custom_device("npu")
@@ -266,11 +345,11 @@ def is_compiled_with_custom_device(device_type):
     if not isinstance(device_type, str):
         raise TypeError(f"[oar.device.is_compiled_with_custom_device] device_type must be a str, "
                         f"got {type(device_type).__name__}")
-    return device_type in get_all_custom_device_type()
+    return device_type in _C._custom_device_types("oar.device.is_compiled_with_custom_device")
 
 
 def get_all_device_type():
-    """The device types with devices present: 'cpu', plus 'gpu' when a GPU is visible.
+    """The device types with devices present: 'cpu', 'gpu' when a GPU is visible, then the plugin types.
 
     >>> import oar
     >>> oar.device.get_all_device_type()[0]
@@ -280,13 +359,28 @@ def get_all_device_type():
 
 
 def get_available_device():
-    """The devices present: 'cpu', then 'gpu:0', 'gpu:1', ... for the visible GPUs.
+    """The devices present: 'cpu', then 'gpu:0', 'gpu:1', ... for the visible GPUs, then the plugin devices.
 
     >>> import oar
     >>> oar.device.get_available_device()[0]
     'cpu'
     """
     return ["cpu"] + [f"gpu:{i}" for i in range(cuda.device_count())] + get_available_custom_device()
+
+
+def kernel_signature(op):
+    """What a device plugin needs to implement op `op` (a registered op name): the names of its
+    attributes, in the order a kernel reads them, and the dtypes each device type has a kernel for.
+
+    >>> import oar
+    >>> sig = oar.device.kernel_signature("matmul")
+    >>> sig["attrs"], "float32" in sig["kernels"]["cpu"]
+    (['transpose_x', 'transpose_y'], True)
+    """
+    if not isinstance(op, str):
+        raise TypeError(f"[oar.device.kernel_signature] op must be a str, got {type(op).__name__}")
+    attrs, kernels = _C._op_kernels(op)
+    return {"attrs": attrs, "kernels": kernels}
 
 
 def device_count():
@@ -361,13 +455,15 @@ def get_device_properties(device=None):
 
 
 def get_device_name(device=None):
-    """The name of a GPU (the current one when None).
+    """The name of a GPU (the current one when None) or of a plugin device ('custom_cpu:0').
 
     >>> import oar
     >>> oar.device.device_count() == 0 or isinstance(oar.device.get_device_name(0), str)
     True
     """
     api = "oar.device.get_device_name"
+    if device is not None and _parse(device, api)[0] >= 2:
+        return _C._device_name(*_parse(device, api))
     return cuda._properties(_gpu_index(device, api), api).name
 
 
@@ -384,12 +480,15 @@ def get_device_capability(device=None):
 
 
 def synchronize(device=None):
-    """Waits for the work queued on `device` (the current device when None); see Note [host streams].
+    """Waits for the work queued on every stream of `device` (the current device when None); see
+    Note [device streams] in oar.device.streams.
 
     >>> import oar
     >>> oar.device.synchronize()
     """
-    current_stream(device).synchronize()
+    kind, index = _stats_device(device, "oar.device.synchronize")
+    if kind != 0:
+        _C._device_synchronize(kind, index)
 
 
 # Random state (the process-wide generator; see oar.Generator).
@@ -433,13 +532,16 @@ def manual_seed(seed):
     _seed(seed)
 
 
-# Memory statistics, of the CPU allocator or of one GPU's.
+# Memory statistics of a device's caching allocator: the CPU's, a GPU's or a plugin device's.
+
+def _stats_device(device, api):
+    """(type, index) of `device`, the current device (oar.set_device) when None."""
+    return _C._default_device() if device is None else _parse(device, api)
+
 
 def _memory(device, api):
     """(allocated, max_allocated, reserved, max_reserved) bytes of the device."""
-    if device is None or _parse(device, api)[0] == 0:
-        return _C._device_memory(0, 0)
-    return _C._device_memory(cuda._CUDA, _gpu_index(device, api))
+    return _C._device_memory(*_stats_device(device, api))
 
 
 def max_memory_reserved(device=None):
@@ -460,15 +562,11 @@ def reset_max_memory_reserved(device=None):
     >>> oar.device.max_memory_reserved() == oar.device.memory_reserved()
     True
     """
-    api = "oar.device.reset_max_memory_reserved"
-    if device is None or _parse(device, api)[0] == 0:
-        _C._device_reset_peak(0, 0, True)
-    else:
-        _C._device_reset_peak(cuda._CUDA, _gpu_index(device, api), True)
+    _C._device_reset_peak(*_stats_device(device, "oar.device.reset_max_memory_reserved"), True)
 
 
 def memory_allocated(device=None):
-    """Bytes held by live tensors (on the CPU unless a GPU is named).
+    """Bytes held by live tensors on `device` (the current device when None).
 
     >>> import oar
     >>> x = oar.zeros([1024])
@@ -489,7 +587,7 @@ def max_memory_allocated(device=None):
 
 
 def memory_reserved(device=None):
-    """Bytes held from the system, including cached free blocks.
+    """Bytes held from the device, including cached free blocks.
 
     >>> import oar
     >>> oar.device.memory_reserved() >= oar.device.memory_allocated()
@@ -499,18 +597,14 @@ def memory_reserved(device=None):
 
 
 def reset_max_memory_allocated(device=None):
-    """Resets the peak statistic to the current allocation (CPU allocator).
+    """Resets the peak statistic to the current allocation.
 
     >>> import oar
     >>> oar.device.reset_max_memory_allocated()
     >>> oar.device.max_memory_allocated() == oar.device.memory_allocated()
     True
     """
-    api = "oar.device.reset_max_memory_allocated"
-    if device is not None and _parse(device, api)[0] != 0:
-        raise NotImplementedError(f"[{api}] resetting a GPU's peak statistic is not supported; "
-                                  "expected device=None or 'cpu'")
-    _C.reset_max_memory_allocated()
+    _C._device_reset_peak(*_stats_device(device, "oar.device.reset_max_memory_allocated"), False)
 
 
 def reset_peak_memory_stats(device=None):
@@ -526,13 +620,16 @@ def reset_peak_memory_stats(device=None):
 
 
 def empty_cache():
-    """Returns cached free blocks to the system.
+    """Returns the cached free blocks of the CPU, the current GPU and every loaded plugin device.
 
     >>> import oar
     >>> oar.device.empty_cache()
     """
     _C.empty_cache()
     cuda.empty_cache()
+    for t in range(2, _C._num_device_types):  # the plugin slots; nothing is loaded here
+        for i in range(_C._device_count(t)):
+            _C._device_empty_cache(t, i)
 
 
 def ipc_collect():
@@ -562,8 +659,8 @@ def _typed_constructor(type_name, dtype):
         else:
             raise TypeError(f"[{api}] expected sizes (ints) or one data argument (list, array, Tensor), "
                             f"got {len(args)} arguments of types {[type(a).__name__ for a in args]}")
-        if place is not None and place.is_gpu_place():
-            out = out.cuda(place.gpu_device_id())
+        if place is not None and not place.is_cpu_place():
+            out = out.to(place)
         out.stop_gradient = not requires_grad
         return out
 

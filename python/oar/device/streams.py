@@ -1,32 +1,35 @@
-"""Streams and events (paddle.device.Stream / Event).
+"""Streams and events (paddle.device.Stream / Event) over any device.
 
-Note [host streams]: oar runs every op on the CPU, synchronously, in the
-calling thread, so a CPU stream never has queued work: it is always complete,
-and an event recorded on it takes the host clock at once. A GPU stream is the
-device's queue of copies and collectives; its `synchronize` waits for the
-device, and events recorded on it wait for that queue first, then read the
-host clock, so their times cover the queued work. Stream priorities are kept
-for Paddle compatibility and change nothing.
+Note [device streams]: a stream is a device's queue of work and an event a
+point in one; both go through the device's DeviceInterface (src/tensor/
+device.h). The current stream of a device (set_stream, stream_guard) is
+where that device's kernels and copies go. The CPU runs every op
+synchronously in the calling thread, so its streams are always complete and
+its events take the host clock when recorded. A GPU's streams are CUDA
+streams; a plugin device's are the plugin's (a plugin without streams has one
+implicit stream, which every Stream object of the device stands for; one
+without events records host times once the stream is done). Stream
+priorities are kept for Paddle compatibility and change nothing.
 """
-import time
-
 from .. import _C
-from . import cuda
 
 
 def _place(device, api):
-    from . import Place, _parse
+    from . import _parse, _place_from
 
     if device is None:
-        from . import get_device
+        return _place_from(*_C._default_device())
+    return _place_from(*_parse(device, api))
 
-        device = get_device()
-    kind, index = _parse(device, api)
-    return Place("cpu") if kind == 0 else Place("gpu", index)
+
+def _kind_index(place, api):
+    from . import _parse
+
+    return _parse(place, api)
 
 
 class Stream:
-    """A queue of work on one device (paddle.device.Stream); see Note [host streams].
+    """A queue of work on one device (paddle.device.Stream); see Note [device streams].
 
     >>> import oar
     >>> s = oar.device.Stream()
@@ -43,18 +46,29 @@ class Stream:
             raise ValueError(f"[{api}] priority must be 1 (high) or 2 (normal), got {priority!r}")
         if stream_base is not None and not isinstance(stream_base, Stream):
             raise TypeError(f"[{api}] stream_base must be an oar.device.Stream, got {type(stream_base).__name__}")
-        self.device = stream_base.device if stream_base is not None else _place(device, api)
         self.priority = priority
+        if stream_base is not None:
+            self.device, self._base = stream_base.device, stream_base._base
+        else:
+            self.device = _place(device, api)
+            self._base = _C._Stream(*_kind_index(self.device, api), True)
+
+    @classmethod
+    def _default(cls, place):
+        """The device's default stream (not created: it exists with the device)."""
+        s = cls.__new__(cls)
+        s.device, s.priority = place, 2
+        s._base = _C._Stream(*_kind_index(place, "oar.device.current_stream"), False)
+        return s
 
     def query(self):
-        """Whether all work queued on the stream has finished (a GPU stream waits for it first).
+        """Whether all work queued on the stream has finished.
 
         >>> import oar
         >>> oar.device.Stream().query()
         True
         """
-        self.synchronize()
-        return True
+        return self._base.query()
 
     def synchronize(self):
         """Waits until the work queued on the stream has finished.
@@ -62,8 +76,7 @@ class Stream:
         >>> import oar
         >>> oar.device.Stream().synchronize()
         """
-        if self.device.is_gpu_place():
-            _C._device_synchronize(cuda._CUDA, self.device.gpu_device_id())
+        self._base.synchronize()
 
     def record_event(self, event=None):
         """Records `event` (a new Event when None) on this stream and returns it.
@@ -74,7 +87,7 @@ class Stream:
         True
         """
         if event is None:
-            event = Event()
+            event = Event(self.device)
         if not isinstance(event, Event):
             raise TypeError(f"[oar.device.Stream.record_event] event must be an oar.device.Event, "
                             f"got {type(event).__name__}")
@@ -82,7 +95,7 @@ class Stream:
         return event
 
     def wait_event(self, event):
-        """Makes later work on this stream wait for `event` (already true on the host).
+        """Makes the work queued on this stream from now on wait for `event`.
 
         >>> import oar
         >>> s = oar.device.Stream(); s.wait_event(s.record_event())
@@ -90,10 +103,11 @@ class Stream:
         if not isinstance(event, Event):
             raise TypeError(f"[oar.device.Stream.wait_event] event must be an oar.device.Event, "
                             f"got {type(event).__name__}")
-        event.synchronize()
+        if event._base is not None:  # an event never recorded is complete
+            event._base.wait_on(self._base)
 
     def wait_stream(self, stream):
-        """Makes later work on this stream wait for the work queued on `stream`.
+        """Makes the work queued on this stream from now on wait for the work queued on `stream` so far.
 
         >>> import oar
         >>> oar.device.Stream().wait_stream(oar.device.current_stream())
@@ -101,14 +115,22 @@ class Stream:
         if not isinstance(stream, Stream):
             raise TypeError(f"[oar.device.Stream.wait_stream] stream must be an oar.device.Stream, "
                             f"got {type(stream).__name__}")
-        stream.synchronize()
+        self.wait_event(stream.record_event())
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and self.device == other.device and \
+            self._base.handle == other._base.handle
+
+    def __hash__(self):
+        return hash((self.device, self._base.handle))
 
     def __repr__(self):
         return f"oar.device.Stream(device={self.device}, priority={self.priority})"
 
 
 class Event:
-    """A point in a stream's work, with the host time it was reached (paddle.device.Event).
+    """A point in a stream's work (paddle.device.Event): `device` is where it will be recorded (the
+    current device when None; a bool there is taken as enable_timing, as in paddle.device.cuda.Event).
 
     >>> import oar
     >>> start, end = oar.device.Event(enable_timing=True), oar.device.Event(enable_timing=True)
@@ -117,30 +139,36 @@ class Event:
     True
     """
 
-    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+    def __init__(self, device=None, enable_timing=False, blocking=False, interprocess=False):
+        if isinstance(device, bool):
+            device, enable_timing = None, device
         if interprocess:
             raise ValueError("[oar.device.Event] interprocess events are not supported: oar shares no device "
                              "memory between processes; expected interprocess=False")
+        self.device = None if device is None else _place(device, "oar.device.Event")
         self.enable_timing = bool(enable_timing)
         self.blocking = bool(blocking)
-        self._ns = None
-        self._stream = None
+        self._base = None  # made on the first record, on the stream's device
 
     def record(self, stream=None):
-        """Records the event on `stream` (the current stream when None).
+        """Records the event on `stream` (the current stream of the event's device when None).
 
         >>> import oar
         >>> ev = oar.device.Event(); ev.record(); ev.query()
         True
         """
+        api = "oar.device.Event.record"
         if stream is None:
-            stream = current_stream()
+            stream = current_stream(self.device)
         if not isinstance(stream, Stream):
-            raise TypeError(f"[oar.device.Event.record] stream must be an oar.device.Stream, "
-                            f"got {type(stream).__name__}")
-        stream.synchronize()  # Note [host streams]: the time is taken once the queued work is done
-        self._stream = stream
-        self._ns = time.perf_counter_ns()
+            raise TypeError(f"[{api}] stream must be an oar.device.Stream, got {type(stream).__name__}")
+        if self.device is not None and self.device != stream.device:
+            raise ValueError(f"[{api}] the event belongs to {self.device._device}, the stream to "
+                             f"{stream.device._device}; expected a stream of {self.device._device}")
+        if self._base is None:
+            self.device = stream.device
+            self._base = _C._Event(*_kind_index(stream.device, api), self.enable_timing)
+        self._base.record(stream._base)
 
     def query(self):
         """Whether the work before the event has finished (True also when never recorded).
@@ -149,20 +177,22 @@ class Event:
         >>> oar.device.Event().query()
         True
         """
-        return True
+        return True if self._base is None else self._base.query()
 
     def synchronize(self):
-        """Waits for the work before the event (done when it was recorded).
+        """Waits for the work before the event.
 
         >>> import oar
         >>> ev = oar.device.Event(); ev.record(); ev.synchronize()
         """
+        if self._base is not None:
+            self._base.synchronize()
 
     def elapsed_time(self, end_event):
         """Milliseconds from this event to `end_event` (a float; both recorded, with enable_timing).
 
         >>> import oar
-        >>> a, b = oar.device.Event(True), oar.device.Event(True)
+        >>> a, b = oar.device.Event(enable_timing=True), oar.device.Event(enable_timing=True)
         >>> a.record(); b.record()
         >>> a.elapsed_time(b) >= 0
         True
@@ -174,12 +204,12 @@ class Event:
             if not ev.enable_timing:
                 raise ValueError(f"[{api}] {which} was created with enable_timing=False; expected "
                                  "Event(enable_timing=True)")
-            if ev._ns is None:
+            if ev._base is None:
                 raise ValueError(f"[{api}] {which} has not been recorded; call record() first")
-        return (end_event._ns - self._ns) / 1e6
+        return self._base.elapsed_ms(end_event._base)
 
     def __repr__(self):
-        return f"oar.device.Event(enable_timing={self.enable_timing}, recorded={self._ns is not None})"
+        return f"oar.device.Event(enable_timing={self.enable_timing}, recorded={self._base is not None})"
 
 
 _current = {}  # Place -> its current Stream
@@ -195,12 +225,13 @@ def current_stream(device=None):
     place = _place(device, "oar.device.current_stream")
     s = _current.get(place)
     if s is None:
-        s = _current[place] = Stream(place)
+        s = _current[place] = Stream._default(place)
     return s
 
 
 def set_stream(stream):
-    """Makes `stream` the current stream of its device; returns the previous one.
+    """Makes `stream` the current stream of its device, where its kernels and copies go; returns the
+    previous one.
 
     >>> import oar
     >>> s = oar.device.Stream()
@@ -212,6 +243,7 @@ def set_stream(stream):
     if not isinstance(stream, Stream):
         raise TypeError(f"[oar.device.set_stream] stream must be an oar.device.Stream, got {type(stream).__name__}")
     prev = current_stream(stream.device)
+    _C._set_current_stream(*_kind_index(stream.device, "oar.device.set_stream"), stream._base)
     _current[stream.device] = stream
     return prev
 
