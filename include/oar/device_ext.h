@@ -176,6 +176,7 @@ typedef struct OAR_DeviceInterface {
    * it, and synchronizing or querying one synchronizes the device. */
 
   OAR_Status (*create_stream)(int device, OAR_Stream* stream);
+  /* The work queued on the stream still completes. */
   OAR_Status (*destroy_stream)(int device, OAR_Stream stream);
   /* OAR_SUCCESS when all work queued on the stream is done, OAR_NOT_READY
    * when some is pending. */
@@ -202,6 +203,8 @@ typedef struct OAR_DeviceInterface {
   /* OAR_SUCCESS when complete (or never recorded), OAR_NOT_READY otherwise. */
   OAR_Status (*query_event)(int device, OAR_Event event);
   OAR_Status (*synchronize_event)(int device, OAR_Event event);
+  /* May be called while queued work still refers to the event (a record, a
+   * stream_wait_event): that work must still run correctly. */
   OAR_Status (*destroy_event)(int device, OAR_Event event);
   /* OPTIONAL (null: Event.elapsed_time raises NotImplementedError).
    * Milliseconds between two completed events. */

@@ -84,6 +84,12 @@ struct Event {
   int64_t ns = 0;                        // when the last reached record ran
   bool done() const { return completed >= recorded; }
 };
+// What an OAR_Event points to. Queued tasks hold the Event itself, so it may
+// be destroyed while they are pending (as a CUDA event may).
+struct EventHandle {
+  std::shared_ptr<Event> ev = std::make_shared<Event>();
+};
+std::shared_ptr<Event> event_of(OAR_Event e) { return reinterpret_cast<EventHandle*>(e)->ev; }
 
 struct DeviceStreams {
   std::unique_ptr<Stream> default_stream;
@@ -147,18 +153,18 @@ OAR_Status stream_add_callback(int device, OAR_Stream s, OAR_StreamCallback cb, 
 
 OAR_Status create_event(int device, OAR_Event* out) {
   if (!valid_device(device)) return bad_device(device);
-  *out = reinterpret_cast<OAR_Event>(new Event);
+  *out = reinterpret_cast<OAR_Event>(new EventHandle);
   return OAR_SUCCESS;
 }
 
 OAR_Status destroy_event(int, OAR_Event e) {
-  delete reinterpret_cast<Event*>(e);
+  delete reinterpret_cast<EventHandle*>(e);
   return OAR_SUCCESS;
 }
 
 OAR_Status record_event(int device, OAR_Stream s, OAR_Event event) {
   if (!valid_device(device)) return bad_device(device);
-  auto* e = reinterpret_cast<Event*>(event);
+  std::shared_ptr<Event> e = event_of(event);
   uint64_t n;
   {
     std::lock_guard<std::mutex> g(e->mu);
@@ -176,13 +182,13 @@ OAR_Status record_event(int device, OAR_Stream s, OAR_Event event) {
 }
 
 OAR_Status query_event(int, OAR_Event event) {
-  auto* e = reinterpret_cast<Event*>(event);
+  std::shared_ptr<Event> e = event_of(event);
   std::lock_guard<std::mutex> g(e->mu);
   return e->done() ? OAR_SUCCESS : OAR_NOT_READY;
 }
 
 OAR_Status synchronize_event(int, OAR_Event event) {
-  auto* e = reinterpret_cast<Event*>(event);
+  std::shared_ptr<Event> e = event_of(event);
   std::unique_lock<std::mutex> g(e->mu);
   e->cv.wait(g, [e] { return e->done(); });
   return OAR_SUCCESS;
@@ -190,7 +196,7 @@ OAR_Status synchronize_event(int, OAR_Event event) {
 
 OAR_Status stream_wait_event(int device, OAR_Stream s, OAR_Event event) {
   if (!valid_device(device)) return bad_device(device);
-  auto* e = reinterpret_cast<Event*>(event);
+  std::shared_ptr<Event> e = event_of(event);
   uint64_t n;
   {
     std::lock_guard<std::mutex> g(e->mu);
@@ -204,7 +210,7 @@ OAR_Status stream_wait_event(int device, OAR_Stream s, OAR_Event event) {
 }
 
 OAR_Status event_elapsed_time(int, OAR_Event start, OAR_Event end, float* ms) {
-  auto *a = reinterpret_cast<Event*>(start), *b = reinterpret_cast<Event*>(end);
+  std::shared_ptr<Event> a = event_of(start), b = event_of(end);
   int64_t ta, tb;
   {
     std::lock_guard<std::mutex> g(a->mu);

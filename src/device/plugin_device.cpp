@@ -132,7 +132,10 @@ void PluginDevice::copy_from_host_async(void* dst, const void* src, size_t n, in
     DeviceInterface::copy_from_host_async(dst, src, n, index, stream, std::move(done));
     return;
   }
-  check(t_->async_memcpy_h2d(index, as_stream(stream), dst, src, n), "oar.Tensor.to", "async_memcpy_h2d", index);
+  if (OAR_Status s = t_->async_memcpy_h2d(index, as_stream(stream), dst, src, n); s != OAR_SUCCESS) {
+    done();
+    check(s, "oar.Tensor.to", "async_memcpy_h2d", index);
+  }
   if (t_->stream_add_callback) {
     auto* f = new std::function<void()>(std::move(done));
     OAR_Status s = t_->stream_add_callback(index, as_stream(stream), run_done, f);

@@ -119,6 +119,23 @@ std::string install(const Pending& p, DeviceType t) {
   return "";
 }
 
+// The "cast" kernel of a plugin device for the dtypes the plugin registers
+// none for: a copy of a dense tensor to one of the same dtype, with the
+// plugin's memcpy_d2d.
+void device_copy_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  const Tensor& x = in[0];
+  Tensor& y = out[0];
+  OAR_CHECK(x.dtype() == y.dtype(), NotImplemented, "[oar.cast] casting ", dtype_name(x.dtype()), " to ",
+            dtype_name(y.dtype()), " on ", y.device().str(), " is not supported: the ",
+            device_type_name(y.device().type), " plugin registers no cast kernel for it");
+  OAR_CHECK(x.is_contiguous() && y.is_contiguous(), NotImplemented, "[oar.cast] a copy of a non-contiguous ",
+            dtype_name(x.dtype()), " tensor on ", y.device().str(), " is not supported: the ",
+            device_type_name(y.device().type), " plugin registers no cast kernel for it");
+  const size_t n = size_t(y.numel()) * y.itemsize();
+  if (n && x.raw_data() != y.raw_data())
+    device_interface(y.device().type).copy_on_device(y.raw_data(), x.raw_data(), n, y.device().index);
+}
+
 // --- The host API ----------------------------------------------------------
 
 OAR_Status host_register_kernel(const char* op_name, const char* device_type, const OAR_DataType* dtypes,
@@ -283,11 +300,17 @@ std::string check_plugin_kernels(const std::string& name) {
 
 void end_plugin_kernels(bool commit, DeviceType t) {
   std::lock_guard<std::mutex> g(g_mu);
-  if (commit)
+  if (commit) {
     for (const Pending& p : g_pending) {
       const std::string err = install(p, t);
       OAR_CHECK(err.empty(), Runtime, "[oar] ", err);
     }
+    // Dense copies within the device (clone, contiguous of a dense tensor,
+    // copy_) work without a cast kernel of the plugin's.
+    OpDef& cast = op_def("cast");
+    for (int d = 0; d < kNumDTypes; ++d)
+      if (!cast.kernels[int(t)][d]) cast.kernels[int(t)][d] = device_copy_kernel;
+  }
   g_collecting = false;
   g_pending.clear();
   g_pending_error.clear();

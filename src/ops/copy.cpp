@@ -1,3 +1,6 @@
+#include <cstdlib>
+#include <cstring>
+
 #include "ops/grad.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
@@ -55,16 +58,26 @@ Tensor to_device(const Tensor& x, Device device, bool blocking) {
     NoGradGuard ng;
     src = contiguous(x);
   }
-  Tensor out = empty_tensor(x.shape(), x.dtype(), device);
+  Tensor out;
+  try {
+    out = empty_tensor(x.shape(), x.dtype(), device);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Memory) throw;
+    fail(ErrorKind::Memory, "[oar.Tensor.to] out of memory on ", device.str(), " for a tensor of shape ",
+         shape_str(x.shape()), " (", dtype_name(x.dtype()), "): ", e.what());
+  }
   const size_t n = size_t(x.numel()) * x.itemsize();
   const void* from = src.raw_data();
   void* dst = out.raw_data();
   if (n == 0) {
   } else if (x.device().type == DeviceType::CPU && !blocking) {
-    // The host block stays alive until the stream has copied it.
-    to.copy_from_host_async(dst, from, n, device.index, current_stream(device), [keep = src]() mutable {
-      keep = Tensor();
-    });
+    // The stream reads a private copy of the host block, freed once it has
+    // (on whichever thread the device calls back on: so not a Tensor, whose
+    // references may be Python's).
+    void* staging = std::malloc(n);
+    OAR_CHECK(staging, Memory, "[oar.Tensor.to] out of host memory for a ", n, "-byte staging buffer");
+    std::memcpy(staging, from, n);
+    to.copy_from_host_async(dst, staging, n, device.index, current_stream(device), [staging] { std::free(staging); });
   } else if (x.device().type == DeviceType::CPU) {
     to.copy_from_host(dst, from, n, device.index);
   } else if (device.type == DeviceType::CPU) {

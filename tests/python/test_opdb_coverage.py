@@ -70,6 +70,8 @@ EXEMPT = {
     "cond": (_FLOW, [("test_control_flow.py", "nn.cond(")]),
     "while_loop": (_FLOW, [("test_control_flow.py", "while_loop(")]),
     "switch_case": (_FLOW, [("test_control_flow.py", "switch_case(")]),
+    "to_device": ("a move between devices, recorded for autograd only; checked by the device tests against the "
+                  "source tensor and its gradient", [("test_custom_device.py", ".cpu().sum().backward()")]),
     "py_layer": ("a user-defined forward and backward, checked against the functions the user wrote",
                  [("test_pylayer.py", "PyLayer")]),
     # dist.reshard in the script that test_dist.py runs on 2 and 4 ranks

@@ -91,7 +91,10 @@ class CudaDevice final : public DeviceInterface {
                             std::function<void()> done) override {
     DeviceGuard guard(index);
     cudaStream_t s = as_stream(stream);
-    cuda_check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s), "oar.Tensor.to", "cudaMemcpyAsync");
+    if (cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s); e != cudaSuccess) {
+      done();
+      cuda_check(e, "oar.Tensor.to", "cudaMemcpyAsync");
+    }
     auto* fn = new std::function<void()>(std::move(done));
     cudaError_t e = cudaLaunchHostFunc(
         s, [](void* p) {
@@ -100,6 +103,8 @@ class CudaDevice final : public DeviceInterface {
           delete f;
         }, fn);
     if (e != cudaSuccess) {
+      cudaStreamSynchronize(s);  // the copy is done (or failed): the source may go
+      (*fn)();
       delete fn;
       cuda_check(e, "oar.Tensor.to", "cudaLaunchHostFunc");
     }
