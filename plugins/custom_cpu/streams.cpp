@@ -83,6 +83,11 @@ struct Event {
   uint64_t recorded = 0, completed = 0;  // record number queued / reached
   int64_t ns = 0;                        // when the last reached record ran
   bool done() const { return completed >= recorded; }
+  // The number of the last record queued; with `next`, of a new one.
+  uint64_t last_record(bool next) {
+    std::lock_guard<std::mutex> g(mu);
+    return next ? ++recorded : recorded;
+  }
 };
 // What an OAR_Event points to. Queued tasks hold the Event itself, so it may
 // be destroyed while they are pending (as a CUDA event may).
@@ -165,11 +170,7 @@ OAR_Status destroy_event(int, OAR_Event e) {
 OAR_Status record_event(int device, OAR_Stream s, OAR_Event event) {
   if (!valid_device(device)) return bad_device(device);
   std::shared_ptr<Event> e = event_of(event);
-  uint64_t n;
-  {
-    std::lock_guard<std::mutex> g(e->mu);
-    n = ++e->recorded;
-  }
+  const uint64_t n = e->last_record(true);
   stream_of(device, s)->enqueue([e, n] {
     std::lock_guard<std::mutex> g(e->mu);
     if (n > e->completed) {
@@ -197,11 +198,7 @@ OAR_Status synchronize_event(int, OAR_Event event) {
 OAR_Status stream_wait_event(int device, OAR_Stream s, OAR_Event event) {
   if (!valid_device(device)) return bad_device(device);
   std::shared_ptr<Event> e = event_of(event);
-  uint64_t n;
-  {
-    std::lock_guard<std::mutex> g(e->mu);
-    n = e->recorded;  // the record to wait for: the latest one queued now
-  }
+  const uint64_t n = e->last_record(false);  // the record to wait for: the latest one queued now
   stream_of(device, s)->enqueue([e, n] {
     std::unique_lock<std::mutex> g(e->mu);
     e->cv.wait(g, [e, n] { return e->completed >= n; });
