@@ -144,11 +144,13 @@ typedef struct OAR_DeviceInterface {
   /* REQUIRED. ptr and nbytes as returned by / given to allocate. Called with
    * no work left on the device that uses the block. */
   OAR_Status (*deallocate)(int device, void* ptr, size_t nbytes);
-  /* OPTIONAL (null: oar copies a filled host buffer with memcpy_h2d). Sets
-   * nbytes bytes to (unsigned char)value, ordered like a synchronous copy. */
+  /* OPTIONAL. Sets nbytes bytes to (unsigned char)value, ordered like a
+   * synchronous copy. (This version of oar fills device memory with kernels,
+   * or on the host and copies: it does not call it yet.) */
   OAR_Status (*memset)(int device, void* ptr, int value, size_t nbytes);
-  /* OPTIONAL, as a pair (null: oar uses ordinary host memory). Host memory
-   * the device copies from and to fastest (page-locked). */
+  /* OPTIONAL, as a pair. Host memory the device copies from and to fastest
+   * (page-locked). (This version of oar stages its copies in ordinary host
+   * memory: it does not call them yet.) */
   OAR_Status (*host_allocate)(int device, void** ptr, size_t nbytes);
   OAR_Status (*host_deallocate)(int device, void* ptr, size_t nbytes);
   /* REQUIRED. The device's memory in bytes: all of it, and what is free now. */
@@ -164,7 +166,8 @@ typedef struct OAR_DeviceInterface {
   OAR_Status (*memcpy_d2h)(int device, void* dst, const void* src, size_t nbytes); /* REQUIRED */
   OAR_Status (*memcpy_d2d)(int device, void* dst, const void* src, size_t nbytes); /* REQUIRED */
   /* OPTIONAL, each (null: oar synchronizes the stream and copies
-   * synchronously). */
+   * synchronously). Tensor.to(device, blocking=False) queues an
+   * async_memcpy_h2d on the device's current stream. */
   OAR_Status (*async_memcpy_h2d)(int device, OAR_Stream stream, void* dst, const void* src, size_t nbytes);
   OAR_Status (*async_memcpy_d2h)(int device, OAR_Stream stream, void* dst, const void* src, size_t nbytes);
   OAR_Status (*async_memcpy_d2d)(int device, OAR_Stream stream, void* dst, const void* src, size_t nbytes);

@@ -96,6 +96,12 @@ void bind_device(nb::module_& m) {
     return int(custom_device_type(name, api.c_str()));
   });
   m.def("_custom_device_types", [](const std::string& api) { return custom_device_types(api.c_str()); });
+  m.def("_plugin_profilers", [](bool on) { plugin_profilers(on); });
+  m.def("_plugin_profiler_take", []() {
+    nb::list out;
+    for (const DeviceRecord& r : take_plugin_records()) out.append(nb::make_tuple(r.name, r.start_ns, r.end_ns, r.device));
+    return out;
+  });
   m.def("_device_type_name", [](int type) {
     OAR_CHECK(type >= 0 && type < kNumDeviceTypes, Value, "[oar.device] unknown device type ", type);
     return device_type_name(DeviceType(type));

@@ -310,6 +310,34 @@ std::vector<std::string> custom_device_types(const char* api) {
   return out;
 }
 
+void plugin_profilers(bool on) {
+  Loader& l = loader();
+  std::lock_guard<std::mutex> g(l.mu);
+  for (Loaded& p : l.loaded)
+    if (p.table->profiler_start) on ? p.table->profiler_start() : p.table->profiler_stop();
+}
+
+std::vector<DeviceRecord> take_plugin_records() {
+  struct Sink {
+    DeviceType type;
+    std::vector<DeviceRecord>* out;
+  };
+  std::vector<DeviceRecord> out;
+  Loader& l = loader();
+  std::lock_guard<std::mutex> g(l.mu);
+  for (Loaded& p : l.loaded) {
+    if (!p.table->profiler_collect) continue;
+    Sink sink{p.device->type(), &out};
+    p.table->profiler_collect(
+        [](void* user, const char* name, int device, int64_t start, int64_t end) {
+          auto* s = static_cast<Sink*>(user);
+          s->out->push_back(DeviceRecord{name ? name : "", Device{s->type, int16_t(device)}.str(), start, end});
+        },
+        &sink);
+  }
+  return out;
+}
+
 const OAR_DeviceInterface* plugin_table(DeviceType t) {
   if (!is_custom(t) || !has_device(t)) return nullptr;
   return &static_cast<PluginDevice&>(device_interface(t)).table();

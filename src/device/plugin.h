@@ -26,6 +26,17 @@ std::vector<std::string> custom_device_types(const char* api);
 // for the layers that use its collectives and profiler hooks.
 const OAR_DeviceInterface* plugin_table(DeviceType t);
 
+// The profilers of the loaded plugins that have them: started or stopped
+// with oar's (loads no plugin), and the records they collected since,
+// timed on CLOCK_MONOTONIC.
+struct DeviceRecord {
+  std::string name;
+  std::string device;  // "custom_cpu:0"
+  int64_t start_ns, end_ns;
+};
+void plugin_profilers(bool on);
+std::vector<DeviceRecord> take_plugin_records();
+
 // "OAR_ERROR_INVALID_ARGUMENT", ...; and the error kind a failed entry or
 // kernel raises (out of memory: Memory, invalid argument: Value,
 // unsupported: NotImplemented, otherwise Runtime).

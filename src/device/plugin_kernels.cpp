@@ -11,6 +11,7 @@
 // into the op's table like any kernel, so dispatch stays one path (DESIGN.md
 // §1) and costs one indirect call more for a plugin. A registration for
 // several dtypes with one function takes one slot.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <mutex>
@@ -161,6 +162,11 @@ OAR_Status host_register_kernel(const char* op_name, const char* device_type, co
     p.dtypes.push_back(DType(dtypes[i]));
   }
   if (g_collecting) {
+    for (const Pending& q : g_pending)
+      if (q.op == op && q.device_type == type_s)
+        for (DType d : p.dtypes)
+          if (std::find(q.dtypes.begin(), q.dtypes.end(), d) != q.dtypes.end())
+            return refuse(str_cat(what, ": a ", dtype_name(d), " kernel is registered already"));
     g_pending.push_back(std::move(p));
     return OAR_SUCCESS;
   }

@@ -316,3 +316,21 @@ def test_memory_stats_follow_allocations(lib, on_cpu_after):
     y = oar.zeros([1 << 18])
     assert oar.device.memory_allocated() == oar.device.memory_allocated(dev) >= base_alloc + (1 << 20)
     del y
+
+
+# ---------------------------------------------------------------- profiler
+
+def test_the_profiler_collects_what_the_plugin_records(lib):
+    import oar.profiler as profiler
+
+    x = on(np.ones((8, 8), "float32"))
+    with profiler.Profiler() as prof:
+        y = oar.matmul(x, x)
+        host = y.cpu()
+    z = x + x  # after the profiler stopped: not recorded
+    names = [(n, d) for n, a, b, d in prof.device_events()]
+    assert ("matmul", "custom_cpu:0") in names and ("memcpy_d2h", "custom_cpu:0") in names
+    assert ("add", "custom_cpu:0") not in names
+    assert all(a <= b for _, a, b, _ in prof.device_events())
+    np.testing.assert_array_equal(host.numpy(), np.full((8, 8), 8.0, "float32"))
+    del z

@@ -51,6 +51,9 @@ print("TYPES", oar.device.get_all_custom_device_type())
     ("abi_major", "it was built for device ABI major version 2, this oar has 1"),
     ("required_null", "REQUIRED entries are null: memcpy_d2d"),
     ("device_init", "its init entry failed: status 1"),
+    ("unknown_op", r"register_kernel\('no_such_op', 'minimal_c'\): oar has no op named 'no_such_op'"),
+    ("partial_group", "an optional group is given in part: create_stream set but destroy_stream, query_stream, "
+                      "synchronize_stream null"),
 ])
 def test_each_broken_plugin_is_refused_naming_its_file_and_the_reason(case, reason):
     path = refused(case)

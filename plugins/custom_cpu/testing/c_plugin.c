@@ -56,6 +56,21 @@ static OAR_Status copy(int device, void* dst, const void* src, size_t nbytes) {
   return OAR_SUCCESS;
 }
 
+#ifdef REFUSE_UNKNOWN_OP
+static OAR_Status kernel(OAR_KernelContext* ctx, void* user_data) {
+  (void)ctx;
+  (void)user_data;
+  return OAR_SUCCESS;
+}
+#endif
+#ifdef REFUSE_PARTIAL_GROUP
+static OAR_Status create_stream(int device, OAR_Stream* stream) {
+  (void)device;
+  *stream = NULL;
+  return OAR_SUCCESS;
+}
+#endif
+
 #ifndef REFUSE_NO_ENTRY_POINT
 __attribute__((visibility("default"))) OAR_Status oar_plugin_init(OAR_PluginParams* params) {
   OAR_DeviceInterface* t = params->device;
@@ -89,6 +104,15 @@ __attribute__((visibility("default"))) OAR_Status oar_plugin_init(OAR_PluginPara
   t->memcpy_d2h = copy;
 #ifndef REFUSE_REQUIRED_NULL
   t->memcpy_d2d = copy;
+#endif
+#ifdef REFUSE_PARTIAL_GROUP
+  t->create_stream = create_stream;
+#endif
+#ifdef REFUSE_UNKNOWN_OP
+  {
+    const OAR_DataType f32 = OAR_DTYPE_FLOAT32;
+    params->host->register_kernel("no_such_op", "minimal_c", &f32, 1, kernel, NULL);
+  }
 #endif
   return OAR_SUCCESS;
 }

@@ -200,11 +200,13 @@ class Profiler:
         self._step_times = []
         self._step_start = None
         self._events = []  # (name, start_ns, end_ns, thread id) of RecordEvent ranges
+        self._device_events = []  # (name, start_ns, end_ns, device) of plugin devices' profilers
         self._step_spans = []  # (step number, start_ns, end_ns) of recorded steps
         self._step_start_ns = None
 
     # recording state
     def _collect(self):
+        self._device_events += _C._plugin_profiler_take()
         for name, inputs, calls, ns, nbytes in _C._profiler_take():
             row = self._rows.get((name, inputs))
             if row is None:
@@ -222,8 +224,10 @@ class Profiler:
         if was and not recording and self._on_trace_ready is not None:
             self._on_trace_ready(self)
         _C._profiler_enable(recording and not self._timer_only, self._record_shapes)
+        _C._plugin_profilers(recording and not self._timer_only)  # (a plugin device's own, if it has one)
         if recording and not was:
             _C._profiler_take()  # drop anything recorded outside the window
+            _C._plugin_profiler_take()
         with _recorders_lock:
             (_recorders.add if recording else _recorders.discard)(self)
         self._state = state
@@ -251,6 +255,7 @@ class Profiler:
     def stop(self):
         self._enter(ProfilerState.CLOSED)
         _C._profiler_enable(False)
+        _C._plugin_profilers(False)
 
     def __enter__(self):
         self.start()
@@ -271,6 +276,19 @@ class Profiler:
         """The recorded rows (OpStat), slowest total first."""
         self._collect()
         return sorted(self._rows.values(), key=lambda r: r.seconds, reverse=True)
+
+    def device_events(self):
+        """What the profilers of plugin devices recorded (kernels, copies): (name, start_ns, end_ns,
+        device) each, timed on the clock of time.perf_counter_ns; [] without such devices.
+
+        >>> import oar, oar.profiler as profiler
+        >>> with profiler.Profiler() as prof:
+        ...     y = oar.ones([2]) + 1.0
+        >>> prof.device_events()   # the CPU has no profiler of its own
+        []
+        """
+        self._collect()
+        return list(self._device_events)
 
     def event_stats(self):
         """The RecordEvent ranges per name, as OpStat rows (bytes 0), slowest total first.
@@ -322,6 +340,8 @@ class Profiler:
                     for r in self.op_stats()],
             "events": [{"name": n, "start_ns": a, "end_ns": b, "tid": t} for n, a, b, t in self._events],
             "steps": [{"step": k, "start_ns": a, "end_ns": b} for k, a, b in self._step_spans],
+            "device_events": [{"name": n, "start_ns": a, "end_ns": b, "device": d}
+                              for n, a, b, d in self._device_events],
         }
 
     def summary(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False, time_unit="ms",
@@ -432,9 +452,13 @@ def _chrome_trace(data):
     laid end to end, and in full under the "oarProfile" key."""
     pid = data["pid"]
     events = [{"name": "process_name", "ph": "M", "pid": pid, "args": {"name": f"oar (pid {pid})"}}]
-    t0 = min([e["start_ns"] for e in data["events"]] + [s["start_ns"] for s in data["steps"]] + [0])
+    t0 = min([e["start_ns"] for e in data["events"] + data.get("device_events", [])] +
+             [s["start_ns"] for s in data["steps"]] + [0])
     for e in data["events"]:
         events.append({"name": e["name"], "ph": "X", "cat": "user", "pid": pid, "tid": e["tid"],
+                       "ts": (e["start_ns"] - t0) / 1e3, "dur": (e["end_ns"] - e["start_ns"]) / 1e3})
+    for e in data.get("device_events", []):  # what a plugin device's profiler recorded, one row per device
+        events.append({"name": e["name"], "ph": "X", "cat": "device", "pid": pid, "tid": e["device"],
                        "ts": (e["start_ns"] - t0) / 1e3, "dur": (e["end_ns"] - e["start_ns"]) / 1e3})
     for st in data["steps"]:
         events.append({"name": f"ProfileStep#{st['step']}", "ph": "X", "cat": "step", "pid": pid, "tid": "steps",
