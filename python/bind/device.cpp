@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "dist/process_group.h"
+#include "ops/dispatch.h"
 #include "ops/ops.h"
 
 namespace oar::bind {
@@ -52,6 +53,11 @@ void bind_device(nb::module_& m) {
   });
   m.def("_to_device", [](TensorImpl& t, int type, int index) {
     return ops::to_device(Tensor(&t), device_of(type, index));
+  });
+  m.def("_set_default_device", [](int type, int index) { set_default_device(device_of(type, index)); });
+  m.def("_default_device", []() {
+    Device d = default_device();
+    return nb::make_tuple(int(d.type), int(d.index));
   });
   m.def("_device_index", [](TensorImpl& t) {
     Device d = t.storage->device();

@@ -80,8 +80,10 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     if place is not None:
         from .device import _parse
         kind, index = _parse(place, "oar.to_tensor")
-        if tuple(_C._device_index(t)) != (kind, index):
-            t = _C._to_device(t, kind, index)
+    else:
+        kind, index = _C._default_device()  # oar.set_device's choice
+    if tuple(_C._device_index(t)) != (kind, index):
+        t = _C._to_device(t, kind, index)
     t.stop_gradient = stop_gradient
     return t
 

@@ -1,4 +1,7 @@
 #include "ops/dispatch.h"
+
+#include <atomic>
+
 #include "ops/profiler.h"
 
 #include "ops/grad.h"
@@ -17,6 +20,18 @@ DispatchState& dispatch_state() {
 }
 
 namespace {
+std::atomic<uint32_t> g_default_device{0};  // type << 16 | index
+}  // namespace
+
+Device default_device() {
+  const uint32_t v = g_default_device.load(std::memory_order_relaxed);
+  return Device{DeviceType(v >> 16), int16_t(v & 0xffff)};
+}
+void set_default_device(Device d) {
+  g_default_device.store(uint32_t(d.type) << 16 | uint32_t(uint16_t(d.index)), std::memory_order_relaxed);
+}
+
+namespace {
 
 KernelFn find_kernel(const OpDef& op, Device dev, DType dt) {
   KernelFn k = op.kernels[int(dev.type)][int(dt)];
@@ -31,18 +46,43 @@ KernelFn find_kernel(const OpDef& op, Device dev, DType dt) {
   return k;
 }
 
-// The device of the first defined input; every other input must be there too
-// (a kernel reads all its operands' memory directly).
+// A 0-D CPU tensor that needs no gradient (a Python number made a tensor,
+// a reduced value) may meet tensors of another device: it is copied there,
+// as PyTorch treats CPU scalars. Every other input must be on one device.
+bool movable_scalar(const Tensor& t) {
+  return t.defined() && t.device().type == DeviceType::CPU && t.dim() == 0 && !t.requires_grad();
+}
+
+// The device of the first defined input that is not a movable scalar (of the
+// first defined input if all are); every other input must be there too (a
+// kernel reads all its operands' memory directly).
 Device pick_device(const OpDef& op, std::span<const Tensor> inputs) {
   size_t i = 0;
-  while (i < inputs.size() && !inputs[i].defined()) ++i;
-  if (i == inputs.size()) return Device{};
+  while (i < inputs.size() && !(inputs[i].defined() && !movable_scalar(inputs[i]))) ++i;
+  if (i == inputs.size()) {
+    i = 0;
+    while (i < inputs.size() && !inputs[i].defined()) ++i;
+    if (i == inputs.size()) return default_device();
+  }
   const Device d = inputs[i].device();
-  for (size_t j = i + 1; j < inputs.size(); ++j)
-    if (inputs[j].defined() && inputs[j].device() != d)
+  for (size_t j = 0; j < inputs.size(); ++j)
+    if (j != i && inputs[j].defined() && inputs[j].device() != d && !movable_scalar(inputs[j]))
       fail(ErrorKind::Value, "[oar.", op.name, "] expected all tensors on one device, got ", d.str(), " (input ", i,
            ") and ", inputs[j].device().str(), " (input ", j, "); move them with .to(), .cuda() or .cpu()");
   return d;
+}
+
+// The inputs with the movable scalars that are not on `dev` copied there;
+// empty when there are none.
+Tensors move_scalars(std::span<const Tensor> inputs, Device dev) {
+  Tensors moved;
+  if (dev.type == DeviceType::CPU) return moved;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.device() != dev) {
+      for (const Tensor& u : inputs) moved.push_back(u.defined() && u.device() != dev ? ops::to_device(u, dev) : u);
+      break;
+    }
+  return moved;
 }
 
 // A new output tensor; running out of memory is an error naming the op
@@ -87,6 +127,8 @@ Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& 
     return outs;
   }
   Device dev = pick_device(op, inputs);
+  Tensors moved = move_scalars(inputs, dev);
+  if (!moved.empty()) inputs = std::span<const Tensor>(moved.data(), moved.size());
   DType key = !inputs.empty() && inputs[0].defined() ? inputs[0].dtype() : metas[0].dtype;
   KernelFn k = find_kernel(op, dev, key);
   outs.resize(metas.size());
@@ -175,9 +217,11 @@ Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> 
             "while gradients are recorded is not supported; use the out-of-place op, or write through "
             "indexing assignment (x[...] = v) on the base tensor");
   for (const Tensor& t : inputs)
-    if (t.defined() && t.device() != self.device())
+    if (t.defined() && t.device() != self.device() && !movable_scalar(t))
       fail(ErrorKind::Value, "[oar.", op.name, "_] the tensor modified in place is on ", self.device().str(),
            ", an input is on ", t.device().str(), "; move it with .to(), .cuda() or .cpu()");
+  Tensors moved = move_scalars(inputs, self.device());
+  if (!moved.empty()) inputs = std::span<const Tensor>(moved.data(), moved.size());
   Metas metas = infer_metas(op, inputs, attrs);
   OAR_CHECK(metas.size() == 1 && metas[0].shape == self.shape(), Value, "[oar.", op.name,
             "_] the result shape ", ops::shape_str(metas[0].shape),

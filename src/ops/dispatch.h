@@ -46,6 +46,11 @@ struct DispatchState {
 };
 DispatchState& dispatch_state();
 
+// The device that ops without tensor inputs (creation, sampling) make their
+// outputs on: oar.set_device's choice, the CPU by default. Process-wide.
+Device default_device();
+void set_default_device(Device d);
+
 // Stage 4 only: infer_meta, allocate, run the kernel. No autograd.
 Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
 

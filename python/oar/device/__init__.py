@@ -124,33 +124,34 @@ def _parse(device, api):
 
 
 def get_device():
-    """The device new tensors are made on: 'cpu'.
+    """The device new tensors are made on: 'cpu' or 'gpu:N' (set with set_device).
 
     >>> import oar
     >>> oar.device.get_device()
     'cpu'
     """
-    return "cpu"
+    kind, index = _C._default_device()
+    return "cpu" if kind == 0 else f"gpu:{index}"
 
 
 def set_device(device):
-    """Selects the device ops run on. Only 'cpu' runs ops in this build.
+    """Selects the device that new tensors are made on and ops without tensor inputs run on:
+    'cpu', 'gpu', 'gpu:N' or a Place. Returns the device's name.
 
     >>> import oar
     >>> oar.device.set_device("cpu")
     'cpu'
     """
     api = "oar.device.set_device"
-    kind = str(getattr(device, "_device", device)).split(":")[0].lower()
-    if kind == "cpu":
-        return "cpu"
-    if kind in ("gpu", "cuda") and cuda.is_available():
-        raise NotImplementedError(f"[{api}] running ops on '{device}' is not supported: this build has no CUDA "
-                                  "kernels; move tensors to a GPU with Tensor.cuda() for oar.distributed "
-                                  "collectives (NCCL), and compute on the CPU")
-    if kind in ("gpu", "cuda") and cuda.is_compiled():
-        raise ValueError(f"[{api}] device '{device}' is not available: no CUDA device is visible; expected 'cpu'")
-    raise ValueError(f"[{api}] device '{device}' is not available in this build; expected 'cpu'")
+    name = str(getattr(device, "_device", device)).split(":")[0].lower()
+    if name in ("gpu", "cuda") and not cuda.is_available():
+        why = "no CUDA device is visible" if cuda.is_compiled() else "this build has no CUDA support"
+        raise ValueError(f"[{api}] device '{device}' is not available: {why}; expected 'cpu'")
+    kind, index = _parse(device, api)
+    _C._set_default_device(kind, index)
+    if kind == 1:
+        cuda._state["current"] = index
+    return get_device()
 
 
 class device:
