@@ -55,6 +55,25 @@ void bind_device(nb::module_& m) {
     return ops::to_device(Tensor(&t), device_of(type, index));
   });
   m.def("_set_default_device", [](int type, int index) { set_default_device(device_of(type, index)); });
+  // The Python half of Note [device scope]: oar._api's boundary opens the
+  // scope of its call's arguments; -1 when they open none.
+  m.def("_enter_device_scope", [](nb::args args, nb::kwargs kwargs) -> int64_t {
+    auto scope_of = [](nb::handle a) -> int64_t {
+      if (nb::isinstance<nb::list>(a) || nb::isinstance<nb::tuple>(a)) {
+        if (nb::len(a) == 0) return -1;
+        a = a[0];
+      }
+      if (!nb::isinstance<TensorImpl>(a)) return -1;
+      const Device d = nb::cast<TensorImpl&>(a).storage->device();
+      return d.type == DeviceType::CPU ? -1 : int64_t(enter_device_scope(d));
+    };
+    for (nb::handle a : args)
+      if (int64_t t = scope_of(a); t >= 0) return t;
+    for (auto [k, v] : kwargs)
+      if (int64_t t = scope_of(v); t >= 0) return t;
+    return -1;
+  });
+  m.def("_exit_device_scope", [](int64_t token) { exit_device_scope(uint32_t(token)); });
   m.def("_default_device", []() {
     Device d = default_device();
     return nb::make_tuple(int(d.type), int(d.index));

@@ -8,6 +8,7 @@
 
 #include "autograd/autograd.h"
 #include "common.h"
+#include "ops/dispatch.h"
 
 namespace oar::bind {
 
@@ -51,7 +52,40 @@ void relabel_error(PyObject* func) {
   PyErr_Restore(type, value, tb);
 }
 
+PyTypeObject* g_tensor_type = nullptr;  // oar.Tensor, once the module is built
+
+// The device scope of a call (Note [device scope]): the device of its first
+// argument tensor (or first element of a list or tuple argument) that is not
+// on the CPU. Calls on the CPU open none.
+struct ArgScope {
+  bool open = false;
+  uint32_t token = 0;
+  ArgScope(PyObject* const* args, Py_ssize_t n) {
+    if (!g_tensor_type) return;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* a = args[i];
+      if (PyList_Check(a) || PyTuple_Check(a)) {
+        if (PySequence_Fast_GET_SIZE(a) == 0) continue;
+        a = PySequence_Fast_GET_ITEM(a, 0);
+      }
+      if (!PyObject_TypeCheck(a, g_tensor_type)) continue;
+      const TensorImpl* t = nb::inst_ptr<TensorImpl>(a);
+      if (!t->storage) continue;
+      const Device d = t->storage->device();
+      if (d.type != DeviceType::CPU) {
+        token = enter_device_scope(d);
+        open = true;
+        return;
+      }
+    }
+  }
+  ~ArgScope() {
+    if (open) exit_device_scope(token);
+  }
+};
+
 template <int I> PyObject* trampoline(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kw) {
+  ArgScope scope(args, PyVectorcall_NARGS(nargsf) + (kw ? PyTuple_GET_SIZE(kw) : 0));
   PyObject* r = g_original[I](self, args, nargsf, kw);
   if (!r) relabel_error(self);
   return r;
@@ -111,6 +145,8 @@ void install_in(PyObject* m) {
 }
 
 void install_error_boundary(PyObject* m, nb::handle hook) {
+  g_tensor_type = reinterpret_cast<PyTypeObject*>(PyObject_GetAttrString(m, "Tensor"));  // kept for good
+  if (!g_tensor_type) PyErr_Clear();
   Py_XDECREF(g_hook);
   g_hook = hook.inc_ref().ptr();
   install_in(m);

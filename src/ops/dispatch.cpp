@@ -20,16 +20,24 @@ DispatchState& dispatch_state() {
 }
 
 namespace {
-std::atomic<uint32_t> g_default_device{0};  // type << 16 | index
+// Devices encoded as type << 16 | index; kNoScope: no scope open.
+constexpr uint32_t kNoScope = 0xffffffffu;
+std::atomic<uint32_t> g_default_device{0};
+thread_local uint32_t t_scope = kNoScope;
+uint32_t encode(Device d) { return uint32_t(d.type) << 16 | uint32_t(uint16_t(d.index)); }
 }  // namespace
 
 Device default_device() {
-  const uint32_t v = g_default_device.load(std::memory_order_relaxed);
+  const uint32_t v = t_scope != kNoScope ? t_scope : g_default_device.load(std::memory_order_relaxed);
   return Device{DeviceType(v >> 16), int16_t(v & 0xffff)};
 }
-void set_default_device(Device d) {
-  g_default_device.store(uint32_t(d.type) << 16 | uint32_t(uint16_t(d.index)), std::memory_order_relaxed);
+void set_default_device(Device d) { g_default_device.store(encode(d), std::memory_order_relaxed); }
+uint32_t enter_device_scope(Device d) {
+  const uint32_t prev = t_scope;
+  t_scope = encode(d);
+  return prev;
 }
+void exit_device_scope(uint32_t token) { t_scope = token; }
 
 namespace {
 

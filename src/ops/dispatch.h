@@ -47,9 +47,21 @@ struct DispatchState {
 DispatchState& dispatch_state();
 
 // The device that ops without tensor inputs (creation, sampling) make their
-// outputs on: oar.set_device's choice, the CPU by default. Process-wide.
+// outputs on: inside a device scope its device, else oar.set_device's choice
+// (process-wide, the CPU by default).
+//
+// Note [device scope]
+// An API called with a tensor on a device other than the CPU runs in a scope
+// of that device (the Python bindings and the Python error boundary open it:
+// python/bind/module.cpp, oar/_api.py), so that the helper tensors a
+// composite makes (index ranges, masks, constants) are made beside its
+// inputs instead of on the CPU.
 Device default_device();
 void set_default_device(Device d);
+// Opens a scope of device d on this thread; returns the token that
+// exit_device_scope takes to restore the previous one.
+uint32_t enter_device_scope(Device d);
+void exit_device_scope(uint32_t token);
 
 // Stage 4 only: infer_meta, allocate, run the kernel. No autograd.
 Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
