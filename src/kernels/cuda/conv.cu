@@ -386,10 +386,10 @@ Geo make_geo(const Dims& xs, const Dims& ws, const Dims& ys, const Attrs& a) {
 // Accumulation type: float for the 16-bit floats and float32, double for float64.
 template <typename T> using acc_t = value_t<T>;
 
-template <typename T> __device__ __forceinline__ acc_t<T> ld(const T* p, int64_t i) {
+template <typename T> __device__ __forceinline__ acc_t<T> get(const T* p, int64_t i) {
   return load<T>(reinterpret_cast<const char*>(p + i));
 }
-template <typename T> __device__ __forceinline__ void st(T* p, int64_t i, acc_t<T> v) {
+template <typename T> __device__ __forceinline__ void put(T* p, int64_t i, acc_t<T> v) {
   store<T>(reinterpret_cast<char*>(p + i), v);
 }
 
@@ -413,12 +413,12 @@ template <typename T> __global__ void conv_fwd_direct(Geo g, const T* x, const T
           for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
             const int64_t j2 = a2 * g.s[2] - g.p[2] + k2 * g.d[2];
             if (j2 < 0 || j2 >= g.i[2]) continue;
-            acc += ld(x, xb + (j0 * g.i[1] + j1) * g.i[2] + j2) * ld(w, wb + (k0 * g.k[1] + k1) * g.k[2] + k2);
+            acc += get(x, xb + (j0 * g.i[1] + j1) * g.i[2] + j2) * get(w, wb + (k0 * g.k[1] + k1) * g.k[2] + k2);
           }
         }
       }
     }
-    st(y, e, acc);
+    put(y, e, acc);
   }
 }
 
@@ -450,12 +450,12 @@ template <typename T> __global__ void conv_bwd_data_direct(Geo g, const T* gy, c
           for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
             const int64_t a2 = src_of(j2, k2, g.s[2], g.p[2], g.d[2], g.o[2]);
             if (a2 < 0) continue;
-            acc += ld(gy, yb + (a0 * g.o[1] + a1) * g.o[2] + a2) * ld(w, wb + (k0 * g.k[1] + k1) * g.k[2] + k2);
+            acc += get(gy, yb + (a0 * g.o[1] + a1) * g.o[2] + a2) * get(w, wb + (k0 * g.k[1] + k1) * g.k[2] + k2);
           }
         }
       }
     }
-    st(gx, e, acc);
+    put(gx, e, acc);
   }
 }
 
@@ -479,12 +479,12 @@ template <typename T> __global__ void conv_bwd_filter_direct(Geo g, const T* x, 
           for (int64_t a2 = 0; a2 < g.o[2]; ++a2) {
             const int64_t j2 = a2 * g.s[2] - g.p[2] + k2 * g.d[2];
             if (j2 < 0 || j2 >= g.i[2]) continue;
-            acc += ld(x, xb + (j0 * g.i[1] + j1) * g.i[2] + j2) * ld(gy, yb + (a0 * g.o[1] + a1) * g.o[2] + a2);
+            acc += get(x, xb + (j0 * g.i[1] + j1) * g.i[2] + j2) * get(gy, yb + (a0 * g.o[1] + a1) * g.o[2] + a2);
           }
         }
       }
     }
-    st(gw, e, acc);
+    put(gw, e, acc);
   }
 }
 
@@ -642,10 +642,10 @@ template <typename T>
 __global__ void epilogue_kernel(T* y, const T* bias, const T* res, int64_t n, int64_t inner, int64_t channels,
                                 Act act, float lo, float hi) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    float v = ld(y, i);
-    if (bias) v += ld(bias, (i / inner) % channels);
-    if (res) v += ld(res, i);
-    st(y, i, activate(v, act, lo, hi));
+    float v = get(y, i);
+    if (bias) v += get(bias, (i / inner) % channels);
+    if (res) v += get(res, i);
+    put(y, i, activate(v, act, lo, hi));
   }
 }
 
