@@ -23,13 +23,15 @@
 //   result up to the order of the sums). float64 runs in float64.
 // - The algorithm is cuDNN's heuristic choice (the _v7 queries, which run
 //   nothing): the first of its ranked list that cuDNN accepts for the
-//   problem and whose workspace can be allocated, remembered per problem.
+//   problem and whose workspace can be allocated (at most 1 GiB where one
+//   fits), remembered per problem.
 //   Should cuDNN accept none, the direct kernels below run instead (one
 //   thread per output element, in the CPU's gather form): slow but general.
 #include <cudnn.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -226,10 +228,10 @@ cudnnMathType_t math_for(DType dt, cudnnMathType_t suggested) {
   return suggested;
 }
 
-// Runs the problem with one algorithm; false where cuDNN refuses it or its
-// workspace cannot be had.
+// Runs the problem with one algorithm; false where cuDNN refuses it, or its
+// workspace exceeds max_bytes or cannot be had.
 bool try_algo(cudnnHandle_t h, const Problem& pb, const Choice& c, const TensorDesc& xd, const FilterDesc& wd,
-              const ConvDesc& cd, const TensorDesc& yd, void* x, void* w, void* y) {
+              const ConvDesc& cd, const TensorDesc& yd, void* x, void* w, void* y, size_t max_bytes) {
   if (cudnnSetConvolutionMathType(cd.d, c.math) != CUDNN_STATUS_SUCCESS) return false;
   size_t bytes = 0;
   cudnnStatus_t s;
@@ -241,7 +243,7 @@ bool try_algo(cudnnHandle_t h, const Problem& pb, const Choice& c, const TensorD
   else
     s = cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd.d, yd.d, cd.d, wd.d,
                                                        cudnnConvolutionBwdFilterAlgo_t(c.algo), &bytes);
-  if (s != CUDNN_STATUS_SUCCESS) return false;
+  if (s != CUDNN_STATUS_SUCCESS || bytes > max_bytes) return false;
   Tensor ws;
   if (bytes > 0) {
     try {
@@ -277,6 +279,9 @@ bool run_cudnn(const Problem& pb, void* x, void* w, void* y) {
   FilterDesc wd(pb.w, dt, api);
   ConvDesc cd(pb.pad, pb.stride, pb.dil, pb.groups, pb.dt == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT,
               api);
+  // The heuristics rank algorithms for the math type the descriptor holds.
+  cudnn_check(cudnnSetConvolutionMathType(cd.d, math_for(pb.dt, CUDNN_TENSOR_OP_MATH)), api,
+              "cudnnSetConvolutionMathType");
   const std::string key = pb.key();
   std::optional<Choice> known;
   {
@@ -284,13 +289,18 @@ bool run_cudnn(const Problem& pb, void* x, void* w, void* y) {
     auto it = choices().find(key);
     if (it != choices().end()) known = it->second;
   }
-  if (known && try_algo(h.get(), pb, *known, xd, wd, cd, yd, x, w, y)) return true;
-  for (Choice c : candidates(h.get(), pb, xd, wd, cd, yd)) {
-    c.math = math_for(pb.dt, c.math);
-    if (try_algo(h.get(), pb, c, xd, wd, cd, yd, x, w, y)) {
-      std::lock_guard<std::mutex> l(g_choice_mu);
-      choices()[key] = c;
-      return true;
+  constexpr size_t kAny = SIZE_MAX;
+  if (known && try_algo(h.get(), pb, *known, xd, wd, cd, yd, x, w, y, kAny)) return true;
+  // In cuDNN's order, those with a workspace of at most 1 GiB first.
+  const std::vector<Choice> list = candidates(h.get(), pb, xd, wd, cd, yd);
+  for (size_t cap : {size_t(1) << 30, kAny}) {
+    for (Choice c : list) {
+      c.math = math_for(pb.dt, c.math);
+      if (try_algo(h.get(), pb, c, xd, wd, cd, yd, x, w, y, cap)) {
+        std::lock_guard<std::mutex> l(g_choice_mu);
+        choices()[key] = c;
+        return true;
+      }
     }
   }
   return false;
