@@ -86,7 +86,8 @@ EXEMPT = {
 }
 
 # Entries named after a function that is not public: the op has no function of its own.
-NOT_PUBLIC = {"trigamma": "computed as the derivative of oar.digamma"}
+NOT_PUBLIC = {"trigamma": "computed as the derivative of oar.digamma",
+              "fused_conv": "made by the convolution fusion pass; the entry calls oar._C.fused_conv"}
 
 REGISTERED = [op for op in oar._C._registered_ops() if not op.endswith("_grad")]
 ENTRIES = {info.name: info for info in OP_DB}
