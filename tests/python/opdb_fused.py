@@ -3,8 +3,8 @@ softmax_grad, softmax_cross_entropy_grad, layer_norm_grad, batch_norm_grad) and 
 (fused_linear_act, fused_elementwise, fused_attention).
 
 A first-order backward (oar.grad without create_graph) runs a fused gradient kernel; an
-entry named <function>_grad returns the gradients of that function for an upstream gradient g
-(its last tensor argument), flattened and concatenated, against NumPy's formulas. The fused
+entry named <function>_grad returns a gradient of that function (its sample's `wrt` argument)
+for an upstream gradient g (its last tensor argument), flattened, against NumPy's formulas. The fused
 ops are what the graph passes emit; their entries call them through oar._C. So every device
 runs each of these kernels against the CPU (test_opdb_device.py), and test_opdb.py checks the
 CPU against NumPy. Rows longer than a warp's share (more than 1024 elements) take the CUDA row
@@ -31,9 +31,10 @@ def _v(dtype, seed, lo=-2.0, hi=2.0):
 
 
 def _grads(fn, n_diff):
-    """An op returning the gradients of fn(args[:-1]) with respect to its first n_diff args for the
-    upstream gradient args[-1], flattened and concatenated."""
-    def op(*args, **kwargs):
+    """An op returning the gradient of fn(args[:-1]) with respect to its argument `wrt` (one of the
+    first n_diff) for the upstream gradient args[-1], flattened. (One gradient per sample, not all of
+    them concatenated: the entries then need no kernel beyond the function's own and its gradient's.)"""
+    def op(*args, wrt=0, **kwargs):
         *xs, g = args
         diff = []
         for x in xs[:n_diff]:
@@ -41,13 +42,13 @@ def _grads(fn, n_diff):
             x.stop_gradient = False
             diff.append(x)
         out = fn(*diff, *xs[n_diff:], **kwargs)
-        gs = oar.grad([out], diff, grad_outputs=[g])
-        return oar.concat([t.flatten() for t in gs])
+        return oar.grad([out], diff, grad_outputs=[g])[wrt].flatten()
     return op
 
 
-def _flat(*arrays):
-    return np.concatenate([np.ravel(a) for a in arrays])
+def _each_grad(samples):
+    """Each sample once per differentiable argument (wrt 0, 1, 2)."""
+    return [Sample(s.args, {**s.kwargs, "wrt": k}, noncontig=s.noncontig) for s in samples for k in range(3)]
 
 
 # ---------------------------------------------------------------- gradient kernels
@@ -80,8 +81,7 @@ def _np_softmax_grad(x, g, axis=-1):
 def _softmax_grad_samples(dtype):
     v = _v(dtype, 210)
     return [Sample((v(3, 4), v(3, 4))), Sample((v(2, 3, 5), v(2, 3, 5)), noncontig=True),
-            Sample((v(2, 1500), v(2, 1500))), Sample((v(2, 3, 4), v(2, 3, 4)), {"axis": 1}),
-            Sample((v(0, 4), v(0, 4)))]
+            Sample((v(2, 1500), v(2, 1500))), Sample((v(0, 4), v(0, 4)))]
 
 
 register(OpInfo("nn.functional.softmax_grad", _grads(F.softmax, 1), _np_softmax_grad, FLOATS,
@@ -122,38 +122,39 @@ def _np_norm_input_grad(x, g, w, axes, eps):
     return r * (gw - gw.mean(axis=axes, keepdims=True) - xhat * (gw * xhat).mean(axis=axes, keepdims=True)), xhat
 
 
-def _layer_norm_grad(x, w, b, g, normalized_shape, epsilon=1e-5):
-    return _grads(lambda a, c, d: F.layer_norm(a, normalized_shape, c, d, epsilon), 3)(x, w, b, g)
+def _layer_norm_grad(x, w, b, g, normalized_shape, epsilon=1e-5, wrt=0):
+    return _grads(lambda a, c, d: F.layer_norm(a, normalized_shape, c, d, epsilon), 3)(x, w, b, g, wrt=wrt)
 
 
-def _np_layer_norm_grad(x, w, b, g, normalized_shape, epsilon=1e-5):
+def _np_layer_norm_grad(x, w, b, g, normalized_shape, epsilon=1e-5, wrt=0):
     axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
     lead = tuple(range(x.ndim - len(normalized_shape)))
     gx, xhat = _np_norm_input_grad(x, g, w, axes, epsilon)
-    return _flat(gx, (g * xhat).sum(axis=lead), g.sum(axis=lead))
+    return [gx, (g * xhat).sum(axis=lead), g.sum(axis=lead)][wrt].ravel()
 
 
 def _layer_norm_grad_samples(dtype):
     v = _v(dtype, 230)
-    return [Sample((v(3, 4), v(4), v(4), v(3, 4)), {"normalized_shape": [4]}),
-            Sample((v(2, 3, 4), v(3, 4), v(3, 4), v(2, 3, 4)), {"normalized_shape": [3, 4], "epsilon": 1e-3}),
-            Sample((v(3, 4, 2), v(2), v(2), v(3, 4, 2)), {"normalized_shape": [2]}, noncontig=True),
-            Sample((v(2, 1500), v(1500), v(1500), v(2, 1500)), {"normalized_shape": [1500]}),
-            Sample((v(0, 4), v(4), v(4), v(0, 4)), {"normalized_shape": [4]})]
+    return _each_grad([Sample((v(3, 4), v(4), v(4), v(3, 4)), {"normalized_shape": [4]}),
+                       Sample((v(2, 3, 4), v(3, 4), v(3, 4), v(2, 3, 4)),
+                              {"normalized_shape": [3, 4], "epsilon": 1e-3}),
+                       Sample((v(3, 4, 2), v(2), v(2), v(3, 4, 2)), {"normalized_shape": [2]}, noncontig=True),
+                       Sample((v(2, 1500), v(1500), v(1500), v(2, 1500)), {"normalized_shape": [1500]}),
+                       Sample((v(0, 4), v(4), v(4), v(0, 4)), {"normalized_shape": [4]})])
 
 
 register(OpInfo("nn.functional.layer_norm_grad", _layer_norm_grad, _np_layer_norm_grad, FLOATS,
                 _layer_norm_grad_samples, tol=LOW_TOL))
 
 
-def _batch_norm_grad(x, w, b, g, rm, rv, training=True, data_format="NCHW"):
+def _batch_norm_grad(x, w, b, g, rm, rv, training=True, data_format="NCHW", wrt=0):
     """rm, rv: the running statistics as lists, made on x's device (buffers, not differentiable)."""
     stat = lambda s: oar.to_tensor(np.asarray(s)).astype(x.dtype).to(x.place)  # noqa: E731
     return _grads(lambda a, c, d: F.batch_norm(a, stat(rm), stat(rv), c, d, training=training,
-                                               data_format=data_format), 3)(x, w, b, g)
+                                               data_format=data_format), 3)(x, w, b, g, wrt=wrt)
 
 
-def _np_batch_norm_grad(x, w, b, g, rm, rv, training=True, data_format="NCHW"):
+def _np_batch_norm_grad(x, w, b, g, rm, rv, training=True, data_format="NCHW", wrt=0):
     last = data_format in ("NLC", "NHWC", "NDHWC")
     xc, gc = (np.moveaxis(x, -1, 1), np.moveaxis(g, -1, 1)) if last else (x, g)
     axes = tuple(i for i in range(xc.ndim) if i != 1)
@@ -166,19 +167,19 @@ def _np_batch_norm_grad(x, w, b, g, rm, rv, training=True, data_format="NCHW"):
         xhat = (xc - np.asarray(rm).reshape(shape)) * r
         gx = gc * w.reshape(shape) * r
     gx = np.moveaxis(gx, 1, -1) if last else gx
-    return _flat(gx, (gc * xhat).sum(axis=axes), gc.sum(axis=axes))
+    return [gx, (gc * xhat).sum(axis=axes), gc.sum(axis=axes)][wrt].ravel()
 
 
 def _batch_norm_grad_samples(dtype):
     v = _v(dtype, 240)
     pos = _v(dtype, 241, 0.5, 2.0)
     stats = lambda c: (list(_rng(c).uniform(-1, 1, c)), list(_rng(c + 1).uniform(0.5, 2, c)))  # noqa: E731
-    return [Sample((v(4, 3, 2, 2), pos(3), v(3), v(4, 3, 2, 2), *stats(3))),
-            Sample((v(4, 3, 2, 2), pos(3), v(3), v(4, 3, 2, 2), *stats(3)), {"training": False}),
-            Sample((v(5, 3), pos(3), v(3), v(5, 3), *stats(3))),
-            Sample((v(3, 2, 4), pos(2), v(2), v(3, 2, 4), *stats(2)), noncontig=True),
-            Sample((v(2, 2, 2, 3), pos(3), v(3), v(2, 2, 2, 3), *stats(3)), {"data_format": "NHWC"}),
-            Sample((v(2, 4, 3000), pos(4), v(4), v(2, 4, 3000), *stats(4)))]
+    return _each_grad([Sample((v(4, 3, 2, 2), pos(3), v(3), v(4, 3, 2, 2), *stats(3))),
+                       Sample((v(4, 3, 2, 2), pos(3), v(3), v(4, 3, 2, 2), *stats(3)), {"training": False}),
+                       Sample((v(5, 3), pos(3), v(3), v(5, 3), *stats(3))),
+                       Sample((v(3, 2, 4), pos(2), v(2), v(3, 2, 4), *stats(2)), noncontig=True),
+                       Sample((v(2, 2, 2, 3), pos(3), v(3), v(2, 2, 2, 3), *stats(3)), {"data_format": "NHWC"}),
+                       Sample((v(2, 4, 3000), pos(4), v(4), v(2, 4, 3000), *stats(4)))])
 
 
 register(OpInfo("nn.functional.batch_norm_grad", _batch_norm_grad, _np_batch_norm_grad, FLOATS,

@@ -92,7 +92,8 @@ struct RowLaunch {
 // Note [CUDA row kernels]: the launch for `rows` rows of n elements.
 inline RowLaunch row_launch(int64_t rows, int64_t n) {
   auto cap = [](int64_t b) { return unsigned(b < kMaxGrid ? (b > 0 ? b : 1) : kMaxGrid); };
-  if (n <= kWarpRowMax) return {dim3(cap((rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock)), dim3(32, kWarpRowsPerBlock)};
+  if (n <= kWarpRowMax)
+    return {dim3(cap((rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock)), dim3(32, kWarpRowsPerBlock)};
   return {dim3(cap(rows)), dim3(n >= 8192 ? 1024 : 256)};
 }
 
