@@ -111,7 +111,8 @@ def _np_log_softmax(x, axis=-1, dtype=None):
 def _softmax_samples(dtype):
     v = _v(dtype, 60, -4.0, 4.0)
     out = [Sample((v(3, 4),)), Sample((v(2, 3, 4),), {"axis": 1}), Sample((v(5),), {"axis": 0}),
-           Sample((v(2, 3, 4),), {"axis": -3}, noncontig=True), Sample((v(0, 3),)), Sample((v(),))]
+           Sample((v(2, 3, 4),), {"axis": -3}, noncontig=True), Sample((v(0, 3),)), Sample((v(),)),
+           Sample((v(2, 1500),))]  # rows longer than a CUDA warp's share (the block path)
     if dtype in ("float32", "float16", "bfloat16"):
         out.append(Sample((v(2, 3),), {"dtype": "float64"}, check_dtype=False))
     # Large logits: a stable implementation subtracts the max first.
@@ -455,7 +456,8 @@ def _ln_samples(dtype):
     v = _v(dtype, 110)
     return [Sample((v(3, 4), [4], v(4), v(4))), Sample((v(2, 3, 4), [3, 4], v(3, 4), v(3, 4))),
             Sample((v(2, 3, 4), 4)), Sample((v(2, 5), [5], v(5), None), {"epsilon": 1e-3}),
-            Sample((v(3, 4, 2), [2], v(2), v(2)), noncontig=True), Sample((v(0, 4), [4], v(4), v(4)))]
+            Sample((v(3, 4, 2), [2], v(2), v(2)), noncontig=True), Sample((v(0, 4), [4], v(4), v(4))),
+            Sample((v(2, 1500), [1500], v(1500), v(1500)))]
 
 
 register(OpInfo("nn.functional.layer_norm", F.layer_norm, _np_layer_norm, FLOATS, _ln_samples, grad=True,
@@ -541,7 +543,8 @@ def _ce_samples(dtype):
             Sample((v(3, 4), [1, 2, 3]), {"label_smoothing": 0.1}),
             Sample((v(2, 3, 2), [[[0, 1]], [[2, 2]]]), {"axis": 1, "reduction": "none"}),
             Sample((_rng(143).dirichlet(np.ones(4), size=3), [0, 1, 3]), {"use_softmax": False}),
-            Sample((v(3, 4), [0, 3, 1]), noncontig=True)]
+            Sample((v(3, 4), [0, 3, 1]), noncontig=True),
+            Sample((v(2, 1500), [[7], [1499]]), {"reduction": "none"})]
 
 
 register(OpInfo("nn.functional.cross_entropy", _cross_entropy, _np_cross_entropy, FLOATS, _ce_samples, grad=True,

@@ -158,10 +158,44 @@ template <typename C> OAR_HD inline C lcm_of(C a, C b) {
 // One struct per declared op: apply(x) or apply(a, b) with C the compute type.
 #include "gen/kernels/scalar_fns.inc"
 
-// Scalar functions of ops defined in C++ that the fused interpreter also runs.
+// Scalar functions of ops defined in C++ (ops/activation.cpp) that the fused
+// interpreters and the CUDA kernels also run. (The CPU's dense paths use
+// vmath's vectorised forms of the same formulas.)
 struct op_relu {
   // x < 0 ? 0 : x keeps NaN.
   template <typename C> OAR_HD static C apply(C x) { return x < C(0) ? C(0) : x; }
+};
+struct op_gelu {
+  template <typename C> OAR_HD static C apply(C x) { return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))); }
+};
+struct op_gelu_tanh {
+  template <typename C> OAR_HD static C apply(C x) {
+    C u = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);
+    return C(0.5) * x * (C(1) + std::tanh(u));
+  }
+};
+struct op_silu {
+  template <typename C> OAR_HD static C apply(C x) { return x / (C(1) + std::exp(-x)); }
+};
+struct op_log_sigmoid {
+  // min(x, 0) - log1p(exp(-|x|)): stable for large |x| of either sign.
+  template <typename C> OAR_HD static C apply(C x) {
+    return (C(0) < x ? C(0) : x) - std::log1p(std::exp(-std::abs(x)));
+  }
+};
+// The derivatives of the two gelu forms (gelu_grad).
+struct op_gelu_deriv {
+  template <typename C> OAR_HD static C apply(C x) {
+    return C(0.5) * (C(1) + std::erf(x * C(0.7071067811865476))) +
+           x * C(0.3989422804014327) * std::exp(C(-0.5) * x * x);
+  }
+};
+struct op_gelu_tanh_deriv {
+  template <typename C> OAR_HD static C apply(C x) {
+    C x2 = x * x, k = C(0.7978845608028654), c = C(0.044715);
+    C t = std::tanh(k * (x + c * x2 * x));
+    return C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * k * (C(1) + C(3) * c * x2);
+  }
 };
 
 }  // namespace oar::cpu::scalar
