@@ -23,37 +23,6 @@
 namespace oar::cuda {
 namespace {
 
-// The lines of a tensor along `axis` (the CPU's AxisLines, usable on the device).
-struct AxisLines {
-  int nd = 0;
-  int64_t shape[kMaxRank], stride[kMaxRank];  // the dims other than the axis
-  int64_t len = 1, step = 0;                  // the axis
-  int64_t nlines = 1;
-
-  AxisLines(const Dims& sh, const Dims& st, int64_t axis) {
-    for (int64_t d = 0; d < int64_t(sh.size()); ++d) {
-      if (d == axis) {
-        len = sh[size_t(d)];
-        step = st[size_t(d)];
-        continue;
-      }
-      shape[nd] = sh[size_t(d)];
-      stride[nd] = st[size_t(d)];
-      ++nd;
-      nlines *= sh[size_t(d)];
-    }
-  }
-  __device__ int64_t offset(int64_t line) const {
-    int64_t off = 0;
-    for (int i = nd - 1; i >= 0; --i) {
-      const int64_t q = line / shape[i];
-      off += (line - q * shape[i]) * stride[i];
-      line = q;
-    }
-    return off;
-  }
-};
-
 AxisLines in_lines(const Tensor& x, int64_t axis) { return AxisLines(x.shape(), x.strides(), axis); }
 AxisLines out_lines(const Tensor& o, int64_t axis) { return AxisLines(o.shape(), contiguous_strides(o.shape()), axis); }
 
