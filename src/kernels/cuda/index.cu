@@ -557,8 +557,10 @@ void put_add_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Att
   cpu::visit_numeric(src.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const int64_t* ip = idx.data<int64_t>();
-    if (lines >= 4096 || len <= 4) launch(api, lines, add_along_lines<T>, o.data<T>(), src.data<T>(), ip, g, lines, inner);
-    else launch(api, total, add_along_atomic<T>, o.data<T>(), src.data<T>(), ip, g, total);
+    if (lines >= 4096 || len <= 4)
+      launch(api, lines, add_along_lines<T>, o.data<T>(), src.data<T>(), ip, g, lines, inner);
+    else
+      launch(api, total, add_along_atomic<T>, o.data<T>(), src.data<T>(), ip, g, total);
   });
 }
 

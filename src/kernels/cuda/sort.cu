@@ -129,7 +129,8 @@ SortedLines sort_along(const char* api, const Tensor& x, const AxisLines& g, boo
   const Device dev = x.device();
   Tensor kin = empty_tensor({total * int64_t(sizeof(K))}, DType::UInt8, dev);
   Tensor pin = empty_tensor({total}, DType::Int32, dev);
-  SortedLines r{empty_tensor({total * int64_t(sizeof(K))}, DType::UInt8, dev), empty_tensor({total}, DType::Int32, dev)};
+  SortedLines r{empty_tensor({total * int64_t(sizeof(K))}, DType::UInt8, dev),
+                empty_tensor({total}, DType::Int32, dev)};
   K* kp = static_cast<K*>(kin.raw_data());
   launch(api, total, line_keys<T>, x.data<T>(), g, descending ? SortKey<T>::mask() : K(0), kp, pin.data<int32_t>());
   sort_lines<K>(api, dev, kp, static_cast<K*>(r.keys.raw_data()), pin.data<int32_t>(), r.pos.data<int32_t>(),
@@ -207,8 +208,8 @@ void median_index_kernel(std::span<const Tensor> in, std::span<Tensor> out, cons
     using K = typename SortKey<T>::K;
     SortedLines s = sort_along<T>(api, x, g, false);
     launch(api, g.nlines, middles<K, SortKey<T>::is_float>, static_cast<const K*>(s.keys.raw_data()),
-           static_cast<const int32_t*>(s.pos.data<int32_t>()), g.nlines, g.len, SortKey<T>::mask(), out[0].data<int64_t>(),
-           out[1].data<int64_t>());
+           static_cast<const int32_t*>(s.pos.data<int32_t>()), g.nlines, g.len, SortKey<T>::mask(),
+           out[0].data<int64_t>(), out[1].data<int64_t>());
   });
 }
 
