@@ -36,12 +36,14 @@ DEVICES = available_devices()
 
 
 def _run(info, sample, dtype, device):
-    args = [to_oar(a, dtype, sample.noncontig, device=device) if isinstance(a, np.ndarray) else a
-            for a in sample.args]
-    if info.creation:
-        with oar.device.device_guard(device or "cpu"):
+    # Tensors the op's lambda makes itself (index tensors from lists, creation
+    # ops) land on the device under test too.
+    with oar.device.device_guard(device or "cpu"):
+        args = [to_oar(a, dtype, sample.noncontig, device=device) if isinstance(a, np.ndarray) else a
+                for a in sample.args]
+        if info.creation:
             return info.op(*args, dtype=dtype, **sample.kwargs)
-    return info.op(*args, **sample.kwargs)
+        return info.op(*args, **sample.kwargs)
 
 
 def _arrays(out, device):
