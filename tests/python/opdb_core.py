@@ -567,7 +567,8 @@ register(OpInfo("index_select", _index_select, lambda x, index, axis=0: np.take(
                 ("bool",) + REAL,
                 lambda d: [Sample((_v(d, 150)(4, 3), [0, 3, 3, 1])), Sample((_v(d, 150)(2, 3, 4), [2, 0], -1)),
                            Sample((_v(d, 150)(4, 3), [1, 2], 1), noncontig=True), Sample((_v(d, 150)(4, 3), [])),
-                           Sample((_v(d, 150)(5,), [4]))],
+                           Sample((_v(d, 150)(5,), [4])),
+                           Sample((_v(d, 151)(4, 600), [3, 0, 3]), grad=False)],  # long rows
                 grad=True, gradgrad=True,
                 errors=lambda: [_err(lambda: oar.index_select(oar.ones([3, 4]), _ints([0, 5])), IndexError,
                                      "index_select"),
@@ -629,21 +630,42 @@ def _put_along_axis(x, indices, values, axis, **kw):
 
 
 def _np_put_along_axis(x, indices, values, axis, reduce="assign", include_self=True):
+    """Writes in index order; without include_self the first value written replaces arr's."""
     out = x.copy()
     idx = np.asarray(indices, dtype=np.int64)
     values = np.broadcast_to(values, idx.shape)
-    touched = np.zeros(x.shape, dtype=bool)
+    count = np.zeros(x.shape, dtype=np.int64)
     for pos in itertools.product(*[range(s) for s in idx.shape]):
         dst = list(pos)
         dst[axis] = idx[pos]
         dst = tuple(dst)
-        if reduce == "assign":
-            out[dst] = values[pos]
-        else:
-            if not include_self and not touched[dst]:
-                out[dst] = 0
-            out[dst] += values[pos]
-        touched[dst] = True
+        v = values[pos]
+        if reduce == "assign" or (not include_self and count[dst] == 0):
+            out[dst] = v
+        elif reduce in ("add", "mean"):
+            out[dst] += v
+        elif reduce == "mul":
+            out[dst] *= v
+        elif reduce == "amin":
+            out[dst] = min(out[dst], v)
+        elif reduce == "amax":
+            out[dst] = max(out[dst], v)
+        count[dst] += 1
+    if reduce == "mean":  # integer means truncate toward zero
+        n = np.where(count > 0, count + (1 if include_self else 0), 1)
+        out = (np.trunc(out / n) if out.dtype.kind in "iu" else out / n).astype(out.dtype)
+    return out
+
+
+def _put_modes_samples(d):
+    """Repeated indices under every reduce mode, and lines longer than arr's axis."""
+    dup = [[0, 0], [1, 3], [2, 2]]
+    out = [Sample((_v(d, 184)(3, 4), dup, _v(d, 185)(3, 2), 1), {"reduce": r, "include_self": s}, grad=False)
+           for r in ("mul", "mean", "amin", "amax") for s in (True, False)]
+    long_idx = _rng(187).integers(0, 5, (2, 12)).tolist()
+    out += [Sample((_v(d, 184)(3, 4), dup, _v(d, 185)(3, 2), 1), grad=False),
+            Sample((_v(d, 186)(2, 5), long_idx, _v(d, 188)(2, 12), 1), grad=False),
+            Sample((_v(d, 186)(2, 5), long_idx, _v(d, 188)(2, 12), 1), {"reduce": "add"}, grad=False)]
     return out
 
 
@@ -654,7 +676,7 @@ register(OpInfo("put_along_axis", _put_along_axis, _np_put_along_axis, REAL,
                                   {"reduce": "add"}),
                            Sample((_v(d, 180)(3, 4), [[0, 0], [1, 3], [2, 2]], _v(d, 181)(3, 2), 1),
                                   {"reduce": "add", "include_self": False}),
-                           Sample((_v(d, 180)(3, 4), [[1], [1], [3]], 2, 1), grad=False)],
+                           Sample((_v(d, 180)(3, 4), [[1], [1], [3]], 2, 1), grad=False)] + _put_modes_samples(d),
                 grad=True, gradgrad=True,
                 errors=lambda: [_err(lambda: oar.put_along_axis(oar.ones([3, 4]), _ints([[0, 5]]), 1.0, 1),
                                      IndexError, "put_along_axis")]))
@@ -678,7 +700,8 @@ register(OpInfo("gather_nd", _gather_nd, _np_gather_nd, ("bool",) + REAL,
                 lambda d: [Sample((_v(d, 190)(3, 4), [[0, 1], [2, 3], [0, 1]])),
                            Sample((_v(d, 190)(3, 4, 2), [[2], [0]])),
                            Sample((_v(d, 190)(3, 4, 2), [[[1, 3, 1]], [[0, 0, 0]]]), noncontig=True),
-                           Sample((_v(d, 190)(3, 4), [[], []]))],
+                           Sample((_v(d, 190)(3, 4), [[], []])),
+                           Sample((_v(d, 191)(3, 600), [[2], [0], [2]]), grad=False)],  # long slices
                 grad=True, gradgrad=True,
                 errors=lambda: [_err(lambda: oar.gather_nd(oar.ones([3, 4]), _ints([[0, 5]])), IndexError,
                                      "gather_nd"),
@@ -765,6 +788,9 @@ def _sort_samples(seed):
         if dtype in INTS + ("float32", "float64"):  # ties keep their input order with stable=True
             out.append(Sample((np.array([[3, 1, 3, 1, 2], [0, 0, 0, 1, 1]]),), {"stable": True}))
             out.append(Sample((np.array([[3, 1, 3, 1, 2]]),), {"stable": True, "descending": True}))
+        out += [Sample((_distinct((2, 300), seed + 1),), {"descending": True}), Sample((_distinct((3000,), seed + 2),)),
+                Sample((_distinct((2, 40000), seed + 3),)), Sample((_rng(seed + 4).integers(0, 9, (4, 500)),)),
+                Sample((_rng(seed + 4).integers(0, 9, (4, 500)),), {"descending": True})]
         return out
     return gen
 
@@ -784,7 +810,9 @@ def _np_topk(x, k, axis=None, largest=True, sorted=True):
 def _topk_samples(dtype):
     return [Sample((_distinct((3, 5), 240), 2)), Sample((_distinct((3, 5), 241), 3), {"axis": 0}),
             Sample((_distinct((2, 3, 4), 242), 4), {"largest": False}, noncontig=True),
-            Sample((_distinct((6,), 243), 6)), Sample((_distinct((3, 4), 244), 0)), Sample((np.zeros((0, 3)), 1))]
+            Sample((_distinct((6,), 243), 6)), Sample((_distinct((3, 4), 244), 0)), Sample((np.zeros((0, 3)), 1)),
+            Sample((_distinct((2, 300), 245), 5), grad=False),
+            Sample((_distinct((40000,), 246), 3), {"largest": False}, grad=False)]
 
 
 register(OpInfo("topk", lambda *a, **k: oar.topk(*a, **k)[0], lambda *a, **k: _np_topk(*a, **k)[0],
@@ -873,7 +901,9 @@ def _arg_samples(dtype):
     return [Sample((v(3, 4),)), Sample((v(3, 4),), {"axis": 0}), Sample((v(3, 4),), {"axis": -1, "keepdim": True}),
             Sample((v(2, 3, 4),), {"axis": 1}, noncontig=True), Sample((v(2, 3),), {"keepdim": True}),
             Sample((v(5),), {"axis": 0, "dtype": "int32"}, check_dtype=False), Sample((v(),)),
-            Sample((np.array([[1, 3, 3], [2, 2, 0]]),), {"axis": 1})]  # ties: the first occurrence
+            Sample((np.array([[1, 3, 3], [2, 2, 0]]),), {"axis": 1}),  # ties: the first occurrence
+            Sample((v(3, 500),), {"axis": 1}), Sample((_rng(281).integers(0, 4, (2, 700)),), {"axis": -1}),
+            Sample((_rng(282).integers(0, 4, (700, 3)),), {"axis": 0})]
 
 
 for _n, _f in (("argmax", np.argmax), ("argmin", np.argmin)):
@@ -899,6 +929,8 @@ def _cum_samples(lo, hi, key="axis"):
         out = [Sample((v(3, 4),), {key: 0}), Sample((v(3, 4),), {key: -1}), Sample((v(2, 3, 4),), {key: 1},
                                                                                noncontig=True),
                Sample((v(0, 3),), {key: 0}), Sample((v(),), {key: 0}), Sample((v(5),), {key: 0})]
+        long = _v(dtype, 291, 0.5, 1.5)
+        out += [Sample((long(2, 300),), {key: -1}, grad=False), Sample((long(300, 3),), {key: 0}, grad=False)]
         if key == "axis":
             out.append(Sample((v(2, 3),)))  # flattened
         if dtype in ("float32", "int64"):
@@ -934,7 +966,8 @@ def _np_cumext(f, which):
 def _cumext_samples(dtype):
     return [Sample((_distinct((3, 4), 300),), {"axis": 0}), Sample((_distinct((3, 4), 301),), {"axis": -1}),
             Sample((_distinct((2, 3, 4), 302),), {"axis": 1}, noncontig=True), Sample((np.zeros((0, 3)),), {"axis": 0}),
-            Sample((_distinct((2, 3), 303),)), Sample((_distinct((5,), 304),), {"axis": 0})]
+            Sample((_distinct((2, 3), 303),)), Sample((_distinct((5,), 304),), {"axis": 0}),
+            Sample((_distinct((2, 300), 305),), {"axis": -1}, grad=False)]
 
 
 for _n, _f in (("cummax", np.maximum), ("cummin", np.minimum)):
@@ -945,7 +978,8 @@ for _n, _f in (("cummax", np.maximum), ("cummin", np.minimum)):
     register(OpInfo(f"{_n}_indices", (lambda n: lambda *a, **k: getattr(oar, n)(*a, **k)[1])(_n), _np_cumext(_f, 1),
                     ("int64", "float32"),
                     lambda d: _cumext_samples(d) + [Sample((np.array([[1, 3, 3, 2, 3], [2, 2, 0, 0, 5]]),),
-                                                           {"axis": 1})],
+                                                           {"axis": 1}),
+                                                    Sample((_rng(306).integers(0, 6, (2, 400)),), {"axis": 1})],
                     out_dtype=lambda d: "int64"))
 
 
@@ -964,7 +998,8 @@ def _np_median(x, axis=None, keepdim=False, mode="avg"):
 def _median_samples(dtype):
     return [Sample((_distinct((3, 4), 310),)), Sample((_distinct((3, 5), 311),), {"axis": 1}),
             Sample((_distinct((3, 4), 312),), {"axis": 0, "keepdim": True}),
-            Sample((_distinct((2, 3, 4), 313),), {"axis": -1}, noncontig=True), Sample((_distinct((5,), 314),))]
+            Sample((_distinct((2, 3, 4), 313),), {"axis": -1}, noncontig=True), Sample((_distinct((5,), 314),)),
+            Sample((_distinct((3, 301), 315),), {"axis": 1}, grad=False)]
 
 
 register(OpInfo("median", oar.median, _np_median, ("float32", "float64"), _median_samples, grad=True, gradgrad=True,
