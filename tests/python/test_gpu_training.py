@@ -17,14 +17,13 @@ def _train(model, batches, device, opt_fn, loss_fn, steps):
     model.to(device)
     opt = opt_fn(model.parameters())
     losses = []
-    for x, y in batches[:steps]:
-        xt = oar.to_tensor(x, place=device)
-        yt = oar.to_tensor(y, place=device)
-        loss = loss_fn(model, xt, yt)
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        losses.append(float(loss.cpu().numpy()))
+    with oar.device.device_guard(device):  # what the model makes itself (position ids) goes there too
+        for x, y in batches[:steps]:
+            loss = loss_fn(model, oar.to_tensor(x), oar.to_tensor(y))
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            losses.append(float(loss.cpu().numpy()))
     return losses
 
 

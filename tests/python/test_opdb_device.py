@@ -104,13 +104,13 @@ def summary(device):
         except NotImplementedError as e:
             msg = str(e)
             op = msg[msg.find("[") + 1:msg.find("]")] if "[" in msg else "?"
-            missing.setdefault(op, set()).add(dtype)
+            missing.setdefault(op, {})[dtype] = msg.splitlines()[0][:160]
         except Exception as e:  # noqa: BLE001 - a report, not a test
             bad[f"{info.name}-{dtype}"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200]}"
     print(f"{device}: {len(ok)} of {len(FWD)} (op, dtype) pairs match the CPU")
     print(f"{len(missing)} ops without a kernel on {device}:")
     for op, dts in sorted(missing.items()):
-        print(f"  {op}: {' '.join(sorted(dts))}")
+        print(f"  {op}: {' '.join(sorted(dts))}  ({next(iter(dts.values()))})")
     print(f"{len(bad)} mismatches or errors:")
     for k, v in sorted(bad.items()):
         print(f"  {k}: {v}")
