@@ -38,9 +38,10 @@ DEVICES = available_devices()
 def _run(info, sample, dtype, device):
     """The sample run as a user would with `device` selected (oar.set_device): tensors
     the entry makes itself (index tensors, creation ops) go there too."""
+    device = device or "cpu"
     args = [to_oar(a, dtype, sample.noncontig, device=device) if isinstance(a, np.ndarray) else a
             for a in sample.args]
-    with oar.device.device_guard(device or "cpu"):
+    with oar.device.device_guard(device):
         if info.creation:
             return info.op(*args, dtype=dtype, **sample.kwargs)
         return info.op(*args, **sample.kwargs)
