@@ -58,20 +58,29 @@ void bind_device(nb::module_& m) {
   // The Python half of Note [device scope]: oar._api's boundary opens the
   // scope of its call's arguments; -1 when they open none.
   m.def("_enter_device_scope", [](nb::args args, nb::kwargs kwargs) -> int64_t {
-    auto scope_of = [](nb::handle a) -> int64_t {
+    // The device of the first tensor argument not on the CPU, else the CPU
+    // when there is a tensor argument (as ArgScope in module.cpp).
+    int found = 0;  // 1: a CPU tensor, 2: another device
+    Device dev{};
+    auto look = [&](nb::handle a) {
       if (nb::isinstance<nb::list>(a) || nb::isinstance<nb::tuple>(a)) {
-        if (nb::len(a) == 0) return -1;
+        if (nb::len(a) == 0) return;
         a = a[0];
       }
-      if (!nb::isinstance<TensorImpl>(a)) return -1;
+      if (!nb::isinstance<TensorImpl>(a)) return;
       const Device d = nb::cast<TensorImpl&>(a).storage->device();
-      return d.type == DeviceType::CPU ? -1 : int64_t(enter_device_scope(d));
+      if (d.type != DeviceType::CPU) {
+        dev = d;
+        found = 2;
+      } else if (found == 0) {
+        found = 1;
+      }
     };
     for (nb::handle a : args)
-      if (int64_t t = scope_of(a); t >= 0) return t;
+      if (found < 2) look(a);
     for (auto [k, v] : kwargs)
-      if (int64_t t = scope_of(v); t >= 0) return t;
-    return -1;
+      if (found < 2) look(v);
+    return found == 0 ? -1 : int64_t(enter_device_scope(dev));
   });
   m.def("_exit_device_scope", [](int64_t token) { exit_device_scope(uint32_t(token)); });
   m.def("_default_device", []() {

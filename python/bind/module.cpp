@@ -57,12 +57,14 @@ PyTypeObject* g_tensor_type = nullptr;  // oar.Tensor, once the module is built
 
 // The device scope of a call (Note [device scope]): the device of its first
 // argument tensor (or first element of a list or tuple argument) that is not
-// on the CPU. Calls on the CPU open none.
+// on the CPU, else the CPU when it has a tensor argument; a call without
+// tensor arguments keeps the scope it runs in.
 struct ArgScope {
   bool open = false;
   uint32_t token = 0;
   ArgScope(PyObject* const* args, Py_ssize_t n) {
     if (!g_tensor_type) return;
+    bool any = false;
     for (Py_ssize_t i = 0; i < n; ++i) {
       PyObject* a = args[i];
       if (PyList_Check(a) || PyTuple_Check(a)) {
@@ -78,6 +80,11 @@ struct ArgScope {
         open = true;
         return;
       }
+      any = true;
+    }
+    if (any) {
+      token = enter_device_scope(Device{});
+      open = true;
     }
   }
   ~ArgScope() {

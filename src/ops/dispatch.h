@@ -51,11 +51,11 @@ DispatchState& dispatch_state();
 // (process-wide, the CPU by default).
 //
 // Note [device scope]
-// An API called with a tensor on a device other than the CPU runs in a scope
-// of that device (the Python bindings and the Python error boundary open it:
-// python/bind/module.cpp, oar/_api.py), so that the helper tensors a
-// composite makes (index ranges, masks, constants) are made beside its
-// inputs instead of on the CPU.
+// An API called with tensor arguments runs in a scope of their device (the
+// first one not on the CPU, else the CPU; the Python bindings and the Python
+// error boundary open it: python/bind/module.cpp, oar/_api.py), so that the
+// helper tensors a composite makes (index ranges, masks, constants) are made
+// beside its inputs rather than on oar.set_device's device.
 Device default_device();
 void set_default_device(Device d);
 // Opens a scope of device d on this thread; returns the token that
