@@ -381,9 +381,9 @@ register(OpInfo("nn.functional.max_pool2d_mask", _max_pool2d_mask, _np_max_pool2
 # ---------------------------------------------------------------- normalisation
 
 def _batch_norm(x, rm, rv, w, b, **kw):
-    """rm, rv: the running statistics as lists; they are buffers, not differentiable inputs."""
-    return F.batch_norm(x, oar.to_tensor(np.asarray(rm)).astype(x.dtype), oar.to_tensor(np.asarray(rv)).astype(x.dtype),
-                        w, b, **kw)
+    """rm, rv: the running statistics as lists (made on x's device); they are buffers, not differentiable inputs."""
+    stat = lambda s: oar.to_tensor(np.asarray(s)).astype(x.dtype).to(x.place)  # noqa: E731
+    return F.batch_norm(x, stat(rm), stat(rv), w, b, **kw)
 
 
 def _np_batch_norm(x, rm, rv, w, b, training=False, momentum=0.9, epsilon=1e-5, data_format="NCHW",
@@ -502,7 +502,7 @@ register(OpInfo("concat", _concat, lambda *xs, axis=0: np.concatenate(xs, axis=a
 
 def _cross_entropy(x, label, *rest, **kw):
     """label: a list of class ids (int labels) or an array of probabilities (soft labels); rest: the class weight."""
-    lab = _ints(label) if isinstance(label, list) else label
+    lab = _ints(label).to(x.place) if isinstance(label, list) else label
     return F.cross_entropy(x, lab, *rest, **kw)
 
 

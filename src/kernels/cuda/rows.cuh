@@ -1,4 +1,4 @@
-// Helpers for the CUDA kernels that reduce along rows (softmax, cross entropy,
+// What the CUDA kernels that reduce along rows share (softmax, cross entropy,
 // the norms, attention): typed element access, rounding to a storage type,
 // warp and block reductions, the launch shape of a row kernel, and dense
 // copies of strided inputs.
