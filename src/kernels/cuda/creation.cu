@@ -71,9 +71,19 @@ template <typename T, typename F> void run_sequence(const char* api, Tensor& out
   cuda_check(cudaGetLastError(), api, "kernel launch");
 }
 
-template <typename V> struct Affine {  // start + i * step
+// A real value as storage type T's value (complex: the real part).
+template <typename T, typename V> __device__ value_t<T> as_value(V v) {
+  if constexpr (is_cx_v<value_t<T>>) {
+    using F = decltype(value_t<T>::re);
+    return value_t<T>{F(v), F(0)};
+  } else {
+    return value_t<T>(v);
+  }
+}
+
+template <typename T, typename V> struct Affine {  // start + i * step
   V start, step;
-  __device__ V operator()(int64_t i) const { return V(start + V(i) * step); }
+  __device__ value_t<T> operator()(int64_t i) const { return as_value<T>(V(start + V(i) * step)); }
 };
 template <typename T> struct Linspace {  // from both ends, so that the last value is `stop`
   double s, e, step;
@@ -81,24 +91,25 @@ template <typename T> struct Linspace {  // from both ends, so that the last val
   __device__ value_t<T> operator()(int64_t i) const {
     double v = (n == 1 || i < n / 2) ? s + step * double(i) : e - step * double(n - 1 - i);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return value_t<T>(floor(v));
-    else return value_t<T>(v);
+    else return as_value<T>(v);
   }
 };
 template <typename T> struct Eye {
   int64_t cols;
-  __device__ value_t<T> operator()(int64_t i) const { return value_t<T>(i / cols == i % cols ? 1 : 0); }
+  __device__ value_t<T> operator()(int64_t i) const { return as_value<T>(i / cols == i % cols ? 1 : 0); }
 };
 
 void arange_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
-  cpu::visit_real(out[0].dtype(), [&](auto tag) {
+  visit_dtype(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      run_sequence<T>("oar.arange", out[0], Affine<double>{ops::attr_scalar(a[0]).d, ops::attr_scalar(a[1]).d});
+    if constexpr (std::is_same_v<T, bool> || cpu::is_complex_v<T>) {
+      run_sequence<T>("oar.arange", out[0],
+                      Affine<T, double>{ops::attr_scalar(a[0]).d, ops::attr_scalar(a[1]).d});
     } else {
       if (std::holds_alternative<int64_t>(a[0]))
-        run_sequence<T>("oar.arange", out[0], Affine<int64_t>{a.i(0), a.i(1)});
+        run_sequence<T>("oar.arange", out[0], Affine<T, int64_t>{a.i(0), a.i(1)});
       else
-        run_sequence<T>("oar.arange", out[0], Affine<double>{a.f(0), a.f(1)});
+        run_sequence<T>("oar.arange", out[0], Affine<T, double>{a.f(0), a.f(1)});
     }
   });
 }
@@ -107,14 +118,14 @@ void linspace_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs
   const double s = a.f(0), e = a.f(1);
   const int64_t n = a.i(2);
   const double step = n > 1 ? (e - s) / double(n - 1) : 0.0;
-  cpu::visit_real(out[0].dtype(), [&](auto tag) {
+  visit_dtype(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     run_sequence<T>("oar.linspace", out[0], Linspace<T>{s, e, step, n});
   });
 }
 
 void eye_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
-  cpu::visit_real(out[0].dtype(), [&](auto tag) {
+  visit_dtype(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     run_sequence<T>("oar.eye", out[0], Eye<T>{std::max<int64_t>(a.i(1), 1)});
   });
@@ -122,9 +133,9 @@ void eye_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) 
 
 const bool r1 = register_all("full", full_kernel, OAR_ALL_DTYPES);
 const bool r2 = register_all("full_like", full_like_kernel, OAR_ALL_DTYPES);
-const bool r3 = register_real("arange", arange_kernel, OAR_ALL_DTYPES);
-const bool r4 = register_real("linspace", linspace_kernel, OAR_ALL_DTYPES);
-const bool r5 = register_real("eye", eye_kernel, OAR_ALL_DTYPES);
+const bool r3 = register_all("arange", arange_kernel, OAR_ALL_DTYPES);
+const bool r4 = register_all("linspace", linspace_kernel, OAR_ALL_DTYPES);
+const bool r5 = register_all("eye", eye_kernel, OAR_ALL_DTYPES);
 
 }  // namespace
 }  // namespace oar::cuda

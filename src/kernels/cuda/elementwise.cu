@@ -135,6 +135,18 @@ void remainder_kernel(std::span<const Tensor> in, std::span<Tensor> out, const A
 }
 const bool remainder_reg = register_real("remainder", remainder_kernel, OAR_REAL_DTYPES);
 
+// complex(re, im): float32 -> complex64, float64 -> complex128.
+struct MakeComplex {
+  template <typename F> __device__ Cx<F> operator()(F re, F im) const { return Cx<F>{re, im}; }
+};
+void complex_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  if (in[0].dtype() == DType::Float64)
+    elementwise<complex128, double, double>("oar.complex", out[0], MakeComplex{}, in[0], in[1]);
+  else
+    elementwise<complex64, float, float>("oar.complex", out[0], MakeComplex{}, in[0], in[1]);
+}
+const bool complex_reg = register_all("complex", complex_kernel, {DType::Float32, DType::Float64});
+
 // where on the bit patterns, so one instantiation per item size serves every dtype.
 struct WhereFn {
   template <typename U> __device__ U operator()(bool c, U a, U b) const { return c ? a : b; }
