@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "autograd/autograd.h"
+#include "ops/dispatch.h"
 
 namespace oar::bind {
 
@@ -239,6 +240,15 @@ Dims arg_shape(nb::handle h, const char* api, const char* what) {
   return int_list(h, api, what);
 }
 
+namespace {
+// A tensor made from a Python object goes to the default device
+// (oar.set_device, oar.device.device_guard), as oar.to_tensor's does.
+Tensor on_default_device(const Tensor& t) {
+  const Device d = default_device();
+  return t.device() == d ? t : ops::to_device(t, d);
+}
+}  // namespace
+
 Tensor arg_index(nb::handle h, const char* api, const char* what) {
   PyObject* o = h.ptr();
   if (TensorImpl* p = as_tensor(o)) {
@@ -253,7 +263,7 @@ Tensor arg_index(nb::handle h, const char* api, const char* what) {
   const DType dt = t.dtype();
   OAR_CHECK(is_integer_dtype(dt) || (t.numel() == 0 && dt == DType::Float64), Type, "[", api, "] ", what,
             " must be an int32 or int64 tensor, got ", dtype_name(dt));
-  return wrapped && dt == DType::Int64 ? ops::clone(t) : ops::cast(t, DType::Int64);
+  return on_default_device(wrapped && dt == DType::Int64 ? ops::clone(t) : ops::cast(t, DType::Int64));
 }
 
 Tensor arg_values(nb::handle h, const char* api, const char* what) {
@@ -263,7 +273,7 @@ Tensor arg_values(nb::handle h, const char* api, const char* what) {
   Tensor t = wrapped ? numpy_tensor(o, api) : list_tensor(o, false);
   OAR_CHECK(t.defined(), Type, "[", api, "] ", what,
             " must be a Tensor, a number, or a list or NumPy array of numbers, got ", type_name(o));
-  return wrapped ? ops::clone(t) : t;
+  return on_default_device(wrapped ? ops::clone(t) : t);
 }
 
 // ---- Python objects as tensors
