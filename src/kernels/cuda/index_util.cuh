@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/cpu/wrap.h"
 #include "kernels/cuda/loops.cuh"
