@@ -142,8 +142,8 @@ def test_scan_gradients():
 
     same(grad_of(lambda t: oar.cumsum(t, axis=1)), x, g, tol=1e-4)
     same(grad_of(lambda t: oar.cumprod(t, dim=1)), rng.uniform(0.9, 1.1, (6, 700)).astype(np.float32), g, tol=1e-3)
-    same(grad_of(lambda t: oar.cummax(t, axis=1)[0]), x, g, tol=1e-5)
-    same(grad_of(lambda t: oar.cummin(t, axis=0)[0]), x, g, tol=1e-5)
+    same(grad_of(lambda t: oar.cummax(t, axis=1)[0]), x, g, tol=1e-4)  # atomic sums: any order
+    same(grad_of(lambda t: oar.cummin(t, axis=0)[0]), x, g, tol=1e-4)
     same(grad_of(lambda t: oar.median(t, axis=1)), x, g[:, :1].reshape(6).copy(), tol=1e-6)
 
 

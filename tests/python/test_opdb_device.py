@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 import oar
-from opdb import OP_DB, LOW_PRECISION, to_oar
+
+oar.set_device("cpu")  # the samples the op database makes when it loads live on the CPU
+from opdb import OP_DB, LOW_PRECISION, to_oar  # noqa: E402
 
 FWD = [(info, d) for info in OP_DB for d in info.dtypes]
 
