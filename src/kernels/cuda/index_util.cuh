@@ -23,8 +23,6 @@
 namespace oar::cuda {
 
 // A grid-stride loop over [0, n).
-#define OAR_GRID_LOOP(i, n) \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
 // Launches kernel<<<blocks_for(n), kThreads>>> on the default stream (nothing when n is 0).
 template <typename... P, typename... A>

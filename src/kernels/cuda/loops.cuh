@@ -62,6 +62,18 @@ template <typename T, typename V> __device__ __forceinline__ void store(char* p,
   }
 }
 
+// Element i of a typed array, loaded or stored as above.
+template <typename T> __device__ __forceinline__ value_t<T> get(const T* p, int64_t i) {
+  return load<T>(reinterpret_cast<const char*>(p + i));
+}
+template <typename T, typename V> __device__ __forceinline__ void put(T* p, int64_t i, V v) {
+  store<T>(reinterpret_cast<char*>(p + i), v);
+}
+
+// A grid-stride loop of variable e over [0, n).
+#define OAR_GRID_LOOP(e, n) \
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); e += int64_t(gridDim.x) * blockDim.x)
+
 // A 16-byte item moved as is (complex128 in where and copies).
 struct alignas(16) Pair64 {
   uint64_t lo, hi;

@@ -91,16 +91,6 @@ PoolGeo make_geo(const Dims& xs, const Dims& ys, const Attrs& a) {
   return g;
 }
 
-template <typename T> __device__ __forceinline__ value_t<T> get(const T* p, int64_t i) {
-  return load<T>(reinterpret_cast<const char*>(p + i));
-}
-template <typename T, typename V> __device__ __forceinline__ void put(T* p, int64_t i, V v) {
-  store<T>(reinterpret_cast<char*>(p + i), v);
-}
-
-#define OAR_GRID_LOOP(e, n) \
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); e += int64_t(gridDim.x) * blockDim.x)
-
 // Splits an output index into its plane and window bounds.
 __device__ __forceinline__ int64_t out_window(const PoolGeo& g, int64_t e, int64_t* st, int64_t* en) {
   int64_t r = e;

@@ -34,16 +34,6 @@
 namespace oar::cuda {
 namespace {
 
-#define OAR_GRID_LOOP(e, n) \
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); e += int64_t(gridDim.x) * blockDim.x)
-
-template <typename T> __device__ __forceinline__ value_t<T> get(const T* p, int64_t i) {
-  return load<T>(reinterpret_cast<const char*>(p + i));
-}
-template <typename T, typename V> __device__ __forceinline__ void put(T* p, int64_t i, V v) {
-  store<T>(reinterpret_cast<char*>(p + i), v);
-}
-
 struct Words {
   uint32_t w[4];
 };
