@@ -16,7 +16,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export PYTHONPATH := $(CURDIR)/python
 
-.PHONY: all deps venv build demo test test-cpp test-python test-asan bench fuzz fuzz-deps fuzz-ops fuzz-loaders clean
+.PHONY: all deps venv build demo test test-cpp test-python test-gpu test-asan bench fuzz fuzz-deps fuzz-ops fuzz-loaders clean
 
 all: build
 
@@ -59,6 +59,13 @@ test-python: build
 	OMP_WAIT_POLICY=PASSIVE $(VPY) -m pytest tests/python -n $(JOBS) --doctest-modules python/oar -p no:cacheprovider
 
 test: test-cpp test-python
+
+# The op database on CUDA against the CPU, and training steps of ResNet18 and
+# the small GPT on a GPU against the same steps on the CPU (skipped, with the
+# reason, where no GPU is visible).
+test-gpu: build
+	$(VPY) -m pytest tests/python/test_opdb_device.py tests/python/test_gpu_training.py -k "gpu or resnet or gpt" \
+	  -p no:cacheprovider -rs
 
 # AddressSanitizer + UBSan build of the C++ tests and the op database.
 ASAN_BUILD := build/asan

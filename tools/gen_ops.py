@@ -405,7 +405,7 @@ def scalar_fns(ops):
     for family, args in (("unary", "C x"), ("binary", "C a, C b")):
         for name, d in ops[family].items():
             if d.get("kernel") != "custom":
-                out.append(f"struct op_{name} {{\n  template <typename C> static auto apply({args}) {{ "
+                out.append(f"struct op_{name} {{\n  template <typename C> OAR_HD static auto apply({args}) {{ "
                            f"return {d['scalar']}; }}\n}};")
     return "\n".join(out) + "\n"
 

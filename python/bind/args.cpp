@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "autograd/autograd.h"
+#include "ops/dispatch.h"
+#include "ops/ops.h"
 
 namespace oar::bind {
 
@@ -253,7 +255,7 @@ Tensor arg_index(nb::handle h, const char* api, const char* what) {
   const DType dt = t.dtype();
   OAR_CHECK(is_integer_dtype(dt) || (t.numel() == 0 && dt == DType::Float64), Type, "[", api, "] ", what,
             " must be an int32 or int64 tensor, got ", dtype_name(dt));
-  return wrapped && dt == DType::Int64 ? ops::clone(t) : ops::cast(t, DType::Int64);
+  return placed(wrapped && dt == DType::Int64 ? ops::clone(t) : ops::cast(t, DType::Int64));
 }
 
 Tensor arg_values(nb::handle h, const char* api, const char* what) {
@@ -263,7 +265,12 @@ Tensor arg_values(nb::handle h, const char* api, const char* what) {
   Tensor t = wrapped ? numpy_tensor(o, api) : list_tensor(o, false);
   OAR_CHECK(t.defined(), Type, "[", api, "] ", what,
             " must be a Tensor, a number, or a list or NumPy array of numbers, got ", type_name(o));
-  return wrapped ? ops::clone(t) : t;
+  return placed(wrapped ? ops::clone(t) : t);
+}
+
+Tensor placed(const Tensor& t) {
+  const Device d = default_device();
+  return t.defined() && t.device() != d ? ops::to_device(t, d) : t;
 }
 
 // ---- Python objects as tensors

@@ -71,6 +71,9 @@ int64_t clamped(PyObject* o, bool* overflowed = nullptr);
 // only ints and bools. Undefined when `o` is not a number or a rectangular
 // nest of them.
 Tensor list_tensor(PyObject* o, bool index_only);
+// t on the device that tensors made now go to (oar.set_device's, or the
+// device scope of the call: Note [device scope]); t itself when it is there.
+Tensor placed(const Tensor& t);
 // A NumPy array or scalar, wrapped without a copy (undefined if it has no
 // DLPack/buffer view); uint16/32/64 are read as int64.
 Tensor numpy_tensor(PyObject* o, const char* api);

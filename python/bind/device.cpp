@@ -143,14 +143,41 @@ void bind_device(nb::module_& m) {
   m.def("_to_device", [](TensorImpl& t, int type, int index, bool blocking) {
     return ops::to_device(Tensor(&t), device_of(type, index), blocking);
   }, nb::arg("t"), nb::arg("type"), nb::arg("index"), nb::arg("blocking") = true);
-  m.def("_device_index", [](TensorImpl& t) {
-    Device d = t.storage->device();
-    return nb::make_tuple(int(d.type), int(d.index));
-  });
-  // The device ops without tensor inputs create their outputs on.
   m.def("_set_default_device", [](int type, int index) { set_default_device(device_of(type, index)); });
+  // The Python half of Note [device scope]: oar._api's boundary opens the
+  // scope of its call's arguments; -1 when they open none.
+  m.def("_enter_device_scope", [](nb::args args, nb::kwargs kwargs) -> int64_t {
+    // The device of the first tensor argument not on the CPU, else the CPU
+    // when there is a tensor argument (as ArgScope in module.cpp).
+    int found = 0;  // 1: a CPU tensor, 2: another device
+    Device dev{};
+    auto look = [&](nb::handle a) {
+      if (nb::isinstance<nb::list>(a) || nb::isinstance<nb::tuple>(a)) {
+        if (nb::len(a) == 0) return;
+        a = a[0];
+      }
+      if (!nb::isinstance<TensorImpl>(a)) return;
+      const Device d = nb::cast<TensorImpl&>(a).storage->device();
+      if (d.type != DeviceType::CPU) {
+        dev = d;
+        found = 2;
+      } else if (found == 0) {
+        found = 1;
+      }
+    };
+    for (nb::handle a : args)
+      if (found < 2) look(a);
+    for (auto [k, v] : kwargs)
+      if (found < 2) look(v);
+    return found == 0 ? -1 : int64_t(enter_device_scope(dev));
+  });
+  m.def("_exit_device_scope", [](int64_t token) { exit_device_scope(uint32_t(token)); });
   m.def("_default_device", []() {
     Device d = default_device();
+    return nb::make_tuple(int(d.type), int(d.index));
+  });
+  m.def("_device_index", [](TensorImpl& t) {
+    Device d = t.storage->device();
     return nb::make_tuple(int(d.type), int(d.index));
   });
   // The attribute names of an op, in order, and the dtypes each device type

@@ -140,7 +140,7 @@ Item parse_item(PyObject* o, const char* api) {
     Tensor t = list_tensor(o, true);
     OAR_CHECK(t.defined(), Index, "[", api, "] list indices must be rectangular nests of ints or bools");
     it.kind = Item::Array;
-    it.array = t;
+    it.array = placed(t);
     return it;
   }
   if (is_numpy(o)) {
@@ -155,7 +155,7 @@ Item parse_item(PyObject* o, const char* api) {
     it.kind = Item::Array;
     // A copy: the array's memory stays the caller's, and a gradient rule that
     // keeps the index must not see later changes to it.
-    it.array = ops::clone(index_array(t, api, "array"));
+    it.array = placed(ops::clone(index_array(t, api, "array")));
     return it;
   }
   if (PyIndex_Check(o)) {
@@ -505,8 +505,10 @@ Tensor value_for(const Tensor& x, PyObject* value, const Dims& target, bool keep
     v = list_tensor(value, false);
     OAR_CHECK(v.defined(), Type, "[", kSet, "] the value must be a tensor, a number or a rectangular (nested) list "
               "of numbers, got a ", type_name(value), " that is not one");
+    v = placed(v);
   } else if (is_numpy(value)) {
     v = numpy_tensor(value, kSet);
+    if (v.defined()) v = placed(v);
   }
   if (!v.defined()) {
     Scalar s;

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <utility>
 
 #include "autograd/autograd.h"
 #include "common.h"
+#include "ops/dispatch.h"
 
 namespace oar::bind {
 
@@ -51,34 +53,81 @@ void relabel_error(PyObject* func) {
   PyErr_Restore(type, value, tb);
 }
 
-template <int I> PyObject* trampoline(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kw) {
+PyTypeObject* g_tensor_type = nullptr;  // oar.Tensor, once the module is built
+
+// The device scope of a call (Note [device scope]): the device of its first
+// argument tensor (or first element of a list or tuple argument) that is not
+// on the CPU, else the CPU when it has a tensor argument; a call without
+// tensor arguments keeps the scope it runs in.
+struct ArgScope {
+  bool open = false;
+  uint32_t token = 0;
+  ArgScope(PyObject* const* args, Py_ssize_t n) {
+    if (!g_tensor_type) return;
+    bool any = false;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* a = args[i];
+      if (PyList_Check(a) || PyTuple_Check(a)) {
+        if (PySequence_Fast_GET_SIZE(a) == 0) continue;
+        a = PySequence_Fast_GET_ITEM(a, 0);
+      }
+      if (!PyObject_TypeCheck(a, g_tensor_type)) continue;
+      const TensorImpl* t = nb::inst_ptr<TensorImpl>(a);
+      if (!t->storage) continue;
+      const Device d = t->storage->device();
+      if (d.type != DeviceType::CPU) {
+        token = enter_device_scope(d);
+        open = true;
+        return;
+      }
+      any = true;
+    }
+    if (any) {
+      token = enter_device_scope(Device{});
+      open = true;
+    }
+  }
+  ~ArgScope() {
+    if (open) exit_device_scope(token);
+  }
+};
+
+// Constructors (__init__) get the trampoline without the scope: nanobind
+// calls them with arguments that are not all objects yet.
+template <int I, bool Scoped>
+PyObject* trampoline(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kw) {
+  std::optional<ArgScope> scope;
+  if constexpr (Scoped) scope.emplace(args, PyVectorcall_NARGS(nargsf) + (kw ? PyTuple_GET_SIZE(kw) : 0));
   PyObject* r = g_original[I](self, args, nargsf, kw);
   if (!r) relabel_error(self);
   return r;
 }
 
-template <int... I> constexpr std::array<vectorcallfunc, sizeof...(I)> make_trampolines(std::integer_sequence<int, I...>) {
-  return {&trampoline<I>...};
+template <bool Scoped, int... I>
+constexpr std::array<vectorcallfunc, sizeof...(I)> make_trampolines(std::integer_sequence<int, I...>) {
+  return {&trampoline<I, Scoped>...};
 }
-constexpr auto kTrampolines = make_trampolines(std::make_integer_sequence<int, kMaxVectorcalls>());
+constexpr auto kTrampolines = make_trampolines<true>(std::make_integer_sequence<int, kMaxVectorcalls>());
+constexpr auto kPlainTrampolines = make_trampolines<false>(std::make_integer_sequence<int, kMaxVectorcalls>());
 
 bool is_nb_function(PyObject* o) {
   std::string_view n = Py_TYPE(o)->tp_name;
   return n.ends_with("nb_func") || n.ends_with("nb_method");
 }
 
-void install_trampoline(PyObject* f) {
+void install_trampoline(PyObject* f, bool scoped) {
   Py_ssize_t off = Py_TYPE(f)->tp_vectorcall_offset;
   if (off <= 0) return;
   auto* slot = reinterpret_cast<vectorcallfunc*>(reinterpret_cast<char*>(f) + off);
   if (!*slot) return;
+  const auto& table = scoped ? kTrampolines : kPlainTrampolines;
   for (int i = 0; i < g_num_original; ++i) {
-    if (kTrampolines[size_t(i)] == *slot) return;  // already installed
-    if (g_original[i] == *slot) { *slot = kTrampolines[size_t(i)]; return; }
+    if (kTrampolines[size_t(i)] == *slot || kPlainTrampolines[size_t(i)] == *slot) return;  // already installed
+    if (g_original[i] == *slot) { *slot = table[size_t(i)]; return; }
   }
   if (g_num_original == kMaxVectorcalls) return;  // unseen kind: left as it is
   g_original[g_num_original] = *slot;
-  *slot = kTrampolines[size_t(g_num_original++)];
+  *slot = table[size_t(g_num_original++)];
 }
 
 bool is_submodule(PyObject* sub, PyObject* m) {
@@ -97,20 +146,28 @@ void install_in(PyObject* m) {
   Py_ssize_t pos = 0;
   while (PyDict_Next(d, &pos, &key, &val)) {
     if (is_nb_function(val)) {
-      install_trampoline(val);
+      // The Python boundary's own scope calls must not run inside a scope of
+      // their arguments: the token they return would be that scope's.
+      const char* k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
+      if (k && std::string_view(k).ends_with("_device_scope")) continue;
+      install_trampoline(val, true);
     } else if (PyModule_Check(val) && is_submodule(val, m)) {
       install_in(val);
     } else if (PyType_Check(val)) {
       PyObject* td = reinterpret_cast<PyTypeObject*>(val)->tp_dict;
       PyObject *k2, *v2;
       Py_ssize_t p2 = 0;
-      while (td && PyDict_Next(td, &p2, &k2, &v2))
-        if (is_nb_function(v2)) install_trampoline(v2);
+      while (td && PyDict_Next(td, &p2, &k2, &v2)) {
+        const char* k = PyUnicode_Check(k2) ? PyUnicode_AsUTF8(k2) : nullptr;
+        if (is_nb_function(v2)) install_trampoline(v2, !(k && std::string_view(k) == "__init__"));
+      }
     }
   }
 }
 
 void install_error_boundary(PyObject* m, nb::handle hook) {
+  g_tensor_type = reinterpret_cast<PyTypeObject*>(PyObject_GetAttrString(m, "Tensor"));  // kept for good
+  if (!g_tensor_type) PyErr_Clear();
   Py_XDECREF(g_hook);
   g_hook = hook.inc_ref().ptr();
   install_in(m);

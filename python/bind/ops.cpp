@@ -178,6 +178,16 @@ void bind_ops(nb::module_& m) {
     for (OpDef* op : all_ops()) names.push_back(op->name);
     return names;
   });
+  // The dtypes (names) that op `name` has a kernel for on device type `device`.
+  m.def("_kernel_dtypes", [](const std::string& name, int device) {
+    std::vector<std::string> dts;
+    const OpDef* op = find_op(name);
+    OAR_CHECK(op, Value, "[oar._kernel_dtypes] no op named '", name, "'");
+    OAR_CHECK(device >= 0 && device < kNumDeviceTypes, Value, "[oar._kernel_dtypes] no device type ", device);
+    for (int d = 0; d < kNumDTypes; ++d)
+      if (op->kernels[device][d]) dts.push_back(dtype_name(DType(d)));
+    return dts;
+  });
 }
 
 Binder b(bind_ops);

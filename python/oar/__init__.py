@@ -62,6 +62,16 @@ from .nn.functional import (adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_n
                             layer_norm)
 
 
+def _select_default_device():
+    """As in Paddle, a build with CUDA makes new tensors on the first GPU when one is
+    visible (CUDA_VISIBLE_DEVICES="" keeps a process on the CPU)."""
+    if device.cuda.is_compiled() and device.cuda.device_count() > 0:
+        set_device("gpu:0")
+
+
+_select_default_device()
+
+
 def is_compiled_with_cuda():
     """Whether this build of oar has CUDA support (devices, NCCL collectives).
 

@@ -100,8 +100,12 @@ def relabel(exc, api):
 
 def _guard(f, api):
     relabel_ = relabel
+    from . import _C
+    enter, leave = _C._enter_device_scope, _C._exit_device_scope
 
     def guarded(*args, **kwargs):
+        # Tensors the function makes follow its arguments' device (Note [device scope]).
+        scope = enter(*args, **kwargs)
         try:
             return f(*args, **kwargs)
         except Exception as e:  # noqa: B902 - relabelled, never swallowed
@@ -109,6 +113,9 @@ def _guard(f, api):
             if new is None:
                 raise
             raise new.with_traceback(e.__traceback__) from None
+        finally:
+            if scope >= 0:
+                leave(scope)
 
     # Built over the wrapped function's globals, so doctest still finds the
     # function in its module and runs its examples.

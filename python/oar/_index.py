@@ -14,6 +14,7 @@ from ._C import (  # noqa: F401
     argsort, gather, gather_nd, index_add, index_select, masked_fill, masked_select, nonzero, put_along_axis,
     put_along_axis_, scatter, scatter_nd_add, searchsorted, sort, take_along_axis, topk, unique,
 )
+from .creation import _from_host
 
 Tensor = _C.Tensor
 
@@ -28,5 +29,5 @@ def _as_tensor(v, dtype=None):
     arr = np.asarray(v)
     if dtype is None and arr.dtype == np.float64:
         arr = arr.astype(np.float32)
-    t = _C.clone(_C.from_numpy(arr))
+    t = _from_host(arr)
     return t if dtype is None else _C.cast(t, dtype)

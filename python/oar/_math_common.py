@@ -22,7 +22,7 @@ def _like(v, x):
     """v as a tensor of x's dtype (a Python number, a NumPy array or a Tensor)."""
     if isinstance(v, Tensor):
         return v if v.dtype == x.dtype else _C.cast(v, x.dtype)
-    return _C.full([], v, x.dtype) if np.ndim(v) == 0 else _C.cast(_C.from_numpy(np.asarray(v)), x.dtype)
+    return _C.full([], v, x.dtype) if np.ndim(v) == 0 else _C.cast(_from_numpy(np.asarray(v), x), x.dtype)
 
 
 def _float_input(x, api, what="x", complex_ok=False):

@@ -13,7 +13,7 @@ from . import _shape_index
 from ._manip import _int, _ints, _tensors, concat, flip, split, unbind
 from ._shape_index import *  # noqa: F401,F403
 from ._shape_index import _assign_out, _axis, _broadcast, _gather_flat, _slice, _tensor
-from .creation import to_tensor
+from .creation import _from_host, to_tensor
 from .framework import _dtype
 
 Tensor = _C.Tensor
@@ -888,7 +888,7 @@ def unfold(x, axis, size, step, name=None):
         return _C.reshape(x, [1])
     count = (n - size) // step + 1
     idx = (np.arange(count, dtype=np.int64)[:, None] * step + np.arange(size, dtype=np.int64)[None, :]).reshape(-1)
-    g = _C._index_select(x, _C.clone(_C.from_numpy(idx)), ax)
+    g = _C._index_select(x, _from_host(idx), ax)
     g = _C.reshape(g, list(x.shape[:ax]) + [count, size] + list(x.shape[ax + 1:]))
     perm = [d for d in builtins.range(g.ndim) if d != ax + 1] + [ax + 1]
     return _C.transpose(g, perm)
@@ -964,7 +964,7 @@ def _tri_indices(row, col, offset, dtype, api, upper):
     if dt not in (_C.dtype.int32, _C.dtype.int64):
         raise TypeError(f"[{api}] dtype must be int32 or int64, got {dtype}")
     r, c = (np.triu_indices if upper else np.tril_indices)(row, offset, col)
-    return _C.cast(_C.clone(_C.from_numpy(np.stack([r, c]).astype(np.int64).reshape(2, -1))), dt)
+    return _C.cast(_from_host(np.stack([r, c]).astype(np.int64).reshape(2, -1)), dt)
 
 
 def tril_indices(row, col, offset=0, dtype="int64"):

@@ -23,7 +23,7 @@ from ._inplace import inplace_source
 from ._index import _as_tensor, put_along_axis, scatter, scatter_nd_add, take_along_axis, \
     masked_fill, index_add
 from ._manip import _int, _ints, concat, stack, tile, tril, triu
-from .creation import _shape_list, add_n, scale, to_tensor
+from .creation import _from_host, _shape_list, add_n, scale, to_tensor
 from .framework import _dtype
 
 Tensor = _C.Tensor
@@ -60,7 +60,7 @@ def _slice(x, axis, start, stop):
 def _gather_flat(x, index_array):
     """x's elements at the flat positions index_array (NumPy ints), shaped like index_array."""
     flat = _C.reshape(x, [-1])
-    idx = _C.clone(_C.from_numpy(np.ascontiguousarray(index_array, dtype=np.int64).reshape(-1)))
+    idx = _from_host(np.ascontiguousarray(index_array, dtype=np.int64).reshape(-1))
     return _C.reshape(_C._gather(flat, idx, 0), list(index_array.shape))
 
 
@@ -235,7 +235,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002
     i, j = np.indices((m, m), dtype=np.int64) if m else (np.zeros((0, 0), np.int64),) * 2
     k = i if off >= 0 else j
     idx = np.where(j - i == off, k, n)
-    g = _C._index_select(padded, _C.clone(_C.from_numpy(idx.reshape(-1))), x.ndim - 1)
+    g = _C._index_select(padded, _from_host(idx.reshape(-1)), x.ndim - 1)
     g = _C.reshape(g, list(x.shape[:-1]) + [m, m])
     batch = iter(builtins.range(nd - 2))
     perm = [nd - 2 if p == d1 else nd - 1 if p == d2 else next(batch) for p in builtins.range(nd)]
@@ -270,7 +270,7 @@ def select_scatter(x, values, axis, index, name=None):
 def _int_index(index, api, what="index"):
     """index as an int32/int64 tensor (lists and arrays of ints are converted)."""
     if not isinstance(index, Tensor):
-        return _C.clone(_C.from_numpy(_np_int_array(index, api, what)))
+        return _from_host(_np_int_array(index, api, what))
     if index.dtype not in (_C.dtype.int32, _C.dtype.int64):
         raise TypeError(f"[{api}] {what} must be an int32 or int64 Tensor, got {str(index.dtype).split('.')[-1]}")
     return index
@@ -553,13 +553,13 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None, 
     starts = np.flatnonzero(change)
     inverse = np.cumsum(change) - 1
     counts = np.diff(np.append(starts, n))
-    sel = _C.clone(_C.from_numpy(starts.astype(np.int64)))
+    sel = _from_host(starts.astype(np.int64))
     out = _C._index_select(_C.reshape(x, [-1]) if axis is None else x, sel, ax)
     res = [out]
     if return_inverse:
-        res.append(_C.cast(_C.clone(_C.from_numpy(inverse.astype(np.int64))), idt))
+        res.append(_C.cast(_from_host(inverse.astype(np.int64)), idt))
     if return_counts:
-        res.append(_C.cast(_C.clone(_C.from_numpy(counts.astype(np.int64))), idt))
+        res.append(_C.cast(_from_host(counts.astype(np.int64)), idt))
     return res[0] if len(res) == 1 else tuple(res)
 
 
@@ -939,7 +939,7 @@ def _fill_diagonal_(self, value, offset=0, wrap=False, name=None):
     mask = mask.reshape(shape)
     if isinstance(value, Tensor):
         value = value.item()
-    m = _C.clone(_C.from_numpy(mask))
+    m = _from_host(mask)
     return _write(self, _C.where(m, _C.full_like(self, value, None), _source(self, api)), api)
 
 

@@ -38,6 +38,14 @@ def _shape_list(shape, api):
     raise TypeError(f"[{api}] shape must be a list, tuple or Tensor of ints, got {type(shape).__name__}")
 
 
+def _from_host(arr):
+    """A tensor holding a copy of NumPy array `arr`, made where new tensors go: the device
+    oar.set_device chose, or that of the arguments of the API being run (Note [device scope])."""
+    t = _C.from_numpy(arr)
+    kind, index = _C._default_device()
+    return _C.clone(t) if kind == 0 else _C._to_device(t, kind, index)
+
+
 def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     """Creates a Tensor from a scalar, a (nested) list, a NumPy array or a Tensor (copied).
 
@@ -80,10 +88,8 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     if place is not None:
         from .device import _parse
         kind, index = _parse(place, "oar.to_tensor")
-    elif isinstance(data, _C.Tensor):
-        kind, index = _C._device_index(t)  # a copy where data is
     else:
-        kind, index = _C._default_device()  # oar.set_device's
+        kind, index = _C._default_device()  # oar.set_device's choice
     if tuple(_C._device_index(t)) != (kind, index):
         t = _C._to_device(t, kind, index)
     t.stop_gradient = stop_gradient

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+
 #include "ops/profiler.h"
 
 #include "ops/grad.h"
@@ -20,6 +21,26 @@ DispatchState& dispatch_state() {
 }
 
 namespace {
+// Devices encoded as type << 16 | index; kNoScope: no scope open.
+constexpr uint32_t kNoScope = 0xffffffffu;
+std::atomic<uint32_t> g_default_device{0};
+thread_local uint32_t t_scope = kNoScope;
+uint32_t encode(Device d) { return uint32_t(d.type) << 16 | uint32_t(uint16_t(d.index)); }
+}  // namespace
+
+Device default_device() {
+  const uint32_t v = t_scope != kNoScope ? t_scope : g_default_device.load(std::memory_order_relaxed);
+  return Device{DeviceType(v >> 16), int16_t(v & 0xffff)};
+}
+void set_default_device(Device d) { g_default_device.store(encode(d), std::memory_order_relaxed); }
+uint32_t enter_device_scope(Device d) {
+  const uint32_t prev = t_scope;
+  t_scope = encode(d);
+  return prev;
+}
+void exit_device_scope(uint32_t token) { t_scope = token; }
+
+namespace {
 
 KernelFn find_kernel(const OpDef& op, Device dev, DType dt) {
   KernelFn k = op.kernels[int(dev.type)][int(dt)];
@@ -35,32 +56,43 @@ KernelFn find_kernel(const OpDef& op, Device dev, DType dt) {
   return k;
 }
 
-// Note [creation on the current device]
-// An op without tensor inputs (full, arange, the random draws) makes its
-// outputs on the current device (oar.set_device). Where that device has no
-// kernel for it, the op runs on the CPU and its outputs are copied there: so
-// random draws give the same numbers on every device, and a device plugin
-// need not implement creation ops. Ops with tensor inputs never fall back:
-// they run where their inputs are, or raise NotImplementedError.
-std::atomic<uint32_t> g_default_device{0};
-// DefaultDeviceGuard's, on its thread: -1 when none is set.
-thread_local int32_t t_default_override = -1;
+// A 0-D CPU tensor that needs no gradient (a Python number made a tensor,
+// a reduced value) may meet tensors of another device: it is copied there,
+// as PyTorch treats CPU scalars. Every other input must be on one device.
+bool movable_scalar(const Tensor& t) {
+  return t.defined() && t.device().type == DeviceType::CPU && t.dim() == 0 && !t.requires_grad();
+}
 
-uint32_t pack(Device d) { return uint32_t(d.type) << 16 | uint16_t(d.index); }
-Device unpack(uint32_t v) { return Device{DeviceType(v >> 16), int16_t(v & 0xffff)}; }
-
-// The device of the first defined input; every other input must be there too
-// (a kernel reads all its operands' memory directly).
+// The device of the first defined input that is not a movable scalar (of the
+// first defined input if all are); every other input must be there too (a
+// kernel reads all its operands' memory directly).
 Device pick_device(const OpDef& op, std::span<const Tensor> inputs) {
   size_t i = 0;
-  while (i < inputs.size() && !inputs[i].defined()) ++i;
-  if (i == inputs.size()) return default_device();
+  while (i < inputs.size() && !(inputs[i].defined() && !movable_scalar(inputs[i]))) ++i;
+  if (i == inputs.size()) {
+    i = 0;
+    while (i < inputs.size() && !inputs[i].defined()) ++i;
+    if (i == inputs.size()) return default_device();
+  }
   const Device d = inputs[i].device();
-  for (size_t j = i + 1; j < inputs.size(); ++j)
-    if (inputs[j].defined() && inputs[j].device() != d)
+  for (size_t j = 0; j < inputs.size(); ++j)
+    if (j != i && inputs[j].defined() && inputs[j].device() != d && !movable_scalar(inputs[j]))
       fail(ErrorKind::Value, "[oar.", op.name, "] expected all tensors on one device, got ", d.str(), " (input ", i,
            ") and ", inputs[j].device().str(), " (input ", j, "); move them with .to(), .cuda() or .cpu()");
   return d;
+}
+
+// The inputs with the movable scalars that are not on `dev` copied there;
+// empty when there are none.
+Tensors move_scalars(std::span<const Tensor> inputs, Device dev) {
+  Tensors moved;
+  if (dev.type == DeviceType::CPU) return moved;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.device() != dev) {
+      for (const Tensor& u : inputs) moved.push_back(u.defined() && u.device() != dev ? ops::to_device(u, dev) : u);
+      break;
+    }
+  return moved;
 }
 
 // A new output tensor; running out of memory is an error naming the op
@@ -85,16 +117,6 @@ Tensor allocate_output(const OpDef& op, const TensorMeta& m, Device dev) {
 
 }  // namespace
 
-Device default_device() {
-  if (t_default_override >= 0) return unpack(uint32_t(t_default_override));
-  return unpack(g_default_device.load(std::memory_order_relaxed));
-}
-
-void set_default_device(Device d) { g_default_device.store(pack(d), std::memory_order_relaxed); }
-
-DefaultDeviceGuard::DefaultDeviceGuard(Device d) : prev_(t_default_override) { t_default_override = int32_t(pack(d)); }
-DefaultDeviceGuard::~DefaultDeviceGuard() { t_default_override = prev_; }
-
 Metas infer_metas(const OpDef& op, std::span<const Tensor> in, const Attrs& attrs) {
   Metas metas = op.infer_meta(in, attrs);
   for (const TensorMeta& m : metas)
@@ -115,11 +137,19 @@ Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& 
     return outs;
   }
   Device dev = pick_device(op, inputs);
+  Tensors moved = move_scalars(inputs, dev);
+  if (!moved.empty()) inputs = std::span<const Tensor>(moved.data(), moved.size());
   DType key = !inputs.empty() && inputs[0].defined() ? inputs[0].dtype() : metas[0].dtype;
-  if (dev.type != DeviceType::CPU && !op.kernels[int(dev.type)][int(key)] &&
+  if (is_custom(dev.type) && !op.kernels[int(dev.type)][int(key)] &&
       std::none_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined(); })) {
     // Note [creation on the current device]
-    DefaultDeviceGuard on_cpu(Device{});
+    // An op without tensor inputs (full, arange, the random draws) makes its
+    // outputs on the current device (Note [device scope]). Where a plugin
+    // device has no kernel for it, the op runs on the CPU and its outputs are
+    // copied there: so a plugin need not implement creation ops, and its
+    // random draws are the CPU generator's. Ops with tensor inputs never fall
+    // back: they run where their inputs are, or raise NotImplementedError.
+    DeviceScope on_cpu(Device{});
     outs = run_eager(op, inputs, attrs);
     for (Tensor& o : outs) o = ops::to_device(o, dev);
     return outs;
@@ -186,7 +216,7 @@ Tensor GradCtx::grad(size_t i) const {
         if (t.defined()) return t.device();
     return default_device();
   };
-  DefaultDeviceGuard on(device_of());
+  DeviceScope on(device_of());
   return ops::zeros(m.shape, m.dtype);
 }
 
@@ -219,9 +249,11 @@ Tensor& dispatch_inplace(const OpDef& op, Tensor& self, std::span<const Tensor> 
             "while gradients are recorded is not supported; use the out-of-place op, or write through "
             "indexing assignment (x[...] = v) on the base tensor");
   for (const Tensor& t : inputs)
-    if (t.defined() && t.device() != self.device())
+    if (t.defined() && t.device() != self.device() && !movable_scalar(t))
       fail(ErrorKind::Value, "[oar.", op.name, "_] the tensor modified in place is on ", self.device().str(),
            ", an input is on ", t.device().str(), "; move it with .to(), .cuda() or .cpu()");
+  Tensors moved = move_scalars(inputs, self.device());
+  if (!moved.empty()) inputs = std::span<const Tensor>(moved.data(), moved.size());
   Metas metas = infer_metas(op, inputs, attrs);
   OAR_CHECK(metas.size() == 1 && metas[0].shape == self.shape(), Value, "[oar.", op.name,
             "_] the result shape ", ops::shape_str(metas[0].shape),

@@ -46,21 +46,32 @@ struct DispatchState {
 };
 DispatchState& dispatch_state();
 
-// The device ops without tensor inputs make their outputs on (Note [creation
-// on the current device]): oar.set_device's, the CPU unless set. One for the
-// process, as in Paddle.
+// The device that ops without tensor inputs (creation, sampling) make their
+// outputs on: inside a device scope its device, else oar.set_device's choice
+// (process-wide, the CPU by default).
+//
+// Note [device scope]
+// An API called with tensor arguments runs in a scope of their device (the
+// first one not on the CPU, else the CPU; the Python bindings and the Python
+// error boundary open it: python/bind/module.cpp, oar/_api.py), so that the
+// helper tensors a composite makes (index ranges, masks, constants) are made
+// beside its inputs rather than on oar.set_device's device.
 Device default_device();
 void set_default_device(Device d);
-// Makes `d` the default device of the calling thread for its lifetime.
-class DefaultDeviceGuard {
+// Opens a scope of device d on this thread; returns the token that
+// exit_device_scope takes to restore the previous one.
+uint32_t enter_device_scope(Device d);
+void exit_device_scope(uint32_t token);
+// A device scope for the lifetime of the object.
+class DeviceScope {
  public:
-  explicit DefaultDeviceGuard(Device d);
-  ~DefaultDeviceGuard();
-  DefaultDeviceGuard(const DefaultDeviceGuard&) = delete;
-  DefaultDeviceGuard& operator=(const DefaultDeviceGuard&) = delete;
+  explicit DeviceScope(Device d) : token_(enter_device_scope(d)) {}
+  ~DeviceScope() { exit_device_scope(token_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
 
  private:
-  int32_t prev_;
+  uint32_t token_;
 };
 
 // Stage 4 only: infer_meta, allocate, run the kernel. No autograd.

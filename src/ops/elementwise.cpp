@@ -188,11 +188,7 @@ Tensor binary_scalar(const std::string& op, const Tensor& x, const Scalar& s, bo
 Tensor binary_scalar(const BinaryOp& info, const Tensor& x, const Scalar& s, bool scalar_first) {
   DType t = result_type(x, s);
   if (info.promote == Promote::Logical) t = DType::Bool;
-  Tensor st;
-  {
-    DefaultDeviceGuard on(x.device());  // the scalar joins x on its device
-    st = scalar_tensor(s, t);
-  }
+  Tensor st = scalar_tensor(s, t);
   Tensor xt = cast(x, t);
   return scalar_first ? run_binary(info, st, xt) : run_binary(info, xt, st);
 }

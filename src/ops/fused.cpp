@@ -300,13 +300,14 @@ Metas fused_attention_meta(std::span<const Tensor> in, const Attrs& a) {
   return {TensorMeta{out, q.dtype()}};
 }
 
-// The additive causal mask [Lq, Lk]: 0 where key j <= query i, -inf elsewhere.
-Tensor causal_mask(int64_t lq, int64_t lk, DType dtype) {
+// The additive causal mask [Lq, Lk] on `device`: 0 where key j <= query i,
+// -inf elsewhere (written on the host, then copied).
+Tensor causal_mask(int64_t lq, int64_t lk, DType dtype, Device device) {
   Tensor m = empty_tensor(Dims{lq, lk}, DType::Float64);
   double* p = m.data<double>();
   for (int64_t i = 0; i < lq; ++i)
     for (int64_t j = 0; j < lk; ++j) p[i * lk + j] = j <= i ? 0.0 : -std::numeric_limits<double>::infinity();
-  return cast(m, dtype);
+  return to_device(cast(m, dtype), device);
 }
 
 Tensors fused_attention_grad(const GradCtx& c) {
@@ -315,7 +316,7 @@ Tensors fused_attention_grad(const GradCtx& c) {
   const bool causal = c.attr().b(1);
   // values: q, k, v, mask, scale, [causal mask], then the nodes' results
   Tensors values{q, k, v, mask, scalar_tensor(Scalar(c.attr().f(0)), q.dtype())};
-  if (causal) values.push_back(causal_mask(q.shape()[nd - 2], k.shape()[nd - 2], q.dtype()));
+  if (causal) values.push_back(causal_mask(q.shape()[nd - 2], k.shape()[nd - 2], q.dtype(), q.device()));
   const int base = int(values.size());
   std::vector<Node> nodes;
   auto last = [&] { return base + int(nodes.size()) - 1; };

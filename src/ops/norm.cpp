@@ -40,6 +40,12 @@ bool mixed_precision(const Tensor& x, std::initializer_list<const Tensor*> param
   return false;
 }
 
+// A default weight or bias, or a placeholder statistic, filled with v on x's
+// device (the kernels read every operand on one device).
+Tensor filled(const Dims& shape, int64_t v, const Tensor& x) {
+  return to_device(full(shape, Scalar(v), x.dtype()), x.device());
+}
+
 // Shape that broadcasts a per-channel vector against x with channels on `axis`.
 Dims channel_shape(const Tensor& x, int64_t axis) {
   Dims s(size_t(x.dim()), 1);
@@ -182,12 +188,12 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
   if (use_batch_stats)
     OAR_CHECK(x.numel() > C || x.numel() == 0, Value, "[", api,
               "] expects more than one value per channel when training, got input shape ", shape_str(x.shape()));
-  Tensor w = weight.defined() ? weight : ones(cs, x.dtype());
-  Tensor b = bias.defined() ? bias : zeros(cs, x.dtype());
+  Tensor w = weight.defined() ? weight : filled(cs, 1, x);
+  Tensor b = bias.defined() ? bias : filled(cs, 0, x);
   // Batch statistics never read the running tensors; placeholders keep the
   // in-place update below from invalidating what autograd saved.
-  Tensor rm = !use_batch_stats ? running_mean : zeros(cs, x.dtype());
-  Tensor rv = !use_batch_stats ? running_var : ones(cs, x.dtype());
+  Tensor rm = !use_batch_stats ? running_mean : filled(cs, 0, x);
+  Tensor rv = !use_batch_stats ? running_var : filled(cs, 1, x);
   Tensor in[5] = {contiguous(x), contiguous(w), contiguous(b), contiguous(rm), contiguous(rv)};
   Tensors r = dispatch(kBatchNorm, in, Attrs{axis, eps, use_batch_stats});
   if (use_batch_stats && running_mean.defined() && running_var.defined()) {
@@ -210,8 +216,8 @@ Tensor layer_norm(const Tensor& x, int64_t begin_axis, const Tensor& weight, con
   Dims ns(x.shape().begin() + begin_axis, x.shape().end());
   check_param(weight, x, ns, "weight", api);
   check_param(bias, x, ns, "bias", api);
-  Tensor w = weight.defined() ? weight : ones(ns, x.dtype());
-  Tensor b = bias.defined() ? bias : zeros(ns, x.dtype());
+  Tensor w = weight.defined() ? weight : filled(ns, 1, x);
+  Tensor b = bias.defined() ? bias : filled(ns, 0, x);
   Tensor in[3] = {contiguous(x), contiguous(w), contiguous(b)};
   return dispatch1(kLayerNorm, in, Attrs{begin_axis, eps});
 }

@@ -100,24 +100,28 @@ def np_dtype(dtype):
     return _NP.get(dtype, np.float32)
 
 
-def to_oar(arr, dtype, noncontig=False, stop_gradient=True):
-    """A tensor of `dtype` holding arr's values (bool arrays stay bool); optionally a strided view."""
+def to_oar(arr, dtype, noncontig=False, stop_gradient=True, device=None):
+    """A tensor of `dtype` holding arr's values (bool arrays stay bool); optionally a strided view,
+    made on `device` (None: the CPU) so that the view is the device's own."""
     arr = np.asarray(arr)
     target = "bool" if arr.dtype == np.bool_ else dtype
     if noncontig and arr.ndim >= 2:
         # A transposed view of a buffer holding the data with axes 0 and 1 swapped.
-        t = oar.transpose(to_oar(np.ascontiguousarray(np.swapaxes(arr, 0, 1)), dtype), _swap01(arr.ndim))
+        base = to_oar(np.ascontiguousarray(np.swapaxes(arr, 0, 1)), dtype, device=device)
+        t = oar.transpose(base, _swap01(arr.ndim))
         t.stop_gradient = stop_gradient
         return t
     if noncontig and arr.ndim == 1:
         # Every other element of a buffer twice as long.
-        t = oar.strided_slice(to_oar(np.repeat(arr, 2), dtype), [0], [0], [2 * arr.shape[0]], [2])
+        t = oar.strided_slice(to_oar(np.repeat(arr, 2), dtype, device=device), [0], [0], [2 * arr.shape[0]], [2])
         t.stop_gradient = stop_gradient
         return t
     if target == "bfloat16":
         t = oar.to_tensor(arr.astype(np.float32)).astype("bfloat16")
     else:
         t = oar.to_tensor(arr.astype(_NP[target]))
+    if device is not None:
+        t = t.to(device)
     t.stop_gradient = stop_gradient
     return t
 

@@ -111,7 +111,8 @@ def _np_log_softmax(x, axis=-1, dtype=None):
 def _softmax_samples(dtype):
     v = _v(dtype, 60, -4.0, 4.0)
     out = [Sample((v(3, 4),)), Sample((v(2, 3, 4),), {"axis": 1}), Sample((v(5),), {"axis": 0}),
-           Sample((v(2, 3, 4),), {"axis": -3}, noncontig=True), Sample((v(0, 3),)), Sample((v(),))]
+           Sample((v(2, 3, 4),), {"axis": -3}, noncontig=True), Sample((v(0, 3),)), Sample((v(),)),
+           Sample((v(2, 1500),))]  # rows longer than a CUDA warp's share (the block path)
     if dtype in ("float32", "float16", "bfloat16"):
         out.append(Sample((v(2, 3),), {"dtype": "float64"}, check_dtype=False))
     # Large logits: a stable implementation subtracts the max first.
@@ -380,9 +381,9 @@ register(OpInfo("nn.functional.max_pool2d_mask", _max_pool2d_mask, _np_max_pool2
 # ---------------------------------------------------------------- normalisation
 
 def _batch_norm(x, rm, rv, w, b, **kw):
-    """rm, rv: the running statistics as lists; they are buffers, not differentiable inputs."""
-    return F.batch_norm(x, oar.to_tensor(np.asarray(rm)).astype(x.dtype), oar.to_tensor(np.asarray(rv)).astype(x.dtype),
-                        w, b, **kw)
+    """rm, rv: the running statistics as lists (made on x's device); they are buffers, not differentiable inputs."""
+    stat = lambda s: oar.to_tensor(np.asarray(s)).astype(x.dtype).to(x.place)  # noqa: E731
+    return F.batch_norm(x, stat(rm), stat(rv), w, b, **kw)
 
 
 def _np_batch_norm(x, rm, rv, w, b, training=False, momentum=0.9, epsilon=1e-5, data_format="NCHW",
@@ -455,7 +456,8 @@ def _ln_samples(dtype):
     v = _v(dtype, 110)
     return [Sample((v(3, 4), [4], v(4), v(4))), Sample((v(2, 3, 4), [3, 4], v(3, 4), v(3, 4))),
             Sample((v(2, 3, 4), 4)), Sample((v(2, 5), [5], v(5), None), {"epsilon": 1e-3}),
-            Sample((v(3, 4, 2), [2], v(2), v(2)), noncontig=True), Sample((v(0, 4), [4], v(4), v(4)))]
+            Sample((v(3, 4, 2), [2], v(2), v(2)), noncontig=True), Sample((v(0, 4), [4], v(4), v(4))),
+            Sample((v(2, 1500), [1500], v(1500), v(1500)))]
 
 
 register(OpInfo("nn.functional.layer_norm", F.layer_norm, _np_layer_norm, FLOATS, _ln_samples, grad=True,
@@ -500,7 +502,7 @@ register(OpInfo("concat", _concat, lambda *xs, axis=0: np.concatenate(xs, axis=a
 
 def _cross_entropy(x, label, *rest, **kw):
     """label: a list of class ids (int labels) or an array of probabilities (soft labels); rest: the class weight."""
-    lab = _ints(label) if isinstance(label, list) else label
+    lab = _ints(label).to(x.place) if isinstance(label, list) else label
     return F.cross_entropy(x, lab, *rest, **kw)
 
 
@@ -541,7 +543,8 @@ def _ce_samples(dtype):
             Sample((v(3, 4), [1, 2, 3]), {"label_smoothing": 0.1}),
             Sample((v(2, 3, 2), [[[0, 1]], [[2, 2]]]), {"axis": 1, "reduction": "none"}),
             Sample((_rng(143).dirichlet(np.ones(4), size=3), [0, 1, 3]), {"use_softmax": False}),
-            Sample((v(3, 4), [0, 3, 1]), noncontig=True)]
+            Sample((v(3, 4), [0, 3, 1]), noncontig=True),
+            Sample((v(2, 1500), [[7], [1499]]), {"reduction": "none"})]
 
 
 register(OpInfo("nn.functional.cross_entropy", _cross_entropy, _np_cross_entropy, FLOATS, _ce_samples, grad=True,
@@ -564,7 +567,8 @@ register(OpInfo("index_select", _index_select, lambda x, index, axis=0: np.take(
                 ("bool",) + REAL,
                 lambda d: [Sample((_v(d, 150)(4, 3), [0, 3, 3, 1])), Sample((_v(d, 150)(2, 3, 4), [2, 0], -1)),
                            Sample((_v(d, 150)(4, 3), [1, 2], 1), noncontig=True), Sample((_v(d, 150)(4, 3), [])),
-                           Sample((_v(d, 150)(5,), [4]))],
+                           Sample((_v(d, 150)(5,), [4])),
+                           Sample((_v(d, 151)(4, 600), [3, 0, 3]), grad=False)],  # long rows
                 grad=True, gradgrad=True,
                 errors=lambda: [_err(lambda: oar.index_select(oar.ones([3, 4]), _ints([0, 5])), IndexError,
                                      "index_select"),
@@ -626,21 +630,42 @@ def _put_along_axis(x, indices, values, axis, **kw):
 
 
 def _np_put_along_axis(x, indices, values, axis, reduce="assign", include_self=True):
+    """Writes in index order; without include_self the first value written replaces arr's."""
     out = x.copy()
     idx = np.asarray(indices, dtype=np.int64)
     values = np.broadcast_to(values, idx.shape)
-    touched = np.zeros(x.shape, dtype=bool)
+    count = np.zeros(x.shape, dtype=np.int64)
     for pos in itertools.product(*[range(s) for s in idx.shape]):
         dst = list(pos)
         dst[axis] = idx[pos]
         dst = tuple(dst)
-        if reduce == "assign":
-            out[dst] = values[pos]
-        else:
-            if not include_self and not touched[dst]:
-                out[dst] = 0
-            out[dst] += values[pos]
-        touched[dst] = True
+        v = values[pos]
+        if reduce == "assign" or (not include_self and count[dst] == 0):
+            out[dst] = v
+        elif reduce in ("add", "mean"):
+            out[dst] += v
+        elif reduce == "mul":
+            out[dst] *= v
+        elif reduce == "amin":
+            out[dst] = min(out[dst], v)
+        elif reduce == "amax":
+            out[dst] = max(out[dst], v)
+        count[dst] += 1
+    if reduce == "mean":  # integer means truncate toward zero
+        n = np.where(count > 0, count + (1 if include_self else 0), 1)
+        out = (np.trunc(out / n) if out.dtype.kind in "iu" else out / n).astype(out.dtype)
+    return out
+
+
+def _put_modes_samples(d):
+    """Repeated indices under every reduce mode, and lines longer than arr's axis."""
+    dup = [[0, 0], [1, 3], [2, 2]]
+    out = [Sample((_v(d, 184)(3, 4), dup, _v(d, 185)(3, 2), 1), {"reduce": r, "include_self": s}, grad=False)
+           for r in ("mul", "mean", "amin", "amax") for s in (True, False)]
+    long_idx = _rng(187).integers(0, 5, (2, 12)).tolist()
+    out += [Sample((_v(d, 184)(3, 4), dup, _v(d, 185)(3, 2), 1), grad=False),
+            Sample((_v(d, 186)(2, 5), long_idx, _v(d, 188)(2, 12), 1), grad=False),
+            Sample((_v(d, 186)(2, 5), long_idx, _v(d, 188)(2, 12), 1), {"reduce": "add"}, grad=False)]
     return out
 
 
@@ -651,7 +676,7 @@ register(OpInfo("put_along_axis", _put_along_axis, _np_put_along_axis, REAL,
                                   {"reduce": "add"}),
                            Sample((_v(d, 180)(3, 4), [[0, 0], [1, 3], [2, 2]], _v(d, 181)(3, 2), 1),
                                   {"reduce": "add", "include_self": False}),
-                           Sample((_v(d, 180)(3, 4), [[1], [1], [3]], 2, 1), grad=False)],
+                           Sample((_v(d, 180)(3, 4), [[1], [1], [3]], 2, 1), grad=False)] + _put_modes_samples(d),
                 grad=True, gradgrad=True,
                 errors=lambda: [_err(lambda: oar.put_along_axis(oar.ones([3, 4]), _ints([[0, 5]]), 1.0, 1),
                                      IndexError, "put_along_axis")]))
@@ -675,7 +700,8 @@ register(OpInfo("gather_nd", _gather_nd, _np_gather_nd, ("bool",) + REAL,
                 lambda d: [Sample((_v(d, 190)(3, 4), [[0, 1], [2, 3], [0, 1]])),
                            Sample((_v(d, 190)(3, 4, 2), [[2], [0]])),
                            Sample((_v(d, 190)(3, 4, 2), [[[1, 3, 1]], [[0, 0, 0]]]), noncontig=True),
-                           Sample((_v(d, 190)(3, 4), [[], []]))],
+                           Sample((_v(d, 190)(3, 4), [[], []])),
+                           Sample((_v(d, 191)(3, 600), [[2], [0], [2]]), grad=False)],  # long slices
                 grad=True, gradgrad=True,
                 errors=lambda: [_err(lambda: oar.gather_nd(oar.ones([3, 4]), _ints([[0, 5]])), IndexError,
                                      "gather_nd"),
@@ -762,6 +788,9 @@ def _sort_samples(seed):
         if dtype in INTS + ("float32", "float64"):  # ties keep their input order with stable=True
             out.append(Sample((np.array([[3, 1, 3, 1, 2], [0, 0, 0, 1, 1]]),), {"stable": True}))
             out.append(Sample((np.array([[3, 1, 3, 1, 2]]),), {"stable": True, "descending": True}))
+        out += [Sample((_distinct((2, 300), seed + 1),), {"descending": True}), Sample((_distinct((3000,), seed + 2),)),
+                Sample((_distinct((2, 40000), seed + 3),)), Sample((_rng(seed + 4).integers(0, 9, (4, 500)),)),
+                Sample((_rng(seed + 4).integers(0, 9, (4, 500)),), {"descending": True})]
         return out
     return gen
 
@@ -781,7 +810,9 @@ def _np_topk(x, k, axis=None, largest=True, sorted=True):
 def _topk_samples(dtype):
     return [Sample((_distinct((3, 5), 240), 2)), Sample((_distinct((3, 5), 241), 3), {"axis": 0}),
             Sample((_distinct((2, 3, 4), 242), 4), {"largest": False}, noncontig=True),
-            Sample((_distinct((6,), 243), 6)), Sample((_distinct((3, 4), 244), 0)), Sample((np.zeros((0, 3)), 1))]
+            Sample((_distinct((6,), 243), 6)), Sample((_distinct((3, 4), 244), 0)), Sample((np.zeros((0, 3)), 1)),
+            Sample((_distinct((2, 300), 245), 5), grad=False),
+            Sample((_distinct((40000,), 246), 3), {"largest": False}, grad=False)]
 
 
 register(OpInfo("topk", lambda *a, **k: oar.topk(*a, **k)[0], lambda *a, **k: _np_topk(*a, **k)[0],
@@ -870,7 +901,9 @@ def _arg_samples(dtype):
     return [Sample((v(3, 4),)), Sample((v(3, 4),), {"axis": 0}), Sample((v(3, 4),), {"axis": -1, "keepdim": True}),
             Sample((v(2, 3, 4),), {"axis": 1}, noncontig=True), Sample((v(2, 3),), {"keepdim": True}),
             Sample((v(5),), {"axis": 0, "dtype": "int32"}, check_dtype=False), Sample((v(),)),
-            Sample((np.array([[1, 3, 3], [2, 2, 0]]),), {"axis": 1})]  # ties: the first occurrence
+            Sample((np.array([[1, 3, 3], [2, 2, 0]]),), {"axis": 1}),  # ties: the first occurrence
+            Sample((v(3, 500),), {"axis": 1}), Sample((_rng(281).integers(0, 4, (2, 700)),), {"axis": -1}),
+            Sample((_rng(282).integers(0, 4, (700, 3)),), {"axis": 0})]
 
 
 for _n, _f in (("argmax", np.argmax), ("argmin", np.argmin)):
@@ -896,6 +929,8 @@ def _cum_samples(lo, hi, key="axis"):
         out = [Sample((v(3, 4),), {key: 0}), Sample((v(3, 4),), {key: -1}), Sample((v(2, 3, 4),), {key: 1},
                                                                                noncontig=True),
                Sample((v(0, 3),), {key: 0}), Sample((v(),), {key: 0}), Sample((v(5),), {key: 0})]
+        long = _v(dtype, 291, 0.5, 1.5)
+        out += [Sample((long(2, 300),), {key: -1}, grad=False), Sample((long(300, 3),), {key: 0}, grad=False)]
         if key == "axis":
             out.append(Sample((v(2, 3),)))  # flattened
         if dtype in ("float32", "int64"):
@@ -931,7 +966,8 @@ def _np_cumext(f, which):
 def _cumext_samples(dtype):
     return [Sample((_distinct((3, 4), 300),), {"axis": 0}), Sample((_distinct((3, 4), 301),), {"axis": -1}),
             Sample((_distinct((2, 3, 4), 302),), {"axis": 1}, noncontig=True), Sample((np.zeros((0, 3)),), {"axis": 0}),
-            Sample((_distinct((2, 3), 303),)), Sample((_distinct((5,), 304),), {"axis": 0})]
+            Sample((_distinct((2, 3), 303),)), Sample((_distinct((5,), 304),), {"axis": 0}),
+            Sample((_distinct((2, 300), 305),), {"axis": -1}, grad=False)]
 
 
 for _n, _f in (("cummax", np.maximum), ("cummin", np.minimum)):
@@ -942,7 +978,8 @@ for _n, _f in (("cummax", np.maximum), ("cummin", np.minimum)):
     register(OpInfo(f"{_n}_indices", (lambda n: lambda *a, **k: getattr(oar, n)(*a, **k)[1])(_n), _np_cumext(_f, 1),
                     ("int64", "float32"),
                     lambda d: _cumext_samples(d) + [Sample((np.array([[1, 3, 3, 2, 3], [2, 2, 0, 0, 5]]),),
-                                                           {"axis": 1})],
+                                                           {"axis": 1}),
+                                                    Sample((_rng(306).integers(0, 6, (2, 400)),), {"axis": 1})],
                     out_dtype=lambda d: "int64"))
 
 
@@ -961,7 +998,8 @@ def _np_median(x, axis=None, keepdim=False, mode="avg"):
 def _median_samples(dtype):
     return [Sample((_distinct((3, 4), 310),)), Sample((_distinct((3, 5), 311),), {"axis": 1}),
             Sample((_distinct((3, 4), 312),), {"axis": 0, "keepdim": True}),
-            Sample((_distinct((2, 3, 4), 313),), {"axis": -1}, noncontig=True), Sample((_distinct((5,), 314),))]
+            Sample((_distinct((2, 3, 4), 313),), {"axis": -1}, noncontig=True), Sample((_distinct((5,), 314),)),
+            Sample((_distinct((3, 301), 315),), {"axis": 1}, grad=False)]
 
 
 register(OpInfo("median", oar.median, _np_median, ("float32", "float64"), _median_samples, grad=True, gradgrad=True,

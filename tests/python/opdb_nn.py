@@ -271,7 +271,7 @@ def _unpool_case(nd):
         return y.reshape(x.shape[:2] + out_sp)
 
     unpool = {1: F.max_unpool1d, 2: F.max_unpool2d, 3: F.max_unpool3d}[nd]
-    return (lambda x: unpool(x, mask, 2)), ref, mask.shape, mask
+    return (lambda x: unpool(x, mask.to(x.place), 2)), ref, mask.shape, mask  # the mask joins x's device
 
 
 for _nd in (1, 2, 3):
@@ -469,7 +469,7 @@ def _flashmask_case(se, causal):
     se_t = oar.to_tensor(se.astype(np.int32))
 
     def op(q, k, v):
-        return F.flashmask_attention(q, k, v, se_t, causal=causal)
+        return F.flashmask_attention(q, k, v, se_t.to(q.place), causal=causal)  # on q's device
 
     def ref(q, k, v):
         return _np_attention(q, k, v, _flashmask_keep_ref(se, causal, q.shape[1], k.shape[1]))

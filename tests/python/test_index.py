@@ -538,6 +538,16 @@ def test_put_along_axis_method_and_inplace():
     assert_put(b.numpy(), put_ref(x, idx, vals, 1, "mul"))
 
 
+def test_put_along_axis_inplace_on_a_strided_view():
+    idx = np.array([[0, 0], [1, 3], [2, 2]])
+    vals = rand((3, 2))
+    for reduce in PUT_MODES:
+        base = rand((4, 3))
+        view = oar.transpose(t(base), [1, 0])  # a non-contiguous [3, 4] view of base's storage
+        oar.put_along_axis_(view, t(idx), t(vals), 1, reduce, include_self=False)
+        assert_put(view.numpy(), put_ref(base.T.copy(), idx, vals, 1, reduce, False))
+
+
 # gradients: a fixed index with duplicates (3 writes to one position, 2 to
 # another) and an unwritten position in every row
 GRAD_IDX = np.array([[0, 2, 0, 0], [1, 4, 1, 3], [3, 0, 3, 3]])

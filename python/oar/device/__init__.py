@@ -193,7 +193,8 @@ def _parse(device, api):
 
 
 def get_device():
-    """The device new tensors are made on: 'cpu' unless set_device chose another.
+    """The device new tensors are made on: 'cpu', 'gpu:N' or a plugin device such as 'custom_cpu:0'
+    (set with set_device).
 
     >>> import oar
     >>> oar.device.get_device()
@@ -204,28 +205,24 @@ def get_device():
 
 
 def set_device(device):
-    """Selects the device new tensors are made on ('cpu', 'custom_cpu', 'custom_cpu:1', a Place) and
-    returns its Place. Ops run where their input tensors are; ops without tensor inputs (creation,
-    random draws) make their outputs on this device.
+    """Selects the device that new tensors are made on and ops without tensor inputs run on:
+    'cpu', 'gpu', 'gpu:N', a plugin device ('custom_cpu', 'custom_cpu:1') or a Place. Returns its
+    Place (which compares equal to the device's name).
 
     >>> import oar
     >>> oar.device.set_device("cpu")
     Place(cpu)
     """
     api = "oar.device.set_device"
-    kind = str(getattr(device, "_device", device)).split(":")[0].lower()
-    if kind in ("gpu", "cuda") and cuda.is_available():
-        raise NotImplementedError(f"[{api}] running ops on '{device}' is not supported: this build has no CUDA "
-                                  "kernels; move tensors to a GPU with Tensor.cuda() for oar.distributed "
-                                  "collectives (NCCL), and compute on the CPU")
-    if kind in ("gpu", "cuda") and cuda.is_compiled():
-        raise ValueError(f"[{api}] device '{device}' is not available: no CUDA device is visible; expected 'cpu'")
-    if kind in ("gpu", "cuda"):
-        raise ValueError(f"[{api}] device '{device}' is not available in this build; expected 'cpu' or a plugin "
-                         "device")
-    t, index = _parse(device, api)
-    _C._set_default_device(t, index)
-    return _place_from(t, index)
+    name = str(getattr(device, "_device", device)).split(":")[0].lower()
+    if name in ("gpu", "cuda") and not cuda.is_available():
+        why = "no CUDA device is visible" if cuda.is_compiled() else "this build has no CUDA support"
+        raise ValueError(f"[{api}] device '{device}' is not available: {why}; expected 'cpu'")
+    kind, index = _parse(device, api)
+    _C._set_default_device(kind, index)
+    if kind == 1:
+        cuda._state["current"] = index
+    return _place_from(kind, index)
 
 
 class device:

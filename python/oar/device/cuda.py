@@ -1,10 +1,12 @@
 """CUDA devices, as ``paddle.device.cuda``.
 
-They exist when oar was built with the CUDA toolkit and NCCL found (the
-library ``liboar_cuda.so`` beside the package); it is loaded on first use.
-This build has no CUDA kernels beyond copies: tensors move to and from the
-GPU (``Tensor.cuda()``, ``Tensor.cpu()``, ``to_tensor(place=...)``) and the
-collectives of ``oar.distributed`` run on them through NCCL.
+They exist when oar was built with the CUDA toolkit and NCCL found (the library
+``liboar_cuda.so`` beside the package); it is loaded on first use, so the same build runs
+where no GPU or CUDA driver is present. Every op with a CPU kernel has a CUDA kernel for its
+real dtypes (cuBLAS products, cuDNN convolutions, CUB sorts, Philox random numbers, a host
+round trip for the LAPACK factorisations); complex dtypes on the GPU are limited to copies,
+casts, products and linear algebra. A build with CUDA makes new tensors on the first GPU when
+one is visible, as Paddle does.
 """
 import os
 
@@ -214,3 +216,25 @@ def current_stream(device=None):
 
 
 from .streams import Event, stream_guard  # noqa: E402,F401  (the same objects as oar.device's)
+
+
+def set_allow_tf32(enabled):
+    """Lets float32 matrix products on CUDA use TF32 tensor cores (10-bit mantissas: faster,
+    less precise). Off by default, so float32 keeps its precision.
+
+    >>> import oar
+    >>> oar.device.cuda.is_compiled() is False or oar.device.cuda.get_allow_tf32() in (True, False)
+    True
+    """
+    _tf32_lib("oar.device.cuda.set_allow_tf32").oar_cuda_set_allow_tf32(1 if enabled else 0)
+
+
+def get_allow_tf32():
+    """Whether float32 matrix products on CUDA may use TF32 (set_allow_tf32)."""
+    return bool(_tf32_lib("oar.device.cuda.get_allow_tf32").oar_cuda_get_allow_tf32())
+
+
+def _tf32_lib(api):
+    import ctypes
+    _load(api)
+    return ctypes.CDLL(_LIB)

@@ -254,7 +254,7 @@ class Optimizer:
             # keeps (and updates) the state of its own piece.
             full = _C.full(list(p._local_value().shape), float(value), _ops.state_dtype(p.dtype))
             return _C._dist_from_local(full, *p.process_mesh._c(), [q._c() for q in p.placements], list(p.shape))
-        return _C.full(p.shape, float(value), _ops.state_dtype(p.dtype))
+        return _C.full_like(p, float(value), _ops.state_dtype(p.dtype))  # on p's device
 
     # ---- the step
     def _collect(self, parameters=None):
@@ -387,7 +387,9 @@ class Optimizer:
         """A state tensor holding `value`: shaped like `p`, or of shape [1]."""
         if per_element:
             return self._state_zeros(p, value)
-        return _C.full([1], float(value), _ops.state_dtype(p.dtype))
+        t = _C.full([1], float(value), _ops.state_dtype(p.dtype))
+        kind, index = _C._device_index(p)
+        return t if kind == 0 else _C._to_device(t, kind, index)
 
     def _extra_accs(self, group):
         """Names of the saved accumulators that are not state tensors (the step count as powers, ...)."""

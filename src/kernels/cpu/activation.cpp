@@ -41,32 +41,17 @@ void relu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
 
 void gelu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   if (vmath::apply(a.b(0) ? vmath::Fn::GeluTanh : vmath::Fn::Gelu, in[0], out[0])) return;
-  if (a.b(0)) {
-    unary_float(in, out, [](auto z) {
-      using C = decltype(z);
-      return [](C x) {
-        C u = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);
-        return C(0.5) * x * (C(1) + std::tanh(u));
-      };
-    });
-  } else {
-    unary_float(in, out, [](auto z) {
-      using C = decltype(z);
-      return [](C x) { return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))); };
-    });
-  }
+  if (a.b(0)) unary_float(in, out, [](auto z) { return [](decltype(z) x) { return scalar::op_gelu_tanh::apply(x); }; });
+  else unary_float(in, out, [](auto z) { return [](decltype(z) x) { return scalar::op_gelu::apply(x); }; });
 }
 
 void silu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
   if (vmath::apply(vmath::Fn::Silu, in[0], out[0])) return;
-  unary_float(in, out, [](auto z) { using C = decltype(z); return [](C x) { return x / (C(1) + std::exp(-x)); }; });
+  unary_float(in, out, [](auto z) { return [](decltype(z) x) { return scalar::op_silu::apply(x); }; });
 }
 
 void log_sigmoid_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
-  unary_float(in, out, [](auto z) {
-    using C = decltype(z);
-    return [](C x) { return std::min(x, C(0)) - std::log1p(std::exp(-std::abs(x))); };
-  });
+  unary_float(in, out, [](auto z) { return [](decltype(z) x) { return scalar::op_log_sigmoid::apply(x); }; });
 }
 
 inline void exp_dense(const float* x, float* y, int64_t n) { vmath::apply_f32(vmath::Fn::Exp, x, y, n); }

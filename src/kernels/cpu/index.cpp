@@ -185,22 +185,16 @@ struct PutGeometry {
 // Every index line is handled by one thread, serially along the axis, so the
 // result is deterministic: later duplicates win ('assign') or are reduced in
 // index order.
-void put_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
-  Tensor x = dense(in[0]), v = dense(in[2]);
-  int64_t axis = a.i(0);
-  auto mode = ops::PutReduce(a.i(1));
-  bool self = a.b(2);
-  Lines L(x.shape(), axis);
-  PutGeometry G(x, in[1], axis);
-  const Lines& I = G.I;
-  std::vector<int64_t> idx = load_index(in[1], L.n, axis, "oar.put_along_axis");
-  copy_base(x, out[0]);
+// The writes of put_along_axis into dst (arr's dense copy).
+void run_put(const Tensor& x, const Tensor& v, const std::vector<int64_t>& idx, const Lines& L, const PutGeometry& G,
+             ops::PutReduce mode, bool self, Tensor& dst) {
   if (idx.empty()) return;
+  const Lines& I = G.I;
   int64_t lines = I.outer * I.inner, step = L.inner;
   int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(I.n, 1));
   auto fast = [&](auto tag, auto op) {
     using T = decltype(tag);
-    T* o = static_cast<T*>(out[0].raw_data());
+    T* o = static_cast<T*>(dst.raw_data());
     const T* vp = static_cast<const T*>(v.raw_data());
     parallel_for(lines, grain, [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e; ++p) {
@@ -227,7 +221,7 @@ void put_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& 
   visit_numeric(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
-    T* o = static_cast<T*>(out[0].raw_data());
+    T* o = static_cast<T*>(dst.raw_data());
     const T* vp = static_cast<const T*>(v.raw_data());
     parallel_for(lines, grain, [&](int64_t b, int64_t e) {
       int slot = std::min(omp_in_parallel() ? omp_get_thread_num() : 0, nslots - 1);
@@ -256,6 +250,25 @@ void put_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& 
       }
     });
   });
+}
+
+void put_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  Tensor x = dense(in[0]), v = dense(in[2]);
+  int64_t axis = a.i(0);
+  auto mode = ops::PutReduce(a.i(1));
+  bool self = a.b(2);
+  Lines L(x.shape(), axis);
+  PutGeometry G(x, in[1], axis);
+  std::vector<int64_t> idx = load_index(in[1], L.n, axis, "oar.put_along_axis");
+  // The in-place form may target a strided tensor: work on a dense copy, then write back.
+  Tensor dst = out[0].is_contiguous() ? out[0] : empty_tensor(out[0].shape(), out[0].dtype(), out[0].device());
+  copy_base(x, dst);
+  run_put(x, v, idx, L, G, mode, self, dst);
+  if (!dst.same(out[0])) {
+    KernelFn copy = op_def("cast").kernels[int(DeviceType::CPU)][int(dst.dtype())];
+    Attrs ca{dst.dtype()};
+    copy(std::span<const Tensor>(&dst, 1), out.subspan(0, 1), ca);
+  }
 }
 
 // ---- gather_nd / scatter_nd: index [M, K] selects slices of x.shape[K:]

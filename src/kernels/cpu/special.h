@@ -1,13 +1,15 @@
 // Special functions without a standard-library version.
 #pragma once
 #include <cmath>
+
+#include "base/hd.h"
 #include <limits>
 #include <numbers>
 
 namespace oar::cpu {
 
 // Inverse error function: a rational first guess refined by Newton steps on erf.
-template <typename T> T erfinv(T y) {
+template <typename T> OAR_HD T erfinv(T y) {
   if (std::isnan(y) || y < T(-1) || y > T(1)) return std::numeric_limits<T>::quiet_NaN();
   if (y == T(1)) return std::numeric_limits<T>::infinity();
   if (y == T(-1)) return -std::numeric_limits<T>::infinity();
@@ -36,7 +38,7 @@ template <typename T> T erfinv(T y) {
   return T(x);
 }
 
-template <typename T> T digamma(T xin) {
+template <typename T> OAR_HD T digamma(T xin) {
   double x = double(xin);
   if (std::isnan(x)) return T(x);
   if (x == 0) return T(std::copysign(std::numeric_limits<double>::infinity(), -x));
@@ -52,7 +54,7 @@ template <typename T> T digamma(T xin) {
   return T(result + std::log(x) - 0.5 / x - series);
 }
 
-template <typename T> T trigamma(T xin) {
+template <typename T> OAR_HD T trigamma(T xin) {
   double x = double(xin);
   if (std::isnan(x)) return T(x);
   if (x <= 0 && x == std::floor(x)) return std::numeric_limits<T>::infinity();

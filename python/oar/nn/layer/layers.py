@@ -559,15 +559,23 @@ class Layer:
         return self
 
     def to(self, device=None, dtype=None, blocking=None):
-        """Casts floating parameters and buffers to dtype (only the CPU device exists on this build).
+        """Moves parameters and buffers to `device` ('cpu', 'gpu:0', a Place) and/or casts the
+        floating ones to dtype; returns self.
 
         >>> import oar
         >>> fc = oar.nn.Linear(2, 2).to(dtype="float64")
         >>> fc.weight.dtype == oar.float64
         True
+        >>> fc.to("cpu").weight.place
+        Place(cpu)
         """
-        if device is not None and str(device).split(":")[0] not in ("cpu", "Place(cpu)", "CPUPlace()"):
-            raise ValueError(f"[oar.nn.Layer.to] device {device!r} is not available; only 'cpu' is")
+        if device is not None:
+            from ...device import _parse
+            kind, index = _parse(device, "oar.nn.Layer.to")
+
+            def move(t):
+                return t if tuple(_C._device_index(t)) == (kind, index) else _C._to_device(t, kind, index)
+            self._convert(move)
         if dtype is None:
             return self
         dt = _dtype(dtype)
