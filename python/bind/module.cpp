@@ -4,8 +4,13 @@
 #include <array>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "autograd/autograd.h"
 #include "common.h"
@@ -140,6 +145,11 @@ bool is_submodule(PyObject* sub, PyObject* m) {
 
 // Every function of the module, of its submodules (_nn_functional, ...) and
 // every method of its classes.
+// Functions whose tensor arguments are shapes or values, not data (full,
+// rand, ...): their results go to the current device whatever their
+// arguments' device, so they get no scope.
+std::vector<std::string> g_unscoped;
+
 void install_in(PyObject* m) {
   PyObject* d = PyModule_GetDict(m);
   PyObject *key, *val;
@@ -150,7 +160,7 @@ void install_in(PyObject* m) {
       // their arguments: the token they return would be that scope's.
       const char* k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
       if (k && std::string_view(k).ends_with("_device_scope")) continue;
-      install_trampoline(val, true);
+      install_trampoline(val, !(k && std::find(g_unscoped.begin(), g_unscoped.end(), k) != g_unscoped.end()));
     } else if (PyModule_Check(val) && is_submodule(val, m)) {
       install_in(val);
     } else if (PyType_Check(val)) {
@@ -165,7 +175,8 @@ void install_in(PyObject* m) {
   }
 }
 
-void install_error_boundary(PyObject* m, nb::handle hook) {
+void install_error_boundary(PyObject* m, nb::handle hook, std::vector<std::string> unscoped) {
+  g_unscoped = std::move(unscoped);
   g_tensor_type = reinterpret_cast<PyTypeObject*>(PyObject_GetAttrString(m, "Tensor"));  // kept for good
   if (!g_tensor_type) PyErr_Clear();
   Py_XDECREF(g_hook);
@@ -208,5 +219,7 @@ NB_MODULE(_C, m) {
   for (auto& b : bs) b.second(m);
   // Called once by oar/__init__.py with oar._api.relabel_bound.
   PyObject* mod = m.ptr();
-  m.def("_install_error_boundary", [mod](nb::handle hook) { oar::bind::install_error_boundary(mod, hook); });
+  m.def("_install_error_boundary", [mod](nb::handle hook, std::vector<std::string> unscoped) {
+    oar::bind::install_error_boundary(mod, hook, std::move(unscoped));
+  });
 }

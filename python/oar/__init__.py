@@ -101,7 +101,12 @@ _tensor_methods._attach_module_methods()  # Note [Tensor methods]
 from . import _api  # noqa: E402
 
 # Note [API error boundary]: every public function's errors name it.
-_C._install_error_boundary(_api.relabel_bound)
+# The creation functions read their tensor arguments as shapes and values:
+# they make their results on the current device, not their arguments'
+# (Note [device scope]).
+_C._install_error_boundary(_api.relabel_bound, ["full", "zeros", "ones", "empty", "arange", "linspace", "logspace",
+                                                "eye", "rand", "randn", "randint", "randperm", "uniform",
+                                                "standard_normal", "gaussian"])
 for _m in (nn.functional, linalg):
     _api.guard_module(_m)
 _api.guard_module(__import__(__name__), "oar")

@@ -19,7 +19,7 @@ import oar
 
 oar.set_device("cpu")  # the samples the op database makes when it loads live on the CPU
 from opdb import OP_DB, LOW_PRECISION, to_oar  # noqa: E402
-from opdb_device_gaps import CUSTOM_CPU as CUSTOM_CPU_GAPS  # noqa: E402
+from opdb_device_gaps import CUSTOM_CPU as CUSTOM_CPU_GAPS, GPU as GPU_GAPS  # noqa: E402
 
 FWD = [(info, d) for info in OP_DB for d in info.dtypes]
 
@@ -66,8 +66,14 @@ def check(info, dtype, device):
     atol, rtol = info.tolerance(dtype)
     if info.name == "cast":
         atol, rtol = max(atol, 1e-2), max(rtol, 1e-2)
-    for sample in info.samples(dtype):
-        want = _arrays(_run(info, sample, dtype, None), None)
+    # The samples are made once per device (seeded: the same values), so that
+    # tensors an entry's sample list holds live where the run does.
+    with oar.device.device_guard("cpu"):
+        on_cpu = info.samples(dtype)
+    with oar.device.device_guard(device):
+        on_device = info.samples(dtype)
+    for ref_sample, sample in zip(on_cpu, on_device):
+        want = _arrays(_run(info, ref_sample, dtype, None), None)
         got = _arrays(_run(info, sample, dtype, device), device)
         assert len(got) == len(want), sample
         for g, w in zip(got, want):
@@ -81,7 +87,7 @@ def check(info, dtype, device):
 
 # Ops a device is known to have no kernel for, per device type (opdb_device_gaps.py): op database
 # names with "all" their dtypes or a list of them.
-DEVICE_GAPS = {"custom_cpu": CUSTOM_CPU_GAPS}
+DEVICE_GAPS = {"custom_cpu": CUSTOM_CPU_GAPS, "gpu": GPU_GAPS}
 
 
 def _gap(device, name, dtype):
