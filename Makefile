@@ -60,12 +60,13 @@ test-python: build
 
 test: test-cpp test-python
 
-# The op database on CUDA against the CPU, and training steps of ResNet18 and
-# the small GPT on a GPU against the same steps on the CPU (skipped, with the
-# reason, where no GPU is visible).
+# The op database on CUDA against the CPU, the CUDA kernel tests, and training
+# steps of ResNet18 and the small GPT on a GPU against the same steps on the
+# CPU (each skipped, with the reason, where no GPU is visible).
 test-gpu: build
-	$(VPY) -m pytest tests/python/test_opdb_device.py tests/python/test_gpu_training.py -k "gpu or resnet or gpt" \
-	  -p no:cacheprovider -rs
+	$(VPY) -m pytest tests/python/test_opdb_device.py -k "gpu" -p no:cacheprovider -rs
+	$(VPY) -m pytest tests/python/test_gpu_training.py tests/python/test_cuda_build.py tests/python/test_cuda_kernels.py \
+	  tests/python/test_cuda_index.py -p no:cacheprovider -rs
 
 # AddressSanitizer + UBSan build of the C++ tests and the op database.
 ASAN_BUILD := build/asan
