@@ -21,10 +21,10 @@
 //   float32 tolerance. float16 and bfloat16 use tensor cores and accumulate
 //   in float32 (the CPU computes them in float32 and rounds once: the same
 //   result up to the order of the sums). float64 runs in float64.
-// - The algorithm is cuDNN's heuristic choice (the _v7 queries, which run
-//   nothing): the first of its ranked list that cuDNN accepts for the
-//   problem and whose workspace can be allocated (at most 1 GiB where one
-//   fits), remembered per problem.
+// - The algorithm is measured: cuDNN's Find queries run each candidate once
+//   on the problem's shapes (the first call of a shape pays for it) and rank
+//   them by time; the first that cuDNN accepts and whose workspace can be
+//   allocated (at most 1 GiB where one fits) is remembered per problem.
 //   Should cuDNN accept none, the direct kernels below run instead (one
 //   thread per output element, in the CPU's gather form): slow but general.
 #include <cudnn.h>
@@ -186,7 +186,7 @@ std::map<std::string, Choice>& choices() {
   return m;
 }
 
-// Ranked candidates from cuDNN's heuristics for the problem's kind.
+// Candidates for the problem's kind, ranked by cuDNN's measured times.
 std::vector<Choice> candidates(cudnnHandle_t h, const Problem& pb, const TensorDesc& xd, const FilterDesc& wd,
                                const ConvDesc& cd, const TensorDesc& yd) {
   const char* api = api_of(pb.kind);
@@ -199,22 +199,22 @@ std::vector<Choice> candidates(cudnnHandle_t h, const Problem& pb, const TensorD
   if (pb.kind == Kind::Fwd) {
     cudnn_check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max), api, "cudnnGetConvolutionForwardAlgorithmMaxCount");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(max));
-    cudnn_check(cudnnGetConvolutionForwardAlgorithm_v7(h, xd.d, wd.d, cd.d, yd.d, max, &got, perf.data()), api,
-                "cudnnGetConvolutionForwardAlgorithm_v7");
+    cudnn_check(cudnnFindConvolutionForwardAlgorithm(h, xd.d, wd.d, cd.d, yd.d, max, &got, perf.data()), api,
+                "cudnnFindConvolutionForwardAlgorithm");
     keep(perf);
   } else if (pb.kind == Kind::BwdData) {
     cudnn_check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max), api,
                 "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(max));
-    cudnn_check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd.d, yd.d, cd.d, xd.d, max, &got, perf.data()), api,
-                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    cudnn_check(cudnnFindConvolutionBackwardDataAlgorithm(h, wd.d, yd.d, cd.d, xd.d, max, &got, perf.data()), api,
+                "cudnnFindConvolutionBackwardDataAlgorithm");
     keep(perf);
   } else {
     cudnn_check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max), api,
                 "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
     std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(max));
-    cudnn_check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd.d, yd.d, cd.d, wd.d, max, &got, perf.data()),
-                api, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    cudnn_check(cudnnFindConvolutionBackwardFilterAlgorithm(h, xd.d, yd.d, cd.d, wd.d, max, &got, perf.data()),
+                api, "cudnnFindConvolutionBackwardFilterAlgorithm");
     keep(perf);
   }
   return out;
