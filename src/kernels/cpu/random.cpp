@@ -1,7 +1,6 @@
-// Kernels of the random ops (definitions: ops/random.cpp). Philox-4x32-10
-// (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011;
-// philox(0, 0) matches Random123's known answer 6627e8d5 e169c58d bc57ac4c 9b00dbd8):
-// block b of a stream is philox(counter = b, key = seed), four 32-bit words.
+// Kernels of the random ops (definitions: ops/random.cpp), on Philox-4x32-10
+// (kernels/cpu/philox.h): block b of a stream is philox(counter = b, key =
+// seed), four 32-bit words.
 // An op starting at word `offset` gives element i the words
 // [offset + i * wpe, offset + (i + 1) * wpe) (wpe = words per element), so
 // values do not depend on how the elements are split among threads.
@@ -14,29 +13,16 @@
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/philox.h"
 #include "kernels/cpu/vmath.h"
 
 namespace oar::cpu {
 namespace {
 
-using Block = std::array<uint32_t, 4>;
-
-inline Block philox(uint64_t counter, uint64_t seed) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  uint32_t c0 = uint32_t(counter), c1 = uint32_t(counter >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
-  for (int r = 0; r < 10; ++r) {
-    if (r > 0) { k0 += kW0; k1 += kW1; }
-    uint64_t p0 = uint64_t(kM0) * c0, p1 = uint64_t(kM1) * c2;
-    uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0), hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
-    c0 = hi1 ^ c1 ^ k0;
-    c1 = lo1;
-    c2 = hi0 ^ c3 ^ k1;
-    c3 = lo0;
-  }
-  return {c0, c1, c2, c3};
-}
+using Block = random::PhiloxBlock;
+using random::philox;
+using random::unit;
+using random::unit53;
 
 // Calls f(i, words) for i in [0, n), words pointing at WPE 32-bit words.
 template <int WPE, typename F> void for_each_draw(int64_t n, const Attrs& a, size_t seed_attr, F&& f) {
@@ -55,19 +41,6 @@ template <int WPE, typename F> void for_each_draw(int64_t n, const Attrs& a, siz
   });
 }
 
-// Uniform in [0, 1) with as many random bits as T's mantissa holds, so that
-// rounding never produces 1.
-template <typename T> inline double unit(const uint32_t* w) {
-  if constexpr (std::is_same_v<T, double>)
-    return double(((uint64_t(w[0]) << 32) | w[1]) >> 11) * 0x1.0p-53;
-  else if constexpr (std::is_same_v<T, float16>)
-    return double(w[0] >> 21) * 0x1.0p-11;
-  else if constexpr (std::is_same_v<T, bfloat16>)
-    return double(w[0] >> 24) * 0x1.0p-8;
-  else
-    return double(w[0] >> 8) * 0x1.0p-24;
-}
-inline double unit53(const uint32_t* w) { return double(((uint64_t(w[0]) << 32) | w[1]) >> 11) * 0x1.0p-53; }
 
 void uniform_kernel(std::span<const Tensor>, std::span<Tensor> out, const Attrs& a) {
   double lo = a.f(2), hi = a.f(3);

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "kernels/cpu/dtype_lists.h"
+#include "kernels/cpu/philox.h"
 #include "kernels/cuda/loops.cuh"
 #include "kernels/cuda/registry.h"
 #include "ops/ops.h"
@@ -34,30 +35,10 @@
 namespace oar::cuda {
 namespace {
 
-struct Words {
-  uint32_t w[4];
-};
-
-__device__ __forceinline__ Words philox(uint64_t counter, uint64_t seed) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  uint32_t c0 = uint32_t(counter), c1 = uint32_t(counter >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
-#pragma unroll
-  for (int r = 0; r < 10; ++r) {
-    if (r > 0) {
-      k0 += kW0;
-      k1 += kW1;
-    }
-    const uint64_t p0 = uint64_t(kM0) * c0, p1 = uint64_t(kM1) * c2;
-    const uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0), hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
-    c0 = hi1 ^ c1 ^ k0;
-    c1 = lo1;
-    c2 = hi0 ^ c3 ^ k1;
-    c3 = lo0;
-  }
-  return {{c0, c1, c2, c3}};
-}
+using Words = random::PhiloxBlock;
+using random::philox;
+using random::unit;
+using random::unit53;
 
 // Calls f(i, words) for i in [0, n), words pointing at WPE 32-bit words;
 // one thread per Philox block.
@@ -83,20 +64,6 @@ template <int WPE, typename F> void for_each_draw(F f, int64_t n, const Attrs& a
   cuda_check(cudaGetLastError(), api, "kernel launch");
 }
 
-// Uniform in [0, 1) with as many random bits as T's mantissa holds (the CPU's unit<T>).
-template <typename T> __device__ __forceinline__ double unit(const uint32_t* w) {
-  if constexpr (std::is_same_v<T, double>)
-    return double(((uint64_t(w[0]) << 32) | w[1]) >> 11) * 0x1.0p-53;
-  else if constexpr (std::is_same_v<T, float16>)
-    return double(w[0] >> 21) * 0x1.0p-11;
-  else if constexpr (std::is_same_v<T, bfloat16>)
-    return double(w[0] >> 24) * 0x1.0p-8;
-  else
-    return double(w[0] >> 8) * 0x1.0p-24;
-}
-__device__ __forceinline__ double unit53(const uint32_t* w) {
-  return double(((uint64_t(w[0]) << 32) | w[1]) >> 11) * 0x1.0p-53;
-}
 
 // d rounded to T and back, as the CPU's T(d): the 16-bit floats through float.
 template <typename T> __device__ __forceinline__ value_t<T> round_to(double d) {

@@ -31,33 +31,19 @@ struct RGeom {
   int64_t rshape[kMaxRank], rstride[kMaxRank];
   int64_t nout = 1, nred = 1;
 
-  __device__ int64_t in_offset(int64_t o) const {  // element offset of output o's first input
+  // Element offset of linear index o over dims (shape, stride)[0, n).
+  __device__ static int64_t offset(int64_t o, int n, const int64_t* shape, const int64_t* stride) {
     int64_t off = 0;
-    for (int i = nk - 1; i >= 0; --i) {
-      int64_t q = o / kshape[i];
-      off += (o - q * kshape[i]) * kstride[i];
+    for (int i = n - 1; i >= 0; --i) {
+      int64_t q = o / shape[i];
+      off += (o - q * shape[i]) * stride[i];
       o = q;
     }
     return off;
   }
-  __device__ int64_t out_offset(int64_t o) const {
-    int64_t off = 0;
-    for (int i = nk - 1; i >= 0; --i) {
-      int64_t q = o / kshape[i];
-      off += (o - q * kshape[i]) * ostride[i];
-      o = q;
-    }
-    return off;
-  }
-  __device__ int64_t red_offset(int64_t r) const {
-    int64_t off = 0;
-    for (int i = nr - 1; i >= 0; --i) {
-      int64_t q = r / rshape[i];
-      off += (r - q * rshape[i]) * rstride[i];
-      r = q;
-    }
-    return off;
-  }
+  __device__ int64_t in_offset(int64_t o) const { return offset(o, nk, kshape, kstride); }  // output o's first input
+  __device__ int64_t out_offset(int64_t o) const { return offset(o, nk, kshape, ostride); }
+  __device__ int64_t red_offset(int64_t r) const { return offset(r, nr, rshape, rstride); }
 };
 
 RGeom make_rgeom(const Tensor& x, const Tensor& out, const Dims& axes) {
