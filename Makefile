@@ -66,6 +66,7 @@ test: test-cpp test-python
 test-gpu: build
 	$(VPY) -m pytest tests/python/test_opdb_device.py -k "gpu" -p no:cacheprovider -rs
 	$(VPY) -m pytest tests/python/test_gpu_training.py tests/python/test_cuda_build.py tests/python/test_cuda_kernels.py \
+	  tests/python/test_cuda_device_api.py \
 	  tests/python/test_cuda_index.py -p no:cacheprovider -rs
 
 # AddressSanitizer + UBSan build of the C++ tests and the op database.

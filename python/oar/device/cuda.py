@@ -100,6 +100,21 @@ def memory_reserved(device=None):
     return _C._device_memory(_CUDA, _index(device, "oar.device.cuda.memory_reserved"))[2]
 
 
+def max_memory_reserved(device=None):
+    """The peak of memory_reserved since the start or the last reset_max_memory_reserved."""
+    return _C._device_memory(_CUDA, _index(device, "oar.device.cuda.max_memory_reserved"))[3]
+
+
+def reset_max_memory_allocated(device=None):
+    """Starts max_memory_allocated again from the bytes allocated now."""
+    _C._device_reset_peak(_CUDA, _index(device, "oar.device.cuda.reset_max_memory_allocated"), False)
+
+
+def reset_max_memory_reserved(device=None):
+    """Starts max_memory_reserved again from the bytes reserved now."""
+    _C._device_reset_peak(_CUDA, _index(device, "oar.device.cuda.reset_max_memory_reserved"), True)
+
+
 def empty_cache():
     if _state["loaded"] and _C._device_count(_CUDA) > 0:
         _C._device_empty_cache(_CUDA, _state["current"])
