@@ -1,9 +1,11 @@
 // custom_cpu's kernels around a training step: comparisons and where (masks,
-// dropout, relu's gradient), sum and mean, argmax, full_like, and the fused
-// Adam update (adam_, which AdamW uses too).
+// dropout, relu's gradient), sum and mean (and the sum of counts), argmax,
+// full_like, and the fused Adam update (adam_, which AdamW uses too).
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -60,11 +62,11 @@ void where(KernelContext& ctx) {
 }
 
 // ---- sum / mean: attrs axes (normalised, sorted), keepdim, dtype ------------------------------
-// Float32 in, float32 out, accumulated in double.
+// float32 in, float32 out, accumulated in double; sum also of bool, int32 and
+// int64, accumulated in int64, to the output's dtype (the attr's).
 
-template <bool Mean> void reduce(KernelContext& ctx) {
-  TensorView x = ctx.input(0), out = ctx.output(0);
-  const auto axes = ctx.attr_ints(0);
+template <bool Mean, typename T> void reduce_typed(const TensorView& x, const TensorView& out, std::span<const int64_t> axes) {
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   const int nd = x.ndim();
   std::vector<bool> reduced(size_t(nd), false);
   for (int64_t ax : axes) reduced[size_t(ax < 0 ? ax + nd : ax)] = true;
@@ -76,8 +78,8 @@ template <bool Mean> void reduce(KernelContext& ctx) {
       ostride[size_t(d)] = s;
       s *= x.shape(d);
     }
-  std::vector<double> acc(size_t(out.numel()), 0.0);
-  const float* a = x.data<float>();
+  std::vector<Acc> acc(size_t(out.numel()), Acc(0));
+  const T* a = x.data<T>();
   std::vector<int64_t> idx(size_t(nd), 0);
   for (int64_t i = 0; i < x.numel(); ++i) {
     int64_t xo = 0, oo = 0;
@@ -85,15 +87,38 @@ template <bool Mean> void reduce(KernelContext& ctx) {
       xo += idx[size_t(d)] * x.stride(d);
       oo += idx[size_t(d)] * ostride[size_t(d)];
     }
-    acc[size_t(oo)] += double(a[xo]);
+    acc[size_t(oo)] += Acc(a[xo]);
     for (int d = nd - 1; d >= 0; --d) {
       if (++idx[size_t(d)] < x.shape(d)) break;
       idx[size_t(d)] = 0;
     }
   }
   const int64_t n = out.numel() ? x.numel() / out.numel() : 0;
-  float* y = out.data<float>();
-  for (int64_t i = 0; i < out.numel(); ++i) y[i] = float(Mean ? (n ? acc[size_t(i)] / double(n) : NAN) : acc[size_t(i)]);
+  auto store = [&](auto* y) {
+    using O = std::remove_pointer_t<decltype(y)>;
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      if constexpr (Mean) y[i] = O(n ? double(acc[size_t(i)]) / double(n) : NAN);
+      else y[i] = O(acc[size_t(i)]);
+    }
+  };
+  switch (out.dtype()) {
+    case oar::ext::kFloat32: return store(out.data<float>());
+    case oar::ext::kInt32: return store(out.data<int32_t>());
+    case oar::ext::kInt64: return store(out.data<int64_t>());
+    default: throw Error(OAR_ERROR_UNSUPPORTED, "sum: this output dtype is not supported on custom_cpu");
+  }
+}
+
+template <bool Mean> void reduce(KernelContext& ctx) {
+  TensorView x = ctx.input(0), out = ctx.output(0);
+  const auto axes = ctx.attr_ints(0);
+  switch (x.dtype()) {
+    case oar::ext::kFloat32: return reduce_typed<Mean, float>(x, out, axes);
+    case oar::ext::kBool: return reduce_typed<Mean, bool>(x, out, axes);
+    case oar::ext::kInt32: return reduce_typed<Mean, int32_t>(x, out, axes);
+    case oar::ext::kInt64: return reduce_typed<Mean, int64_t>(x, out, axes);
+    default: throw Error(OAR_ERROR_UNSUPPORTED, std::string(ctx.op_name()) + ": this dtype is not supported on custom_cpu");
+  }
 }
 
 // ---- argmax: attrs axis, keepdim, dtype (int32 or int64). The first NaN wins. --------------
@@ -203,7 +228,7 @@ const RegisterKernels reg([] {
                           Named{"less_equal", less_equal}})
     add_kernel(name, {kFloat32, kInt32, kInt64}, fn);
   add_kernel("where", {kBool}, where);
-  add_kernel("sum", {kFloat32}, reduce<false>);
+  add_kernel("sum", {kBool, kInt32, kInt64, kFloat32}, reduce<false>);
   add_kernel("mean", {kFloat32}, reduce<true>);
   add_kernel("argmax", {kFloat32}, argmax);
   add_kernel("full_like", {kBool, kInt32, kInt64, kFloat32, kFloat64}, full_like);
