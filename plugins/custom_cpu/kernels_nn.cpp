@@ -1,8 +1,9 @@
-// custom_cpu's layer kernels, float32: linear, relu, conv with its two
+// custom_cpu's layer kernels, float32: linear, relu, exp, conv with its two
 // adjoints (conv_transpose, conv_grad_weight), max/avg pooling and their
-// gradients, batch_norm and its fused gradient, and softmax cross entropy
-// with its fused gradient. Plain loops with the CPU kernels' semantics
-// (src/kernels/cpu); strided inputs are read through Dense copies.
+// gradients, batch_norm and its fused gradient, softmax and log_softmax
+// (softmax_grad too), and softmax cross entropy with its fused gradient.
+// Plain loops with the CPU kernels' semantics (src/kernels/cpu); strided
+// inputs are read through Dense copies.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -35,7 +36,7 @@ void linear(KernelContext& ctx) {
   }
 }
 
-// ---- relu -----------------------------------------------------------------------------
+// ---- relu, exp ------------------------------------------------------------------------
 
 void relu(KernelContext& ctx) {
   TensorView x = ctx.input(0), out = ctx.output(0);
@@ -46,6 +47,14 @@ void relu(KernelContext& ctx) {
     const float v = a[o[0]];
     y[i] = v > 0.0f || v != v ? v : 0.0f;
   });
+}
+
+// exp: log_softmax's gradient uses it.
+void exp(KernelContext& ctx) {
+  TensorView x = ctx.input(0), out = ctx.output(0);
+  const float* a = x.data<float>();
+  float* y = out.data<float>();
+  for_each_broadcast<1>(out, {x}, [&](int64_t i, const std::array<int64_t, 1>& o) { y[i] = std::exp(a[o[0]]); });
 }
 
 // ---- conv ---------------------------------------------------------------------------------
@@ -169,10 +178,11 @@ struct PoolGeo {
     exclusive = ctx.attr_bool(6);
     const int nsp = x.ndim() - 2, off = 3 - nsp;
     for (int j = 0; j < 3; ++j) { i[j] = o[j] = k[j] = s[j] = 1; p[j] = 0; }
+    auto kernel = ctx.attr_ints(0), strides = ctx.attr_ints(1), pads = ctx.attr_ints(2);
     for (int j = 0; j < nsp; ++j) {
       i[off + j] = x.shape(2 + j);
       o[off + j] = y.shape(2 + j);
-      if (!adaptive) { k[off + j] = ctx.attr_ints(0)[j]; s[off + j] = ctx.attr_ints(1)[j]; p[off + j] = ctx.attr_ints(2)[j]; }
+      if (!adaptive) { k[off + j] = kernel[j]; s[off + j] = strides[j]; p[off + j] = pads[j]; }
     }
   }
   int64_t isz() const { return i[0] * i[1] * i[2]; }
@@ -370,6 +380,54 @@ void batch_norm_grad(KernelContext& ctx) {
   }
 }
 
+// ---- softmax, log_softmax: attrs axis; softmax_grad(y, g) along axis ----------------------
+// x viewed as [outer, n, inner] with the axis in the middle.
+
+struct AxisGeo {
+  int64_t outer = 1, n = 1, inner = 1;
+  AxisGeo(const TensorView& x, int64_t axis) {
+    if (axis < 0) axis += x.ndim();
+    for (int d = 0; d < x.ndim(); ++d) (d < axis ? outer : d == axis ? n : inner) *= x.shape(d);
+  }
+};
+
+template <bool Log> void softmax(KernelContext& ctx) {
+  TensorView xv = ctx.input(0), out = ctx.output(0);
+  const AxisGeo g(xv, ctx.attr_int(0));
+  const Dense<float> x(xv);
+  float* y = out.data<float>();
+  for (int64_t o = 0; o < g.outer; ++o)
+    for (int64_t c = 0; c < g.inner; ++c) {
+      const int64_t base = o * g.n * g.inner + c;
+      auto at = [&](int64_t j) { return base + j * g.inner; };
+      float m = -INFINITY;
+      for (int64_t j = 0; j < g.n; ++j) m = std::isnan(x[at(j)]) || std::isnan(m) ? NAN : std::max(m, x[at(j)]);
+      if (!std::isfinite(m)) m = std::isnan(m) ? m : (m > 0 ? m : 0.0f);  // all -inf rows, +inf entries
+      float sum = 0.0f;
+      for (int64_t j = 0; j < g.n; ++j) sum += std::exp(x[at(j)] - m);
+      const float ls = std::log(sum);
+      for (int64_t j = 0; j < g.n; ++j) y[at(j)] = Log ? x[at(j)] - m - ls : std::exp(x[at(j)] - m) / sum;
+    }
+}
+
+// dx = y (g - sum(g y)).
+void softmax_grad(KernelContext& ctx) {
+  TensorView yv = ctx.input(0), out = ctx.output(0);
+  const AxisGeo g(yv, ctx.attr_int(0));
+  const Dense<float> y(yv), gy(ctx.input(1));
+  float* dx = out.data<float>();
+  for (int64_t o = 0; o < g.outer; ++o)
+    for (int64_t c = 0; c < g.inner; ++c) {
+      const int64_t base = o * g.n * g.inner + c;
+      float s = 0.0f;
+      for (int64_t j = 0; j < g.n; ++j) s += gy[base + j * g.inner] * y[base + j * g.inner];
+      for (int64_t j = 0; j < g.n; ++j) {
+        const int64_t f = base + j * g.inner;
+        dx[f] = y[f] * (gy[f] - s);
+      }
+    }
+}
+
 // ---- softmax cross entropy -----------------------------------------------------------
 // in: logits [..., classes], labels [..., 1] (int64 or int32); attrs:
 // ignore_index; out: loss [..., 1] and the row's log-sum-exp [..., 1].
@@ -442,6 +500,7 @@ const RegisterKernels reg([] {
   using oar::ext::kFloat32;
   add_kernel("linear", {kFloat32}, linear);
   add_kernel("relu", {kFloat32}, relu);
+  add_kernel("exp", {kFloat32}, exp);
   add_kernel("conv", {kFloat32}, conv);
   add_kernel("conv_transpose", {kFloat32}, conv_transpose);
   add_kernel("conv_grad_weight", {kFloat32}, conv_grad_weight);
@@ -451,6 +510,9 @@ const RegisterKernels reg([] {
   add_kernel("avg_pool_grad", {kFloat32}, avg_pool_grad);
   add_kernel("batch_norm", {kFloat32}, batch_norm);
   add_kernel("batch_norm_grad", {kFloat32}, batch_norm_grad);
+  add_kernel("softmax", {kFloat32}, softmax<false>);
+  add_kernel("log_softmax", {kFloat32}, softmax<true>);
+  add_kernel("softmax_grad", {kFloat32}, softmax_grad);
   add_kernel("softmax_cross_entropy", {kFloat32}, softmax_cross_entropy);
   add_kernel("softmax_cross_entropy_grad", {kFloat32}, softmax_cross_entropy_grad);
 });

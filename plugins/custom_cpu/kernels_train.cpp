@@ -37,7 +37,8 @@ template <typename Cmp> void compare(KernelContext& ctx, Cmp cmp) {
   visit(x.dtype(), ctx.op_name(), [&](auto tag) {
     using T = decltype(tag);
     const T *a = x.data<T>(), *b = y.data<T>();
-    for_each_broadcast<2>(out, {x, y}, [&](int64_t i, const std::array<int64_t, 2>& o) { c[i] = cmp(a[o[0]], b[o[1]]); });
+    for_each_broadcast<2>(out, {x, y},
+                          [&](int64_t i, const std::array<int64_t, 2>& o) { c[i] = cmp(a[o[0]], b[o[1]]); });
   });
 }
 
@@ -65,7 +66,8 @@ void where(KernelContext& ctx) {
 // float32 in, float32 out, accumulated in double; sum also of bool, int32 and
 // int64, accumulated in int64, to the output's dtype (the attr's).
 
-template <bool Mean, typename T> void reduce_typed(const TensorView& x, const TensorView& out, std::span<const int64_t> axes) {
+template <bool Mean, typename T>
+void reduce_typed(const TensorView& x, const TensorView& out, std::span<const int64_t> axes) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   const int nd = x.ndim();
   std::vector<bool> reduced(size_t(nd), false);
@@ -117,7 +119,8 @@ template <bool Mean> void reduce(KernelContext& ctx) {
     case oar::ext::kBool: return reduce_typed<Mean, bool>(x, out, axes);
     case oar::ext::kInt32: return reduce_typed<Mean, int32_t>(x, out, axes);
     case oar::ext::kInt64: return reduce_typed<Mean, int64_t>(x, out, axes);
-    default: throw Error(OAR_ERROR_UNSUPPORTED, std::string(ctx.op_name()) + ": this dtype is not supported on custom_cpu");
+    default:
+      throw Error(OAR_ERROR_UNSUPPORTED, std::string(ctx.op_name()) + ": this dtype is not supported on custom_cpu");
   }
 }
 

@@ -129,6 +129,8 @@ STRIDED_CASES = {
     "mean": (lambda a: oar.mean(_t(a), axis=1, keepdim=True), [(2, 3, 4, 5)]),
     "argmax": (lambda a: oar.argmax(_t(a), axis=0), [(4, 5)]),
     "where": (lambda a, b: oar.where(_t(a) > 0, _t(a), b), [(4, 5), (1, 4)]),
+    "softmax": (lambda a: F.softmax(_t(a), axis=-1), [(4, 5)]),
+    "log_softmax": (lambda a: F.log_softmax(_t(a), axis=1), [(2, 3, 4, 5)]),
     "cross_entropy": (lambda a: F.cross_entropy(_t(a), oar.to_tensor(np.array([0, 2, 1, 4, 3]))), [(5, 5)]),
 }
 
