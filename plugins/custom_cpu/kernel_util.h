@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "oar/kernel_ext.h"
 
@@ -47,5 +48,32 @@ void for_each_broadcast(const TensorView& out, const std::array<TensorView, N>& 
     }
   }
 }
+
+}  // namespace custom_cpu
+
+namespace custom_cpu {
+
+// A view's elements as dense row-major memory: the view's own data when it is
+// contiguous, else a copy. For kernels that walk rows or planes.
+template <typename T>
+class Dense {
+ public:
+  explicit Dense(const TensorView& v) {
+    if (v.is_contiguous()) {
+      p_ = v.data<T>();
+      return;
+    }
+    copy_.resize(size_t(v.numel()));
+    const T* a = v.data<T>();
+    for_each_broadcast<1>(v, {v}, [&](int64_t i, const std::array<int64_t, 1>& o) { copy_[size_t(i)] = a[o[0]]; });
+    p_ = copy_.data();
+  }
+  const T* get() const { return p_; }
+  const T& operator[](int64_t i) const { return p_[i]; }
+
+ private:
+  const T* p_ = nullptr;
+  std::vector<T> copy_;
+};
 
 }  // namespace custom_cpu
