@@ -154,3 +154,26 @@ def test_kernels_read_strided_inputs_and_gradients_as_on_the_cpu(name):
     for d, c in zip(results[DEVICE], results["cpu"]):
         np.testing.assert_allclose(d, c, rtol=1e-5, atol=1e-5)
     assert len(results[DEVICE]) == len(results["cpu"])
+
+
+def fit_mlp(device, x, y):
+    """Model.fit for one epoch on `device`: the DataLoader's CPU batches go to the device."""
+    oar.set_device(device)
+    oar.seed(3)
+    net = nn.Sequential(nn.Linear(20, 16), nn.ReLU(), nn.Linear(16, 5))
+    model = oar.Model(net)
+    model.prepare(oar.optimizer.Adam(learning_rate=1e-2, parameters=net.parameters()), nn.CrossEntropyLoss())
+    data = oar.io.TensorDataset([oar.to_tensor(x, place="cpu"), oar.to_tensor(y[:, None], place="cpu")])
+    model.fit(data, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    assert net.parameters()[0].place == device
+    return params(net)
+
+
+def test_model_fit_moves_the_batches_to_the_device():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((32, 20)).astype("float32")
+    y = rng.integers(0, 5, 32).astype("int64")
+    want = fit_mlp("cpu", x, y)
+    got = fit_mlp(DEVICE, x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)

@@ -62,8 +62,11 @@ def _flatten(data):
 
 
 def _to_tensor(x):
+    """A batch element as a tensor on the current device (oar.set_device), where the model's
+    parameters are: the DataLoader's batches are made on the CPU."""
     if isinstance(x, _C.Tensor):
-        return x
+        kind, index = _C._default_device()
+        return x if tuple(_C._device_index(x)) == (kind, index) else _C._to_device(x, kind, index)
     from ..creation import to_tensor
     return to_tensor(np.asarray(x))
 
