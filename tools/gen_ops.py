@@ -100,6 +100,7 @@ python/bind/<stem>.cpp includes after the glue that some calls use.
 import argparse
 import math
 import os
+import re
 import sys
 import tomllib
 
@@ -399,14 +400,26 @@ def binary_defs(ops):
             "#ifdef OAR_GEN_BINARY_API\n" + "\n".join(apis) + "\n#endif\n")
 
 
+_STD_CALL = re.compile(r"\bstd::([a-z_][a-z0-9_]*)\(")
+
+
+def _unqualified(expr):
+    """expr with its std:: function calls made unqualified, and the using-declarations that
+    bring the std overloads in: so a complex type of another namespace (CUDA's complex in the
+    device kernels) finds its own overloads by argument-dependent lookup."""
+    names = sorted(set(_STD_CALL.findall(expr)))
+    return "".join(f"using std::{n}; " for n in names), _STD_CALL.sub(r"\1(", expr)
+
+
 def scalar_fns(ops):
     """One functor per declared op with a scalar function: what kernels and the fused interpreter call."""
     out = []
     for family, args in (("unary", "C x"), ("binary", "C a, C b")):
         for name, d in ops[family].items():
             if d.get("kernel") != "custom":
+                using, expr = _unqualified(d["scalar"])
                 out.append(f"struct op_{name} {{\n  template <typename C> OAR_HD static auto apply({args}) {{ "
-                           f"return {d['scalar']}; }}\n}};")
+                           f"{using}return {expr}; }}\n}};")
     return "\n".join(out) + "\n"
 
 

@@ -19,7 +19,8 @@ namespace oar::cpu::scalar {
 
 template <typename C> OAR_HD inline C sign_of(C x) {
   if constexpr (is_complex_v<C>) {
-    auto r = std::abs(x);
+    using std::abs;  // (unqualified: CUDA's complex type finds its own)
+    auto r = abs(x);
     return r == 0 ? C(0) : x / r;
   } else if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>) {
     return C(x != 0);
@@ -29,14 +30,18 @@ template <typename C> OAR_HD inline C sign_of(C x) {
 }
 
 template <typename C> OAR_HD inline C conj_of(C x) {
-  if constexpr (is_complex_v<C>) return std::conj(x);
+  using std::conj;
+  if constexpr (is_complex_v<C>) return conj(x);
   else return x;
 }
 
 template <typename C> OAR_HD inline auto abs_of(C x) {
   if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>) return x;
   else if constexpr (std::is_integral_v<C>) return x < 0 ? wrap_neg(x) : x;
-  else return std::abs(x);
+  else {
+    using std::abs;
+    return abs(x);
+  }
 }
 
 // The real and imaginary parts of any numeric value (a real x is x + 0i),
@@ -124,7 +129,8 @@ template <typename C> OAR_HD inline bool sign_bit_of(C x) {
 
 // std::arg of a real x: pi where the sign bit is set (-0.0 included), NaN kept.
 template <typename C> OAR_HD inline auto arg_of(C x) {
-  if constexpr (is_complex_v<C>) return std::arg(x);
+  using std::arg;
+  if constexpr (is_complex_v<C>) return arg(x);
   else return x == x ? (sign_bit_of(x) ? C(3.141592653589793) : C(0)) : x;
 }
 

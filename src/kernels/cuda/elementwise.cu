@@ -1,10 +1,19 @@
 // CUDA kernels of the elementwise ops: the declared unary and binary ops
 // (ops/elementwise.toml) through the same scalar functors as the CPU kernels
 // (kernels/cpu/scalar_fns.h), and pow, floor_divide, remainder, where, clip.
-// Real dtypes only: complex tensors have no CUDA elementwise kernel yet.
+// Complex values are computed as CUDA's complex type, which the functors'
+// unqualified math calls find by argument-dependent lookup.
+#include <cuda/std/complex>
+
 #include <limits>
 
 #include "kernels/cpu/dtype_lists.h"
+
+namespace oar::cpu {
+// CUDA's complex type is a complex type to the scalar functions.
+template <typename F> constexpr bool is_complex_v<::cuda::std::complex<F>> = true;
+}  // namespace oar::cpu
+
 #include "kernels/cpu/scalar_fns.h"
 #include "kernels/cuda/loops.cuh"
 #include "kernels/cuda/registry.h"
@@ -14,30 +23,45 @@ namespace {
 
 namespace scalar = oar::cpu::scalar;
 
-// The CPU visitors (kernels/cpu/dtype_lists.h) without their complex cases;
-// the generated lists name the CPU's, so they are renamed around the includes.
+// The CPU visitors (kernels/cpu/dtype_lists.h); the generated lists name
+// them unqualified, so they are renamed around the includes.
 template <typename F> decltype(auto) dev_visit_float(DType t, F&& f) { return cpu::visit_float(t, f); }
 template <typename F> decltype(auto) dev_visit_int(DType t, F&& f) { return cpu::visit_int(t, f); }
 template <typename F> decltype(auto) dev_visit_real(DType t, F&& f) { return cpu::visit_real(t, f); }
+template <typename F> decltype(auto) dev_visit_inexact(DType t, F&& f) { return cpu::visit_inexact(t, f); }
+template <typename F> decltype(auto) dev_visit_numeric(DType t, F&& f) { return cpu::visit_numeric(t, f); }
+template <typename F> decltype(auto) dev_visit_all(DType t, F&& f) { return oar::visit_dtype(t, f); }
+
+// Values between storage (value_t: Cx for complex) and the functors' math
+// (CUDA's complex type for complex).
+template <typename V> __device__ __forceinline__ auto to_math(V v) {
+  if constexpr (is_cx_v<V>) return ::cuda::std::complex<decltype(v.re)>(v.re, v.im);
+  else return v;
+}
+template <typename R, typename V> __device__ __forceinline__ R from_math(V v) {
+  if constexpr (is_cx_v<R>) return R{v.real(), v.imag()};
+  else return R(v);
+}
 
 // Op::apply on compute values, converted to R.
 template <typename Op, typename R> struct Unary {
-  template <typename C> __device__ R operator()(C x) const { return R(Op::apply(x)); }
+  template <typename C> __device__ R operator()(C x) const { return from_math<R>(Op::apply(to_math(x))); }
 };
 template <typename Op, typename R> struct Binary {
-  template <typename C> __device__ R operator()(C a, C b) const { return R(Op::apply(a, b)); }
+  template <typename C> __device__ R operator()(C a, C b) const {
+    return from_math<R>(Op::apply(to_math(a), to_math(b)));
+  }
 };
 
-// (The dtype list comes last, as __VA_ARGS__: its commas split macro arguments.)
 #define OAR_CUDA_UNARY(NAME, VISIT, OUT, ...)                                                      \
   void NAME##_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {           \
     VISIT(in[0].dtype(), [&](auto tag) {                                                            \
       using T = decltype(tag);                                                                      \
       using O = OUT;                                                                                \
-      elementwise<O, T>("oar." #NAME, out[0], Unary<scalar::op_##NAME, compute_t<O>>{}, in[0]);    \
+      elementwise<O, T>("oar." #NAME, out[0], Unary<scalar::op_##NAME, value_t<O>>{}, in[0]);      \
     });                                                                                             \
   }                                                                                                 \
-  const bool NAME##_reg = register_real(#NAME, NAME##_kernel, __VA_ARGS__);
+  const bool NAME##_reg = register_all(#NAME, NAME##_kernel, __VA_ARGS__);
 #define OAR_UNARY_TO(NAME, VISIT, DTYPES, OUT, EXPR) OAR_CUDA_UNARY(NAME, VISIT, OUT, DTYPES)
 #define OAR_UNARY_KERNEL(NAME, VISIT, DTYPES, VEC, EXPR) OAR_CUDA_UNARY(NAME, VISIT, T, DTYPES)
 
@@ -46,11 +70,11 @@ template <typename Op, typename R> struct Binary {
     VISIT(in[0].dtype(), [&](auto tag) {                                                            \
       using T = decltype(tag);                                                                      \
       using O = OUT;                                                                                \
-      elementwise<O, T, T>("oar." #NAME, out[0], Binary<scalar::op_##NAME, compute_t<O>>{}, in[0], \
+      elementwise<O, T, T>("oar." #NAME, out[0], Binary<scalar::op_##NAME, value_t<O>>{}, in[0],   \
                            in[1]);                                                                  \
     });                                                                                             \
   }                                                                                                 \
-  const bool NAME##_reg = register_real(#NAME, NAME##_kernel, __VA_ARGS__);
+  const bool NAME##_reg = register_all(#NAME, NAME##_kernel, __VA_ARGS__);
 #define OAR_BINARY_KERNEL(NAME, VISIT, DTYPES, OUT, EXPR) OAR_CUDA_BINARY(NAME, VISIT, OUT, DTYPES)
 
 // real_t<T> in the generated list is the CPU's; for real T it is T.
@@ -59,9 +83,9 @@ template <typename T> using real_t = cpu::scalar::real_t<T>;
 #define visit_float dev_visit_float
 #define visit_int dev_visit_int
 #define visit_real dev_visit_real
-#define visit_inexact dev_visit_float
-#define visit_numeric dev_visit_real
-#define visit_dtype dev_visit_real
+#define visit_inexact dev_visit_inexact
+#define visit_numeric dev_visit_numeric
+#define visit_dtype dev_visit_all
 #include "gen/kernels/binary.inc"
 #include "gen/kernels/unary.inc"
 #undef visit_float
@@ -76,17 +100,18 @@ template <typename T> using real_t = cpu::scalar::real_t<T>;
 struct PowFn {
   template <typename C> __device__ C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) return scalar::int_pow<C>(a, b);
+    else if constexpr (is_cx_v<C>) return from_math<C>(pow(to_math(a), to_math(b)));
     else return C(pow(a, b));
   }
 };
 void pow_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
-  dev_visit_real(in[0].dtype(), [&](auto tag) {
+  dev_visit_numeric(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) fail(ErrorKind::NotImplemented, "[oar.pow] does not support bool tensors");
     else elementwise<T, T, T>("oar.pow", out[0], PowFn{}, in[0], in[1]);
   });
 }
-const bool pow_reg = register_real("pow", pow_kernel, OAR_REAL_DTYPES);
+const bool pow_reg = register_all("pow", pow_kernel, OAR_NUMERIC_DTYPES);
 
 // Integer division by zero is a user error on the CPU (it would trap); the
 // CUDA kernels check it too, with one flag read back.
