@@ -4,8 +4,8 @@ They exist when oar was built with the CUDA toolkit and NCCL found (the library
 ``liboar_cuda.so`` beside the package); it is loaded on first use, so the same build runs
 where no GPU or CUDA driver is present. Every op with a CPU kernel has a CUDA kernel for its
 real dtypes (cuBLAS products, cuDNN convolutions, CUB sorts, Philox random numbers, a host
-round trip for the LAPACK factorisations); complex dtypes on the GPU are limited to copies,
-casts, products and linear algebra. A build with CUDA makes new tensors on the first GPU when
+round trip for the LAPACK factorisations); of the complex dtypes, the reductions and scans
+(sum, mean, prod, cumsum, cumprod) have no GPU kernel yet. A build with CUDA makes new tensors on the first GPU when
 one is visible, as Paddle does.
 """
 import os
