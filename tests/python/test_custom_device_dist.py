@@ -2,6 +2,7 @@
 across real processes, through the plugin process group (src/dist/plugin_group.cpp)."""
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -30,6 +31,15 @@ def test_collectives_on_two_ranks_equal_numpy():
 
 def test_data_parallel_on_two_ranks_matches_one_process():
     ranks_ok(run_ranks(2, "custom_device.py", "dp"), 2, r"custom_cpu dp parity ok")
+
+
+def test_a_missing_rank_fails_the_collective_by_its_timeout():
+    p = run_ranks(2, "custom_device.py", "timeout", timeout=60, env={"CUSTOM_CPU_COMM_TIMEOUT": "2"})
+    m = re.search(r"rank 0: RuntimeError after ([\d.]+)s: (.*)", p.stdout)
+    assert m, (p.stdout + p.stderr)[-3000:]
+    assert 1.5 < float(m.group(1)) < 10, m.group(0)
+    assert m.group(2).startswith("[oar.distributed.all_reduce] all_reduce of custom_cpu:0 on the ranks [0, 1] failed: "
+                                 "custom_cpu all_reduce #3 (rank 0 of 2): rank 1 did not join within 2 s"), m.group(2)
 
 
 def test_single_process_job():

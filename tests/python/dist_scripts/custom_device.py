@@ -2,9 +2,12 @@
 across the ranks' processes), checked against NumPy and against one process.
 
 Modes: collectives (all_reduce with every ReduceOp, broadcast, all_gather,
-reduce_scatter, reduce, alltoall, send/recv), dp (data parallel of a small MLP
-on custom_cpu against one process on the same global batch)."""
+reduce_scatter, reduce, alltoall, scatter, gather,
+send/recv), dp (data parallel of a small MLP on
+custom_cpu against one process on the same global batch), timeout (rank 1
+skips an all_reduce; run with CUSTOM_CPU_COMM_TIMEOUT=2)."""
 import sys
+import time
 
 import numpy as np
 
@@ -67,6 +70,21 @@ def collectives():
     dist.reduce(t, dst=0)
     if rank == 0:
         np.testing.assert_array_equal(t.numpy(), sum(everyone))
+    checks += 1
+    outs = [T(np.zeros((3, 4), "float32")) for _ in range(n)]
+    dist.alltoall(outs, [T(data(10 * rank + j)) for j in range(n)])
+    for j, o in enumerate(outs):
+        np.testing.assert_array_equal(o.numpy(), data(10 * j + rank))
+        checks += 1
+    o = T(np.zeros((3, 4), "float32"))
+    dist.scatter(o, [T(data(20 + r)) for r in range(n)] if rank == 0 else None, src=0)
+    np.testing.assert_array_equal(o.numpy(), data(20 + rank))
+    checks += 1
+    got = [] if rank == 0 else None
+    dist.gather(T(data(rank)), got, dst=0)
+    if rank == 0:
+        for r, g in enumerate(got):
+            np.testing.assert_array_equal(g.numpy(), data(r))
     checks += 1
     if n > 1:
         if rank == 0:
@@ -150,4 +168,17 @@ def dp():
     print(f"rank {rank}: custom_cpu dp parity ok: loss {ref_losses[0]:.4f} -> {ref_losses[-1]:.4f}", flush=True)
 
 
-{"collectives": collectives, "dp": dp}[mode]()
+def timeout():
+    t = T(data(rank))
+    dist.all_reduce(t)  # the communicator is made and works
+    if rank == 1:
+        time.sleep(4)
+        return
+    start = time.time()
+    try:
+        dist.all_reduce(t)
+    except RuntimeError as e:
+        print(f"rank 0: RuntimeError after {time.time() - start:.1f}s: {e}", flush=True)
+
+
+{"collectives": collectives, "dp": dp, "timeout": timeout}[mode]()
