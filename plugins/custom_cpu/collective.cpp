@@ -13,7 +13,9 @@
 // error, not garbage. Point-to-point messages are files `p<src>.<dst>.<n>`
 // that the receiver removes; a send never waits, so the only calls that
 // group_start/group_end need to hold back are receives. Waiting polls the
-// folder until CUSTOM_CPU_COMM_TIMEOUT seconds (default 300) have passed.
+// folder until CUSTOM_CPU_COMM_TIMEOUT seconds (default 300) have passed. A
+// failed collective leaves a `broken` file with its message: the ranks'
+// sequence numbers no longer agree, so every later call of any rank fails.
 // comm_destroy leaves a `bye` file per rank; rank 0 removes the folder once
 // it has them all. Each call first waits for the work queued on its stream,
 // then runs on the calling thread: when it returns, it is done.
@@ -123,17 +125,54 @@ bool read_file(const std::string& path, Header* h, Bytes* data) {
   return ok;
 }
 
-// Waits until `path` exists; false after the communicator's timeout.
-bool wait_for(const Comm& c, const std::string& path) {
+std::string broken_file(const Comm& c) { return c.dir + "/broken"; }
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// Why the communicator is broken ("" while it is not): the first failed
+// collective of any rank leaves its message in the folder, since the ranks'
+// sequence numbers no longer agree after it.
+std::string broken_why(const Comm& c) {
+  if (!exists(broken_file(c))) return {};
+  std::string why = "an earlier collective failed";
+  if (FILE* f = std::fopen(broken_file(c).c_str(), "rb")) {
+    char buf[512];
+    const size_t n = std::fread(buf, 1, sizeof buf, f);
+    std::fclose(f);
+    if (n) why = std::string(buf, n);
+  }
+  return "the communicator is broken (" + why + ")";
+}
+
+OAR_Status break_comm(const Comm& c, OAR_Status s, const std::string& why) {
+  if (!exists(broken_file(c))) {
+    const std::string tmp = broken_file(c) + ".r" + std::to_string(c.rank);
+    if (FILE* f = std::fopen(tmp.c_str(), "wb")) {
+      std::fwrite(why.data(), 1, why.size(), f);
+      std::fclose(f);
+      std::rename(tmp.c_str(), broken_file(c).c_str());
+    }
+  }
+  return set_error(s, why);
+}
+
+// Waits until `path` exists: OAR_SUCCESS, or an error after the
+// communicator's timeout or once it is broken (`what` says for what).
+OAR_Status wait_for(const Comm& c, const std::string& path, const std::string& what) {
   const auto deadline = Clock::now() + std::chrono::duration<double>(c.timeout_s);
   int sleep_us = 10;
-  struct stat st;
-  while (stat(path.c_str(), &st) != 0) {
-    if (Clock::now() > deadline) return false;
+  while (!exists(path)) {
+    if (std::string why = broken_why(c); !why.empty()) return set_error(OAR_ERROR, what + ": " + why);
+    if (Clock::now() > deadline)
+      return break_comm(c, OAR_ERROR, what + " within " + std::to_string(int(c.timeout_s)) +
+                                          " s (CUSTOM_CPU_COMM_TIMEOUT)");
     std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
     sleep_us = std::min(sleep_us * 2, 1000);
   }
-  return true;
+  return OAR_SUCCESS;
 }
 
 // One collective step (Note [custom_cpu collectives]): this rank's `bytes`
@@ -142,22 +181,23 @@ bool wait_for(const Comm& c, const std::string& path) {
 OAR_Status exchange(Comm& c, Header h, const void* data, size_t bytes, std::vector<Bytes>* all) {
   ++c.seq;
   auto file = [&](uint64_t seq, int r) { return c.dir + "/c" + std::to_string(seq) + ".r" + std::to_string(r); };
+  if (std::string why = broken_why(c); !why.empty()) return set_error(OAR_ERROR, where(c, h.op) + ": " + why);
   if (!write_file(file(c.seq, c.rank), h, data, bytes))
-    return set_error(OAR_ERROR, where(c, h.op) + ": cannot write to " + c.dir + ": " + std::strerror(errno));
+    return break_comm(c, OAR_ERROR, where(c, h.op) + ": cannot write to " + c.dir + ": " + std::strerror(errno));
   if (c.seq > 2) std::remove(file(c.seq - 2, c.rank).c_str());
   all->assign(size_t(c.nranks), {});
   for (int r = 0; r < c.nranks; ++r) {
-    if (!wait_for(c, file(c.seq, r)))
-      return set_error(OAR_ERROR, where(c, h.op) + ": rank " + std::to_string(r) + " did not join within " +
-                                      std::to_string(int(c.timeout_s)) + " s (CUSTOM_CPU_COMM_TIMEOUT)");
+    if (OAR_Status s = wait_for(c, file(c.seq, r), where(c, h.op) + ": rank " + std::to_string(r) + " did not join");
+        s != OAR_SUCCESS)
+      return s;
     Header g;
     if (!read_file(file(c.seq, r), &g, &(*all)[size_t(r)]))
-      return set_error(OAR_ERROR, where(c, h.op) + ": cannot read rank " + std::to_string(r) + "'s data");
+      return break_comm(c, OAR_ERROR, where(c, h.op) + ": cannot read rank " + std::to_string(r) + "'s data");
     if (std::strncmp(g.op, h.op, sizeof g.op) != 0 || g.dtype != h.dtype || g.root != h.root)
-      return set_error(OAR_ERROR_INVALID_ARGUMENT, where(c, h.op) + ": rank " + std::to_string(r) + " called " +
-                                                       std::string(g.op, strnlen(g.op, sizeof g.op)) +
-                                                       " with another dtype or root; every rank must make the "
-                                                       "same calls in the same order");
+      return break_comm(c, OAR_ERROR_INVALID_ARGUMENT,
+                        where(c, h.op) + ": rank " + std::to_string(r) + " called " +
+                            std::string(g.op, strnlen(g.op, sizeof g.op)) +
+                            " with another dtype or root; every rank must make the same calls in the same order");
   }
   return OAR_SUCCESS;
 }
@@ -350,7 +390,8 @@ OAR_Status comm_destroy(OAR_Comm comm) {
   write_file(bye(c->rank), header("bye", OAR_DTYPE_UINT8), nullptr, 0);
   if (c->rank == 0) {
     c->timeout_s = std::min(c->timeout_s, 10.0);
-    for (int r = 1; r < c->nranks; ++r) wait_for(*c, bye(r));
+    for (int r = 1; r < c->nranks; ++r)
+      if (wait_for(*c, bye(r), "comm_destroy") != OAR_SUCCESS) break;
     if (DIR* d = opendir(c->dir.c_str())) {
       while (dirent* e = readdir(d))
         if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
@@ -467,10 +508,10 @@ OAR_Status send(const void* buf, size_t count, OAR_DataType dtype, int peer, OAR
 
 OAR_Status recv_now(void* buf, size_t count, OAR_DataType dtype, int peer, Comm* c) {
   const std::string f = p2p_file(*c, peer, c->rank, c->received[size_t(peer)]++);
-  if (!wait_for(*c, f))
-    return set_error(OAR_ERROR, "custom_cpu recv (rank " + std::to_string(c->rank) + "): nothing from rank " +
-                                    std::to_string(peer) + " within " + std::to_string(int(c->timeout_s)) +
-                                    " s (CUSTOM_CPU_COMM_TIMEOUT)");
+  if (OAR_Status s = wait_for(*c, f, "custom_cpu recv (rank " + std::to_string(c->rank) + "): nothing from rank " +
+                                          std::to_string(peer));
+      s != OAR_SUCCESS)
+    return s;
   Header h;
   Bytes data;
   const bool ok = read_file(f, &h, &data);

@@ -1,7 +1,6 @@
 // custom_cpu's manipulation kernels: concat (attr axis, normalised), which
-// data parallel uses to flatten gradients into one buffer per bucket. Any
-// dtype; inputs may be strided (the cast kernel's strided copy would do too,
-// but one pass per input is simpler here).
+// data parallel uses to flatten gradients into one buffer per bucket. It
+// copies elements as bytes, so every dtype; inputs may be strided.
 #include <cstring>
 
 #include "custom_cpu.h"
@@ -53,7 +52,8 @@ void concat(KernelContext& ctx) {
 
 const RegisterKernels reg([] {
   using namespace oar::ext;
-  add_kernel("concat", {kBool, kInt32, kInt64, kFloat32, kFloat64}, concat);
+  add_kernel("concat", {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64,
+                        kComplex64, kComplex128}, concat);
 });
 
 }  // namespace

@@ -2,10 +2,10 @@
 across the ranks' processes), checked against NumPy and against one process.
 
 Modes: collectives (all_reduce with every ReduceOp, broadcast, all_gather,
-reduce_scatter, reduce, alltoall, scatter, gather,
-send/recv), dp (data parallel of a small MLP on
-custom_cpu against one process on the same global batch), timeout (rank 1
-skips an all_reduce; run with CUSTOM_CPU_COMM_TIMEOUT=2)."""
+reduce_scatter, reduce, alltoall, scatter, gather, send/recv), dp (data
+parallel of a small MLP on custom_cpu against one process on the same global
+batch), timeout (rank 1 skips an all_reduce; run with
+CUSTOM_CPU_COMM_TIMEOUT=2)."""
 import sys
 import time
 
