@@ -1,7 +1,8 @@
 // custom_cpu's collectives, across processes on one machine, through files.
 //
 // Note [custom_cpu collectives]: get_unique_id makes a fresh folder (in
-// /dev/shm when there is one) and the id is its path. Each collective of a
+// CUSTOM_CPU_COMM_DIR, else /dev/shm when there is one) and the id is its
+// path. Each collective of a
 // communicator has a sequence number; every rank writes what it contributes
 // to `c<seq>.r<rank>` (written aside, then renamed, so a file that exists is
 // complete) and reads the files of all ranks, then computes its own result,
@@ -87,7 +88,10 @@ size_t dtype_size(OAR_DataType t) {
   return 0;
 }
 
+// Where communicators' folders go: CUSTOM_CPU_COMM_DIR, else /dev/shm when
+// there is one, else /tmp.
 std::string shm_root() {
+  if (const char* d = std::getenv("CUSTOM_CPU_COMM_DIR"); d && *d) return d;
   struct stat st;
   return stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 }

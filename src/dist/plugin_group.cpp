@@ -27,7 +27,7 @@ namespace {
 // The ABI's element type for t and how many of them t holds (complex numbers
 // travel as pairs of reals, as with NCCL: fine for the sums and averages they
 // allow; booleans as bytes).
-std::pair<OAR_DataType, size_t> abi_type(const char* api, const Tensor& t) {
+std::pair<OAR_DataType, size_t> abi_type(const Tensor& t) {
   const size_t n = size_t(t.numel());
   switch (t.dtype()) {
     case DType::Bool: return {OAR_DTYPE_UINT8, n};
@@ -90,7 +90,7 @@ class PluginGroup final : public ProcessGroup {
   WorkPtr all_reduce(const Tensor& t, ReduceOp op) override {
     const char* api = "oar.distributed.all_reduce";
     OAR_ReduceOp o = abi_op(api, op, t.dtype());
-    auto [ty, n] = abi_type(api, t);
+    auto [ty, n] = abi_type(t);
     return run(api, "all_reduce", t_.all_reduce, {t}, [&, o, ty = ty, n = n](OAR_Stream s) {
       return t_.all_reduce(t.raw_data(), t.raw_data(), n, ty, o, comm_, s);
     });
@@ -98,7 +98,7 @@ class PluginGroup final : public ProcessGroup {
 
   WorkPtr all_gather(const Tensor& out, const Tensor& in) override {
     const char* api = "oar.distributed.all_gather";
-    auto [ty, n] = abi_type(api, in);
+    auto [ty, n] = abi_type(in);
     check_blocks(api, out, in);
     return run(api, "all_gather", t_.all_gather, {out, in}, [&, ty = ty, n = n](OAR_Stream s) {
       return t_.all_gather(in.raw_data(), out.raw_data(), n, ty, comm_, s);
@@ -108,7 +108,7 @@ class PluginGroup final : public ProcessGroup {
   WorkPtr reduce_scatter(const Tensor& out, const Tensor& in, ReduceOp op) override {
     const char* api = "oar.distributed.reduce_scatter";
     OAR_ReduceOp o = abi_op(api, op, in.dtype());
-    auto [ty, n] = abi_type(api, out);
+    auto [ty, n] = abi_type(out);
     check_blocks(api, in, out);
     return run(api, "reduce_scatter", t_.reduce_scatter, {out, in}, [&, o, ty = ty, n = n](OAR_Stream s) {
       return t_.reduce_scatter(in.raw_data(), out.raw_data(), n, ty, o, comm_, s);
@@ -118,7 +118,7 @@ class PluginGroup final : public ProcessGroup {
   WorkPtr reduce(const Tensor& t, int root, ReduceOp op) override {
     const char* api = "oar.distributed.reduce";
     OAR_ReduceOp o = abi_op(api, op, t.dtype());
-    auto [ty, n] = abi_type(api, t);
+    auto [ty, n] = abi_type(t);
     check_rank(api, root, "root");
     return run(api, "reduce", t_.reduce, {t}, [&, o, ty = ty, n = n](OAR_Stream s) {
       return t_.reduce(t.raw_data(), t.raw_data(), n, ty, o, root, comm_, s);
@@ -127,7 +127,7 @@ class PluginGroup final : public ProcessGroup {
 
   WorkPtr broadcast(const Tensor& t, int root) override {
     const char* api = "oar.distributed.broadcast";
-    auto [ty, n] = abi_type(api, t);
+    auto [ty, n] = abi_type(t);
     check_rank(api, root, "root");
     return run(api, "broadcast", t_.broadcast, {t}, [&, ty = ty, n = n](OAR_Stream s) {
       return t_.broadcast(t.raw_data(), t.raw_data(), n, ty, root, comm_, s);
@@ -166,7 +166,7 @@ class PluginGroup final : public ProcessGroup {
               "supported on ", device_.str(), "; split into equal blocks");
     OAR_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() && in.numel() % size() == 0, Value, "[", api,
               "] expects input and output tensors of one dtype and size, in ", size(), " equal blocks");
-    auto [ty, n] = abi_type(api, in);
+    auto [ty, n] = abi_type(in);
     return run(api, "all_to_all", t_.all_to_all, {out, in}, [&, ty = ty, n = n](OAR_Stream s) {
       return t_.all_to_all(in.raw_data(), out.raw_data(), n / size_t(size()), ty, comm_, s);
     });
@@ -174,7 +174,7 @@ class PluginGroup final : public ProcessGroup {
 
   WorkPtr send(const Tensor& t, int dst) override {
     const char* api = "oar.distributed.send";
-    auto [ty, n] = abi_type(api, t);
+    auto [ty, n] = abi_type(t);
     check_peer(api, dst, "dst");
     return run(api, "send", t_.send, {t}, [&, ty = ty, n = n](OAR_Stream s) {
       return t_.send(t.raw_data(), n, ty, dst, comm_, s);
@@ -183,7 +183,7 @@ class PluginGroup final : public ProcessGroup {
 
   WorkPtr recv(const Tensor& t, int src) override {
     const char* api = "oar.distributed.recv";
-    auto [ty, n] = abi_type(api, t);
+    auto [ty, n] = abi_type(t);
     check_peer(api, src, "src");
     return run(api, "recv", t_.recv, {t}, [&, ty = ty, n = n](OAR_Stream s) {
       return t_.recv(t.raw_data(), n, ty, src, comm_, s);

@@ -1,6 +1,5 @@
 """oar.distributed on a plugin device: custom_cpu's collectives (plugins/custom_cpu/collective.cpp)
 across real processes, through the plugin process group (src/dist/plugin_group.cpp)."""
-import glob
 import os
 import re
 import subprocess
@@ -17,16 +16,12 @@ pytestmark = pytest.mark.skipif(not oar.distributed.is_available(), reason="oar 
 MINIMAL = os.path.join(os.path.dirname(CUSTOM_CPU), "testing", "liboar_minimal_c.so")
 
 
-def shm_folders():
-    return set(glob.glob("/dev/shm/oar_custom_cpu_*") + glob.glob("/tmp/oar_custom_cpu_*"))
-
-
-def test_collectives_on_two_ranks_equal_numpy():
-    before = shm_folders()
-    found = ranks_ok(run_ranks(2, "custom_device.py", "collectives"), 2, r"rank (\d+): (\d+) custom_cpu checks passed")
+def test_collectives_on_two_ranks_equal_numpy(tmp_path):
+    p = run_ranks(2, "custom_device.py", "collectives", env={"CUSTOM_CPU_COMM_DIR": str(tmp_path)})
+    found = ranks_ok(p, 2, r"rank (\d+): (\d+) custom_cpu checks passed")
     assert sorted(int(r) for r, _ in found) == [0, 1]
     assert all(int(c) >= 20 for _, c in found)
-    assert shm_folders() <= before  # comm_destroy removed the communicator's folder
+    assert os.listdir(tmp_path) == []  # comm_destroy removed the communicator's folder
 
 
 def test_data_parallel_on_two_ranks_matches_one_process():
