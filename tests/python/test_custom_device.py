@@ -334,3 +334,15 @@ def test_the_profiler_collects_what_the_plugin_records(lib):
     assert all(a <= b for _, a, b, _ in prof.device_events())
     np.testing.assert_array_equal(host.numpy(), np.full((8, 8), 8.0, "float32"))
     del z
+
+
+def test_concat_on_custom_cpu_equals_numpy():
+    a, b = RNG.standard_normal((2, 3)).astype("float32"), RNG.standard_normal((4, 3)).astype("float32")
+    out = oar.concat([on(a), on(b)], axis=0)
+    assert out.place == "custom_cpu:0"
+    np.testing.assert_array_equal(out.numpy(), np.concatenate([a, b]))
+    # along the last axis, with a strided (transposed) input
+    np.testing.assert_array_equal(oar.concat([on(a), on(b[:2].T.copy()).T], axis=1).numpy(),
+                                  np.concatenate([a, b[:2]], axis=1))
+    i = np.arange(4, dtype="int64")
+    np.testing.assert_array_equal(oar.concat([on(i), on(i)]).numpy(), np.concatenate([i, i]))

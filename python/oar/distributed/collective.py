@@ -85,7 +85,8 @@ class Group:
 
     def _backend(self, tensor):
         """The process group for ``tensor``'s device: MPI for CPU tensors, the
-        group's NCCL twin (made on first use) for GPU tensors."""
+        group's twin for the device (made on first use) for others: NCCL's for
+        GPU tensors, the plugin's collectives for plugin devices."""
         kind, index = _C._device_index(tensor)
         if kind == 0:
             return self.process_group
