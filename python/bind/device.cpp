@@ -169,7 +169,8 @@ void bind_device(nb::module_& m) {
       if (found < 2) look(a);
     for (auto [k, v] : kwargs)
       if (found < 2) look(v);
-    return found == 0 ? -1 : int64_t(enter_device_scope(dev));
+    uint32_t token = 0;
+    return found != 0 && enter_device_scope_if_needed(dev, &token) ? int64_t(token) : -1;
   });
   m.def("_exit_device_scope", [](int64_t token) { exit_device_scope(uint32_t(token)); });
   m.def("_default_device", []() {

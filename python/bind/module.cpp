@@ -81,16 +81,12 @@ struct ArgScope {
       if (!t->storage) continue;
       const Device d = t->storage->device();
       if (d.type != DeviceType::CPU) {
-        token = enter_device_scope(d);
-        open = true;
+        open = enter_device_scope_if_needed(d, &token);
         return;
       }
       any = true;
     }
-    if (any) {
-      token = enter_device_scope(Device{});
-      open = true;
-    }
+    if (any) open = enter_device_scope_if_needed(Device{}, &token);
   }
   ~ArgScope() {
     if (open) exit_device_scope(token);

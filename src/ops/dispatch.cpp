@@ -39,6 +39,14 @@ uint32_t enter_device_scope(Device d) {
   return prev;
 }
 void exit_device_scope(uint32_t token) { t_scope = token; }
+bool enter_device_scope_if_needed(Device d, uint32_t* token) {
+  const uint32_t v = encode(d);
+  const uint32_t cur = t_scope != kNoScope ? t_scope : g_default_device.load(std::memory_order_relaxed);
+  if (cur == v) return false;
+  *token = t_scope;
+  t_scope = v;
+  return true;
+}
 
 namespace {
 

@@ -62,6 +62,10 @@ void set_default_device(Device d);
 // exit_device_scope takes to restore the previous one.
 uint32_t enter_device_scope(Device d);
 void exit_device_scope(uint32_t token);
+// Opens a scope of device d unless new tensors already go to d (the common
+// case: a CPU call with nothing else selected); true, with the token for
+// exit_device_scope, when it opened one.
+bool enter_device_scope_if_needed(Device d, uint32_t* token);
 // A device scope for the lifetime of the object.
 class DeviceScope {
  public:
