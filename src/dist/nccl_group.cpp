@@ -63,17 +63,8 @@ std::pair<ncclDataType_t, size_t> nccl_type(const char* api, const Tensor& t) {
   }
 }
 
-// Booleans reduce as any (SUM) and all (PROD), as with MPI: as bytes that is
-// MAX and MIN, which cannot wrap around.
 ncclRedOp_t nccl_op(const char* api, ReduceOp op, DType t) {
-  check_reduce(api, op, t);
-  OAR_CHECK(!is_complex(t) || op != ReduceOp::Prod, NotImplemented, "[", api, "] ReduceOp.PROD of complex "
-            "tensors is not supported by the NCCL backend");
-  if (t == DType::Bool) {
-    if (op == ReduceOp::Sum) return ncclMax;
-    if (op == ReduceOp::Prod) return ncclMin;
-  }
-  switch (op) {
+  switch (bytewise_reduce_op(api, op, t, "by the NCCL backend")) {
     case ReduceOp::Sum: return ncclSum;
     case ReduceOp::Max: return ncclMax;
     case ReduceOp::Min: return ncclMin;

@@ -37,17 +37,8 @@ std::pair<OAR_DataType, size_t> abi_type(const Tensor& t) {
   }
 }
 
-// Booleans reduce as any (SUM) and all (PROD): as bytes that is MAX and MIN,
-// which cannot wrap around.
 OAR_ReduceOp abi_op(const char* api, ReduceOp op, DType t) {
-  check_reduce(api, op, t);
-  OAR_CHECK(!is_complex(t) || op != ReduceOp::Prod, NotImplemented, "[", api, "] ReduceOp.PROD of complex "
-            "tensors is not supported on plugin devices");
-  if (t == DType::Bool) {
-    if (op == ReduceOp::Sum) return OAR_REDUCE_MAX;
-    if (op == ReduceOp::Prod) return OAR_REDUCE_MIN;
-  }
-  switch (op) {
+  switch (bytewise_reduce_op(api, op, t, "on plugin devices")) {
     case ReduceOp::Sum: return OAR_REDUCE_SUM;
     case ReduceOp::Max: return OAR_REDUCE_MAX;
     case ReduceOp::Min: return OAR_REDUCE_MIN;

@@ -125,6 +125,15 @@ void check_reduce(const char* api, ReduceOp op, DType t) {
             "] ReduceOp.AVG needs a floating-point or complex tensor, got ", dtype_name(t));
 }
 
+ReduceOp bytewise_reduce_op(const char* api, ReduceOp op, DType t, const char* where) {
+  check_reduce(api, op, t);
+  OAR_CHECK(!is_complex(t) || op != ReduceOp::Prod, NotImplemented, "[", api, "] ReduceOp.PROD of complex "
+            "tensors is not supported ", where);
+  if (t == DType::Bool && op == ReduceOp::Sum) return ReduceOp::Max;
+  if (t == DType::Bool && op == ReduceOp::Prod) return ReduceOp::Min;
+  return op;
+}
+
 namespace {
 DeviceGroupFactory g_device_group_factories[kNumDeviceTypes] = {};
 }  // namespace

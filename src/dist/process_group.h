@@ -122,6 +122,11 @@ const char* peer_lost(int global_rank);
 ProcessGroupPtr make_self_group(double timeout_s);
 // Raises (as `api`) unless `op` is defined for dtype `t`.
 void check_reduce(const char* api, ReduceOp op, DType t);
+// For backends that reduce booleans as bytes and complex values as pairs of
+// reals (NCCL, plugin devices): check_reduce, PROD of complex refused (`where`
+// completes "is not supported ..."), and the op to run: a boolean SUM is MAX
+// (any) and PROD is MIN (all), which cannot wrap around.
+ReduceOp bytewise_reduce_op(const char* api, ReduceOp op, DType t, const char* where);
 bool launched_by_mpi();
 
 }  // namespace oar::dist
