@@ -216,6 +216,18 @@ def test_py_layer_region_runs_its_forward(tmp_path):
     _check(prefix, net, [(_x(2, 3),), (_x(4, 3) - 2.0,), (_x(1, 3) + 2.0,)])
 
 
+def test_bfloat16_rewrite_keeps_branches_working(cond_model):
+    # Layers before and inside the branches: the rewrite casts the top-level ones, region ops keep float32.
+    net, prefix = cond_model
+    c = Config(prefix)
+    c.enable_mkldnn_bfloat16()
+    p = create_predictor(c)
+    for x in (np.abs(_x(3, 4)) + 0.1, -np.abs(_x(2, 4)) - 0.1):
+        got, ref = p.run([x])[0], _eager(net, [x])
+        assert got.shape == ref.shape and got.dtype == ref.dtype
+        assert np.abs(got - ref).max() <= 3e-2 * max(np.abs(ref).max(), 1e-3)
+
+
 def test_predictor_handles_and_clone(cond_model):
     net, prefix = cond_model
     p = _predictor(prefix)
