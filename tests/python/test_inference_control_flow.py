@@ -51,6 +51,25 @@ class PassThroughNet(oar.nn.Layer):
         return oar.concat([y, z.exp() - z], axis=1)
 
 
+class ConvNet(oar.nn.Layer):
+    """Convolutions before, inside and after a branch: the graph passes fold and fuse them in every block, and
+    a convolution's output read by a branch must not be left in a kernel's private layout."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = oar.nn.Conv2D(3, 8, 3, padding=1)
+        self.bn = oar.nn.BatchNorm2D(8)
+        self.conv2 = oar.nn.Conv2D(8, 8, 3, padding=1)
+        self.conv3 = oar.nn.Conv2D(8, 4, 3, padding=1)
+
+    def forward(self, x):
+        h = oar.nn.functional.relu(self.bn(self.conv1(x)))
+        p = oar.nn.functional.max_pool2d(h, 2)
+        h = nn.cond(x.mean() > 0, lambda: oar.nn.functional.relu(self.conv2(p)),
+                    lambda: oar.nn.functional.avg_pool2d(h, 2) + p)
+        return self.conv3(h).flatten(1)
+
+
 class SwitchNet(oar.nn.Layer):
     def __init__(self):
         super().__init__()
@@ -176,6 +195,14 @@ def test_results_that_alias_planned_buffers_are_copied_out(tmp_path):
     prefix = _save(net, [InputSpec([None, 4], "float32", "x"), InputSpec([], "int64", "n")], tmp_path, "alias")
     pos, neg = np.abs(_x(3, 4)) + 0.1, -np.abs(_x(3, 4)) - 0.1
     _check(prefix, net, [(a, np.array(n, "int64")) for a in (pos, neg) for n in (0, 2)])
+
+
+def test_convolutions_around_and_inside_a_branch(tmp_path):
+    oar.seed(8)
+    net = ConvNet()
+    prefix = _save(net, [InputSpec([None, 3, 8, 8], "float32", "x")], tmp_path, "conv")
+    pos, neg = np.abs(_x(2, 3, 8, 8)) + 0.1, -np.abs(_x(1, 3, 8, 8)) - 0.1
+    _check(prefix, net, [(pos,), (neg,)])
 
 
 def test_switch_case_every_key_and_the_default(tmp_path):
