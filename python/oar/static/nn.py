@@ -389,7 +389,9 @@ def set_max_loop_iterations(n):
     """Sets how many iterations one captured while_loop may run before it stops with an error (default 1000000).
 
     A guard against loops whose condition never becomes false; an oar
-    extension (Paddle has no such limit). Returns the previous limit.
+    extension (Paddle has no such limit). The limit is process-wide: it holds
+    for programs run by ``oar.jit.load``'s layers and by the inference
+    runtime (``oar.inference``) too. Returns the previous limit.
 
     >>> from oar.static import nn
     >>> old = nn.set_max_loop_iterations(10)
