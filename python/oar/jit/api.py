@@ -24,6 +24,7 @@ under ``oar.amp.auto_cast``, train with eager autograd over the program's ops
 instead.
 """
 import copy
+import dataclasses
 import functools
 import json
 import inspect
@@ -167,7 +168,32 @@ def _flatten(value, spec, name, leaves, specs, names):
         sub = spec if isinstance(spec, dict) else None
         return {k: _flatten(v, sub.get(k) if sub is not None else None, f"{name}[{k!r}]", leaves, specs, names)
                 for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(type(value), "_fields") or \
+            dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # A named tuple or a dataclass instance: its fields, by name.
+        fields = value._fields if isinstance(value, tuple) else [f.name for f in dataclasses.fields(value)]
+        sub = spec if isinstance(spec, (list, tuple)) and len(spec) == len(fields) else None
+        return _Record(type(value), tuple(fields), tuple(
+            _flatten(getattr(value, f), sub[i] if sub is not None else None, f"{name}.{f}", leaves, specs, names)
+            for i, f in enumerate(fields)))
     return value
+
+
+class _Record:
+    """A named tuple or dataclass argument with markers in place of its tensors."""
+
+    __slots__ = ("cls", "fields", "values")
+
+    def __init__(self, cls, fields, values):
+        self.cls, self.fields, self.values = cls, fields, values
+
+    def build(self, values):
+        if issubclass(self.cls, tuple):
+            return self.cls(*values)
+        obj = self.cls.__new__(self.cls)
+        for f, v in zip(self.fields, values):
+            object.__setattr__(obj, f, v)  # frozen dataclasses and init=False fields too
+        return obj
 
 
 def _fill(template, tensors):
@@ -177,6 +203,8 @@ def _fill(template, tensors):
         return type(template)(_fill(v, tensors) for v in template)
     if type(template) is dict:
         return {k: _fill(v, tensors) for k, v in template.items()}
+    if isinstance(template, _Record):
+        return template.build([_fill(v, tensors) for v in template.values])
     return template
 
 
@@ -188,6 +216,8 @@ def _freeze(template):
         return (type(template).__name__,) + tuple(_freeze(v) for v in template)
     if type(template) is dict:
         return ("dict",) + tuple((k, _freeze(v)) for k, v in template.items())
+    if isinstance(template, _Record):
+        return (template.cls, template.fields) + tuple(_freeze(v) for v in template.values)
     if isinstance(template, np.ndarray):
         return ("ndarray", template.dtype.str, template.shape, template.tobytes())
     try:
