@@ -43,8 +43,23 @@ class Program:
             oar.seed(SEED)
             return self.factory()
         if isinstance(self.fn, oar.nn.Layer):
-            return copy.deepcopy(self.fn)
+            return copy.deepcopy(self.fn, _shared_functions(self.fn))
         return self.fn
+
+
+def _shared_functions(layer):
+    """A deepcopy memo that shares the bound C++ functions a layer keeps as attributes.
+
+    Some layers keep their activation as a bound C++ function (SimpleRNN's cell,
+    Transformer layers), which copy.deepcopy cannot copy; functions hold no
+    state, so the copy may share them.
+    """
+    memo = {}
+    for sub in layer.sublayers(include_self=True):
+        for v in vars(sub).values():
+            if callable(v) and not isinstance(v, (oar.nn.Layer, oar.Tensor)) and type(v).__module__ == "nanobind":
+                memo[id(v)] = v
+    return memo
 
 
 PROGRAMS = []
