@@ -22,7 +22,9 @@ wall time minus the first eager call's), and the exception on failure.
 Run it directly for a one-line-per-program summary:
 ``PYTHONPATH=python .venv/bin/python tests/python/d2s_corpus/runner.py [name ...]``
 """
+import contextlib
 import dataclasses
+import io
 import os
 import sys
 import time
@@ -187,7 +189,8 @@ def run_mode(prog, mode, reference=None, eager_first_s=None):
     res = ModeResult(mode)
     outs = []
     sf = None
-    with warnings.catch_warnings():
+    # Programs may print; their output is not part of the comparison.
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         try:
             fn = prog.fresh()
