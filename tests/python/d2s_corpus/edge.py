@@ -237,7 +237,8 @@ def list_comprehension_rows(x):
     return oar.stack([oar.tanh(x[i]) * i for i in range(x.shape[0])])
 
 
-@program("comprehension_tensor_filter", [randn(4, 2), randn(3, 2, scale=3.0)], E)
+@program("comprehension_tensor_filter", [randn(4, 2), randn(3, 2, scale=3.0)], E, expect_full_graph=False,
+         reason="a comprehension keeps a data-dependent number of tensors in a Python list")
 def comprehension_tensor_filter(x):
     kept = [r for r in x if r.sum() > 0]
     return oar.stack(kept) if kept else oar.zeros([0, 2])
@@ -356,7 +357,8 @@ def python_bool_flag(x, flag):
     return F.relu(x) if flag else F.sigmoid(x)
 
 
-@program("python_max_of_tensors", [(POS, NEG), (NEG, POS)], E)
+@program("python_max_of_tensors", [(POS, NEG), (NEG, POS)], E, expect_full_graph=False,
+         reason="the builtin max() compares tensor values in Python")
 def python_max_of_tensors(a, b):
     return max(a.sum(), b.sum()) * a
 
@@ -407,7 +409,8 @@ def _reset_global_counter():
 
 
 _EDGE_CALLS = 0
-add("global_statement_counter", factory=_reset_global_counter, inputs=[POS, POS, NEG], tags=E)
+add("global_statement_counter", factory=_reset_global_counter, inputs=[POS, POS, NEG], tags=E, expect_full_graph=False,
+    reason="the output depends on a global that every call changes: one captured program cannot follow it")
 
 
 @program("tensor_method_chain_dtype", [ints(3, 2, hi=5, dtype="int32"), ints(2, 2, hi=5, dtype="int32")], E)

@@ -33,7 +33,6 @@ class Program:
     reason: str = ""  # why expect_full_graph is False
     factory: object = None  # zero-argument builder of a fresh callable (state outside parameters)
     input_spec: object = None  # passed to to_static
-    heavy: bool = False  # slow enough that the quick test run leaves it to the full run
 
     def fresh(self):
         """A callable with the program's initial state, independent of earlier runs."""
@@ -77,8 +76,7 @@ def kw(*args, **kwargs):
     return KwInputs(args, kwargs)
 
 
-def add(name, fn=None, inputs=(), tags=(), expect_full_graph=True, reason="", factory=None, input_spec=None,
-        heavy=False):
+def add(name, fn=None, inputs=(), tags=(), expect_full_graph=True, reason="", factory=None, input_spec=None):
     """Registers a program; Layers are built by the caller under seeded(); returns fn for decorator use."""
     if name in _NAMES:
         raise ValueError(f"duplicate corpus program {name!r}")
@@ -92,7 +90,7 @@ def add(name, fn=None, inputs=(), tags=(), expect_full_graph=True, reason="", fa
         raise ValueError(f"{name}: expect_full_graph=False needs a reason")
     inputs = [s if isinstance(s, KwInputs) else KwInputs(s if isinstance(s, tuple) else (s,), {}) for s in inputs]
     _NAMES.add(name)
-    PROGRAMS.append(Program(name, fn, inputs, tuple(tags), expect_full_graph, reason, factory, input_spec, heavy))
+    PROGRAMS.append(Program(name, fn, inputs, tuple(tags), expect_full_graph, reason, factory, input_spec))
     return fn
 
 

@@ -180,7 +180,9 @@ class PythonCounter(nn.Layer):
         return x * float(self.calls)
 
 
-add("python_attribute_counter", seeded(PythonCounter), [randn(2), randn(2), randn(2)], ST)
+add("python_attribute_counter", seeded(PythonCounter), [randn(2), randn(2), randn(2)], ST, expect_full_graph=False,
+    reason="the output depends on a Python attribute that every call changes: one captured program cannot "
+           "follow it (guards on it must retrace)")
 
 
 class ConfigBranches(nn.Layer):

@@ -13,6 +13,9 @@ import oar.nn.functional as F
 from .registry import add, ints, randn, seeded
 
 TS = ("train_step",)
+OPT_STEP = dict(expect_full_graph=False, reason=(
+    "steps an optimizer (loss.backward() + optimizer.step()) inside the function: parameters and "
+    "optimizer state held by Python objects change as a side effect"))
 
 
 class MLPLoss(nn.Layer):
@@ -91,14 +94,15 @@ def _mse(model, x, y):
 
 
 add("train_step_sgd", factory=_stepper(_mlp, lambda p: oar.optimizer.SGD(0.1, parameters=p), _mse), inputs=BATCHES,
-    tags=TS)
+    tags=TS, **OPT_STEP)
 add("train_step_momentum", factory=_stepper(_mlp, lambda p: oar.optimizer.Momentum(0.05, 0.9, parameters=p), _mse),
-    inputs=BATCHES, tags=TS)
+    inputs=BATCHES, tags=TS, **OPT_STEP)
 add("train_step_adam", factory=_stepper(_mlp, lambda p: oar.optimizer.Adam(0.01, parameters=p), _mse),
-    inputs=BATCHES, tags=TS)
+    inputs=BATCHES, tags=TS, **OPT_STEP)
 add("train_step_adamw_clip", factory=_stepper(
     _mlp, lambda p: oar.optimizer.AdamW(0.01, parameters=p, weight_decay=0.01,
-                                        grad_clip=nn.ClipGradByGlobalNorm(0.5)), _mse), inputs=BATCHES, tags=TS)
+                                        grad_clip=nn.ClipGradByGlobalNorm(0.5)), _mse),
+    inputs=BATCHES, tags=TS, **OPT_STEP)
 
 
 def _lr_sched_factory():
@@ -117,7 +121,7 @@ def _lr_sched_factory():
     return step
 
 
-add("train_step_lr_scheduler", factory=_lr_sched_factory, inputs=BATCHES, tags=TS)
+add("train_step_lr_scheduler", factory=_lr_sched_factory, inputs=BATCHES, tags=TS, **OPT_STEP)
 
 
 def _lstm_cls():
@@ -138,7 +142,8 @@ add("train_step_lstm_adam", factory=_stepper(
     _lstm_cls, lambda p: oar.optimizer.Adam(0.01, parameters=p),
     lambda m, x, y: F.cross_entropy(m(x), y)),
     inputs=[(randn(2, 5, 3), ints(2, hi=2)), (randn(2, 5, 3), ints(2, hi=2)), (randn(2, 5, 3), ints(2, hi=2))],
-    tags=TS + ("rnn",))
+    tags=TS + ("rnn",),
+    **OPT_STEP)
 
 
 def _tiny_encoder():
@@ -162,7 +167,8 @@ def _token_ce(model, ids):
 
 add("train_step_transformer_sgd", factory=_stepper(_tiny_encoder, lambda p: oar.optimizer.SGD(0.05, parameters=p),
                                                    _token_ce),
-    inputs=[ints(2, 4, hi=12), ints(2, 4, hi=12), ints(2, 4, hi=12)], tags=TS + ("transformer",))
+    inputs=[ints(2, 4, hi=12), ints(2, 4, hi=12), ints(2, 4, hi=12)], tags=TS + ("transformer",),
+    **OPT_STEP)
 
 
 def _bn_net():
@@ -171,7 +177,8 @@ def _bn_net():
 
 add("train_step_batchnorm_running_stats", factory=_stepper(
     _bn_net, lambda p: oar.optimizer.SGD(0.05, parameters=p), _mse),
-    inputs=[(randn(3, 1, 6, 6), randn(3, 1)), (randn(3, 1, 6, 6), randn(3, 1))], tags=TS + ("conv",))
+    inputs=[(randn(3, 1, 6, 6), randn(3, 1)), (randn(3, 1, 6, 6), randn(3, 1))], tags=TS + ("conv",),
+    **OPT_STEP)
 
 
 def _grad_norm_factory():
@@ -189,7 +196,7 @@ def _grad_norm_factory():
     return step
 
 
-add("train_step_returns_grad_norm", factory=_grad_norm_factory, inputs=BATCHES, tags=TS)
+add("train_step_returns_grad_norm", factory=_grad_norm_factory, inputs=BATCHES, tags=TS, **OPT_STEP)
 
 
 def _skip_bad_step_factory():
@@ -211,7 +218,8 @@ def _skip_bad_step_factory():
 
 add("train_step_conditional_regulariser", factory=_skip_bad_step_factory,
     inputs=[(randn(4, 6), randn(4, 1, scale=5.0)), (randn(4, 6), randn(4, 1, scale=0.01)),
-            (randn(4, 6), randn(4, 1, scale=3.0))], tags=TS + ("control_flow",))
+            (randn(4, 6), randn(4, 1, scale=3.0))], tags=TS + ("control_flow",),
+    **OPT_STEP)
 
 
 def _grad_accum_factory():
@@ -232,7 +240,7 @@ def _grad_accum_factory():
     return step
 
 
-add("train_step_grad_accumulation", factory=_grad_accum_factory, inputs=BATCHES, tags=TS)
+add("train_step_grad_accumulation", factory=_grad_accum_factory, inputs=BATCHES, tags=TS, **OPT_STEP)
 
 
 class ManualSGD(nn.Layer):
