@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "python"))
 
 import oar  # noqa: E402
 from d2s_corpus import PROGRAMS  # noqa: E402
+from d2s_corpus.known_failures import KNOWN_WRONG_RESULTS  # noqa: E402
 from d2s_corpus.registry import THEMES  # noqa: E402
 from d2s_corpus.runner import MODES, run_all  # noqa: E402
 
@@ -123,11 +124,13 @@ def render(results, elapsed):
     w("")
     w("## Wrong results (ran, outputs differ from eager)")
     w("")
-    wrong = [(r.name, mode, r[mode].mismatch) for r in results for mode in CONVERTED if r[mode].equal is False]
+    wrong = [r for r in results if any(r[mode].equal is False for mode in CONVERTED)]
     if not wrong:
         w("None.")
-    for name, mode, why in wrong:
-        w(f"- `{name}` ({mode}): {why}")
+    for r in wrong:
+        modes = [mode for mode in CONVERTED if r[mode].equal is False]
+        known = next((KNOWN_WRONG_RESULTS[(r.name, m)] for m in modes if (r.name, m) in KNOWN_WRONG_RESULTS), None)
+        w(f"- `{r.name}` ({', '.join(modes)}): {r[modes[0]].mismatch}" + (f". Cause: {known}" if known else ""))
     w("")
     eager_fail = [r for r in results if not r["eager"].ran]
     if eager_fail:
@@ -142,10 +145,20 @@ def render(results, elapsed):
         fails = [r for r in results if not r[mode].ran and r["eager"].ran]
         if not fails:
             w("None.")
+        else:
+            causes = {}
+            for r in fails:
+                key = _short(r[mode].error, 90)
+                causes[key] = causes.get(key, 0) + 1
+            w("| cause | programs |")
+            w("|---|---|")
+            for cause, n in sorted(causes.items(), key=lambda kv: -kv[1]):
+                w(f"| `{cause}` | {n} |")
+            w("")
         for r in fails:
             m = r[mode]
             where = f" at {m.where}" if m.where else ""
-            exp = "" if r.expect_full_graph else " (expected: " + r.reason + ")"
+            exp = "" if r.expect_full_graph or mode != "full_graph" else " (not expected to: " + r.reason + ")"
             w(f"- `{r.name}`{exp}: input set {m.failed_input}{where}: `{m.error}`")
         w("")
     if s["default_breaks_available"]:

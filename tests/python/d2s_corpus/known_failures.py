@@ -345,93 +345,91 @@ KNOWN_DEFAULT_FAILURES = {
 # (program, mode): runs, but the outputs differ from eager.
 KNOWN_WRONG_RESULTS = {
     ("train_step_sgd", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_sgd", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_momentum", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_momentum", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_adam", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_adam", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_adamw_clip", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_adamw_clip", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_lr_scheduler", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_lr_scheduler", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_lstm_adam", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_lstm_adam", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_transformer_sgd", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_transformer_sgd", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_batchnorm_running_stats", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_batchnorm_running_stats", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_returns_grad_norm", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_returns_grad_norm", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_grad_accumulation", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_grad_accumulation", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ("tracing runs the update eagerly (the layer's weights move once), and the program holds "
+         'the weights as constants that its in-place optimizer ops (sgd_, adam_, ...) update: '
+         'later calls return losses of the copies and never update the layer'),
     ("train_step_manual_grad_update", "full_graph"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ('tracing runs the set_value updates eagerly and the program (which captures them as state'
+         ' updates) applies them again: the first call updates the parameters twice'),
     ("train_step_manual_grad_update", "default"):
-        ('the trace runs loss.backward()/optimizer.step() (or set_value) on the real parameters, '
-         'so the weights are already updated when the program runs: the first loss differs from '
-         'eager'),
+        ('tracing runs the set_value updates eagerly and the program (which captures them as state'
+         ' updates) applies them again: the first call updates the parameters twice'),
     ("python_attribute_counter", "full_graph"):
         ("the program keeps the Python counter's trace-time value; later calls with the same input"
          ' signature reuse it (needs a guard on the attribute)'),

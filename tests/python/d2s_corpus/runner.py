@@ -26,7 +26,9 @@ import contextlib
 import dataclasses
 import io
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -43,6 +45,7 @@ else:
 
 MODES = ("eager", "full_graph", "default")
 RTOL, ATOL = 1e-5, 1e-6
+TIMEOUT_S = 60  # per program and mode: a converted loop that never ends is a failure, not a hang
 _CORPUS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -174,6 +177,29 @@ def _describe_error(e):
     return f"{type(e).__name__}: {first}"[:300], where
 
 
+class _Deadline:
+    """Raises TimeoutError in the block after `seconds` (main thread with SIGALRM only; else no limit)."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.armed = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+
+    def _fire(self, signum, frame):
+        raise TimeoutError(f"did not finish within {self.seconds} s")
+
+    def __enter__(self):
+        if self.armed:
+            self.previous = signal.signal(signal.SIGALRM, self._fire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc):
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+        return False
+
+
 def _convert(fn, prog, full_graph):
     """The to_static wrapper of a fresh callable, and the StaticFunction holding its counters."""
     kwargs = {"full_graph": full_graph}
@@ -190,7 +216,7 @@ def run_mode(prog, mode, reference=None, eager_first_s=None):
     outs = []
     sf = None
     # Programs may print; their output is not part of the comparison.
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), _Deadline(TIMEOUT_S):
         warnings.simplefilter("ignore")
         try:
             fn = prog.fresh()
