@@ -99,7 +99,7 @@ def render(results, elapsed):
         med, p90 = s[f"{mode}_compile"]
         w(f"| compile time {mode}: median / p90 | {med} / {p90} |")
     w("")
-    w("Compile time: the first converted call's wall time minus the first eager call's.")
+    w("Compile time: the first converted call's wall time minus a warm eager call's (same input set).")
     w("")
     w("## Per tag")
     w("")
