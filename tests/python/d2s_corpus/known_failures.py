@@ -8,10 +8,6 @@ silently differ from eager."""
 
 # expect_full_graph=True programs that raise with full_graph=True.
 KNOWN_FULL_GRAPH_FAILURES = {
-    "lstm":
-        'TypeError: output 1 of the traced function must be a Tensor, got tuple',
-    "lstm_2layer_bidirect":
-        'TypeError: output 1 of the traced function must be a Tensor, got tuple',
     "if_sum_positive":
         'Dy2StaticError: bool() of a Tensor [control_flow.py:22]',
     "if_else_assign":
@@ -126,23 +122,6 @@ KNOWN_FULL_GRAPH_FAILURES = {
         'Dy2StaticError: bool() of a Tensor [detection.py:89]',
     "nms_vision_ops":
         'Dy2StaticError: Tensor.numpy() [detection.py:117]',
-    "nested_dict_output":
-        'TypeError: the traced function must return a Tensor or a list/tuple of Tensors, got dict',
-    "nested_tuple_output":
-        'TypeError: output 1 of the traced function must be a Tensor, got tuple',
-    "dataclass_output":
-        ('TypeError: the traced function must return a Tensor or a list/tuple of Tensors, got '
-         'Prediction'),
-    "namedtuple_output":
-        "TypeError: Stats.__new__() missing 1 required positional argument: 'var'",
-    "dict_of_lists_output":
-        'TypeError: the traced function must return a Tensor or a list/tuple of Tensors, got dict',
-    "output_with_none_leaf":
-        'TypeError: output 1 of the traced function must be a Tensor, got NoneType',
-    "output_with_python_values":
-        'TypeError: output 1 of the traced function must be a Tensor, got int',
-    "nested_dict_state_in_out":
-        'TypeError: output 1 of the traced function must be a Tensor, got dict',
     "var_defined_in_one_branch":
         'Dy2StaticError: bool() of a Tensor [edge.py:25]',
     "var_defined_only_in_branch_used_inside":
@@ -159,10 +138,6 @@ KNOWN_FULL_GRAPH_FAILURES = {
 
 # Programs that raise in default mode (full_graph=False).
 KNOWN_DEFAULT_FAILURES = {
-    "lstm":
-        'TypeError: output 1 of the traced function must be a Tensor, got tuple',
-    "lstm_2layer_bidirect":
-        'TypeError: output 1 of the traced function must be a Tensor, got tuple',
     "train_step_conditional_regulariser":
         'Dy2StaticError: bool() of a Tensor [train_steps.py:209]',
     "if_sum_positive":
@@ -293,23 +268,6 @@ KNOWN_DEFAULT_FAILURES = {
         'Dy2StaticError: bool() of a Tensor [detection.py:232]',
     "recursive_tensor_condition":
         'Dy2StaticError: bool() of a Tensor [structures.py:28]',
-    "nested_dict_output":
-        'TypeError: the traced function must return a Tensor or a list/tuple of Tensors, got dict',
-    "nested_tuple_output":
-        'TypeError: output 1 of the traced function must be a Tensor, got tuple',
-    "dataclass_output":
-        ('TypeError: the traced function must return a Tensor or a list/tuple of Tensors, got '
-         'Prediction'),
-    "namedtuple_output":
-        "TypeError: Stats.__new__() missing 1 required positional argument: 'var'",
-    "dict_of_lists_output":
-        'TypeError: the traced function must return a Tensor or a list/tuple of Tensors, got dict',
-    "output_with_none_leaf":
-        'TypeError: output 1 of the traced function must be a Tensor, got NoneType',
-    "output_with_python_values":
-        'TypeError: output 1 of the traced function must be a Tensor, got int',
-    "nested_dict_state_in_out":
-        'TypeError: output 1 of the traced function must be a Tensor, got dict',
     "var_defined_in_one_branch":
         'Dy2StaticError: bool() of a Tensor [edge.py:25]',
     "var_defined_only_in_branch_used_inside":
