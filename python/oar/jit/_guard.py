@@ -61,6 +61,11 @@ _NUMBERS = ("Compute on tensors instead of Python numbers (tensor ops such as oa
             "oar.static.nn.while_loop; or move this code out of the to_static function "
             "(oar.jit.enable_to_static(False) runs everything eagerly).")
 
+_TRAINING = ("A captured program holds the forward computation; its gradients are captured with it, "
+             "and the update belongs outside: convert the forward (the Layer or the loss function) with "
+             "to_static and call loss.backward() and optimizer.step() on its result, or use "
+             "to_static(..., full_graph=False), which runs them eagerly between captured graphs.")
+
 _GUARDED = {
     "__bool__": ("bool() of a Tensor", _CONTROL_FLOW),
     "__int__": ("int() of a Tensor", _NUMBERS),
@@ -70,7 +75,16 @@ _GUARDED = {
     "item": ("Tensor.item()", _NUMBERS),
     "numpy": ("Tensor.numpy()", _NUMBERS),
     "tolist": ("Tensor.tolist()", _NUMBERS),
+    "backward": ("Tensor.backward()", _TRAINING),
 }
+
+
+def refuse_while_converting(what, advice=_TRAINING):
+    """Raises Dy2StaticError when called while to_static captures a program (for APIs that
+    change Python state, such as an optimizer step, which a program cannot replay)."""
+    s = _state
+    if s.converting and not s.suspended and _C._ir_is_tracing():
+        raise Dy2StaticError(_message(what, advice))
 
 
 def _user_frame():
@@ -93,9 +107,11 @@ def _message(what, advice):
         src = linecache.getline(filename, lineno).strip()
         if src:
             where += f"\n    {src}"
-    return (f"[oar.jit.to_static] {what} is not supported in a to_static function\n  {where}\n"
-            f"The program records tensor ops, not Python: a Python value read from a tensor while tracing "
-            f"would stay fixed at the value of the traced example for every later call. {advice}")
+    why = ("The program records tensor ops, not Python: a Python value read from a tensor while tracing "
+           "would stay fixed at the value of the traced example for every later call." if advice is not _TRAINING
+           else "The program records tensor ops, not Python: an update made while tracing would happen once, "
+                "at trace time, and never when the program runs.")
+    return f"[oar.jit.to_static] {what} is not supported in a to_static function\n  {where}\n{why} {advice}"
 
 
 def _guarded(name, orig):

@@ -537,8 +537,10 @@ class StaticFunction:
         # program applies (Note [state updates] in ir/tracer.h), so the trace's
         # own write is undone: the call that follows applies it once. A write
         # the program does not capture (through a view of a buffer, or inside
-        # a control-flow region) is undone too, with a warning.
-        buffers = [(n, b) for n, b in (named or ()) if not getattr(b, "trainable", False)]
+        # a control-flow region) is undone too, with a warning. Parameters
+        # written in place (a hand-written update under no_grad) are treated
+        # the same way.
+        buffers = list(named or ())
         with no_grad():
             saved = [_C.clone(b) for _, b in buffers]
         _guard._state.converting += 1
