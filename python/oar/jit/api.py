@@ -300,6 +300,7 @@ class StaticFunction:
         self._cache = ProgramCache()
         self._specialized = set()  # keys whose programs fixed a dynamic dim: cached per concrete shape
         self._last_program = None
+        self._converted = None  # the converted target, see _converted_target
         functools.update_wrapper(self, function, updated=())
 
     def _make_positional_names(self):
@@ -409,7 +410,20 @@ class StaticFunction:
     # ---- calls
 
     def _call_python(self, args, kwargs):
+        if self._full_graph and _C._ir_is_tracing() and not getattr(self._function, "_oar_not_to_static", False):
+            return self._converted_target()(*args, **kwargs)
         return self._target(*args, **kwargs)
+
+    def _converted_target(self):
+        """The target with its source converted (dy2static), built on first use."""
+        if self._converted is None:
+            from .dy2static import convert_call
+
+            fn = self._function
+            if isinstance(fn, types.FunctionType):
+                fn = convert_call.convert_function(fn, strict=True)
+            self._converted = fn.__get__(self._layer, type(self._layer)) if self._layer is not None else fn
+        return self._converted
 
     def __call__(self, *args, **kwargs):
         # Already inside a trace (a converted layer called by a converted
