@@ -80,7 +80,7 @@ def _converted_code(fn, strict):
         namespace = {}
         exec(compiled, fn.__globals__, namespace)
         made = namespace[f"{transformer._PREFIX}factory"](convert_ops, *([None] * len(freevars)))
-        inner = made[name] if isinstance(made, dict) else made
+        inner = made[name] if isinstance(made, types.MappingProxyType) else made
         if isinstance(inner, (staticmethod, classmethod)):
             inner = inner.__func__
         result = (inner.__code__, ast.unparse(module))

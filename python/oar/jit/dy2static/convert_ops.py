@@ -215,19 +215,25 @@ def IfElse(pred, true_fn, false_fn, get_args, set_args, names, live=()):
     >>> float(y)
     6.0
     """
+    _if(pred, true_fn, false_fn, get_args, set_args, names, live, False)
+
+
+def _if(pred, true_fn, false_fn, get_args, set_args, names, live, promote):
+    """IfElse; ``promote`` turns Python numbers that differ between the branches into tensors."""
     if not (isinstance(pred, Tensor) and _tracing()):
         if _truth(pred):
             true_fn()
         else:
             false_fn()
         return
-    where = origin.here()
+    where = origin.here(2)
     pred = _check_pred(pred, where, "an `if`")
     init = tuple(get_args())
     hints = {}
     for _ in range(len(names) + 2):
         try:
-            result = _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, hints, where)
+            result = _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, hints, where,
+                                promote)
         except _Retry as r:
             hints.update(r.hints)
             continue
@@ -246,7 +252,7 @@ def _apply_hint(value, hint):
     return value
 
 
-def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, hints, where):
+def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, hints, where, promote):
     side = {}
 
     def collect(fn):
@@ -268,7 +274,7 @@ def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, h
         got = collect(false_fn)
         plans, emitted = [], []
         for n, (tv, tl, tleaves), (fv, fl, fleaves) in zip(names, side["true"], got):
-            plan, leaves = _merge(n, n in live, tv, tl, tleaves, fv, fl, fleaves, where)
+            plan, leaves = _merge(n, n in live, tv, tl, tleaves, fv, fl, fleaves, where, promote)
             plans.append(plan)
             emitted.extend(leaves)
         side["plans"] = plans
@@ -286,7 +292,7 @@ def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, h
     return tuple(result)
 
 
-def _merge(name, live, tv, tl, tleaves, fv, fl, fleaves, where):
+def _merge(name, live, tv, tl, tleaves, fv, fl, fleaves, where, promote):
     """What the false branch yields for one variable, and how the result is built (Note [merging branch values])."""
     if _nn._same_layout(tl, fl):
         _check_types(name, tleaves, fleaves, where, "the true branch", "the false branch")
@@ -303,8 +309,10 @@ def _merge(name, live, tv, tl, tleaves, fv, fl, fleaves, where):
         if fl == ("tensor",):
             f = fleaves[0]
             raise _Retry({name: ("promote", f.dtype, _static_shape(f))})
-    if tk == "N" and fk == "N" and type(tv) is bool and type(fv) is bool and live:
-        raise _Retry({name: ("promote", "bool", [])})
+    if tk == "N" and fk == "N" and live and ((type(tv) is bool and type(fv) is bool) or promote):
+        dtype = "bool" if type(tv) is bool and type(fv) is bool else (
+            _num_dtype(0.0) if float in (type(tv), type(fv)) else "int64")
+        raise _Retry({name: ("promote", dtype, [])})
     reason = (f"'{name}' is {_show(tv, tk)} after the true branch of a tensor-dependent `if` but "
               f"{_show(fv, fk)} after the false branch ({where.filename}, line {where.lineno}); a converted "
               f"`if` must leave each variable it assigns as tensors in both branches or as the same Python value.")
@@ -397,7 +405,7 @@ def For(iterable, set_target, body_fn, get_args, set_args, names, live=(), lists
                 def step(v=v):
                     set_target(v)
                     body_fn()
-                IfElse(k, step, lambda: None, get_args, set_args, names, tuple(names))
+                _if(k, step, lambda: None, get_args, set_args, names, live, True)
                 k = keep()
             return
         if not _truth(k):

@@ -76,9 +76,17 @@ def _strs(names):
     return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
 
 
+def _copy(new, src):
+    """Gives ``new`` the first line of ``src`` (a one-line span: Python 3.11 reports some instructions of a
+    multi-line node, e.g. attribute loads, at its last line)."""
+    new.lineno = new.end_lineno = src.lineno
+    new.col_offset = new.end_col_offset = src.col_offset
+    return new
+
+
 def _located(nodes, src):
     for n in nodes:
-        ast.copy_location(n, src)
+        _copy(n, src)
     return nodes
 
 
@@ -186,17 +194,17 @@ class _Expressions(ast.NodeTransformer):
         result = node.values[-1]
         for value in reversed(node.values[:-1]):
             result = _jst_call(helper, [_lambda(value), _lambda(result)])
-        return ast.copy_location(result, node)
+        return _copy(result, node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
-            return ast.copy_location(_jst_call("Not", [node.operand]), node)
+            return _copy(_jst_call("Not", [node.operand]), node)
         return node
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        return ast.copy_location(_jst_call("IfExp", [node.test, _lambda(node.body), _lambda(node.orelse)]), node)
+        return _copy(_jst_call("IfExp", [node.test, _lambda(node.body), _lambda(node.orelse)]), node)
 
     def visit_Compare(self, node):
         self.generic_visit(node)
@@ -206,25 +214,25 @@ class _Expressions(ast.NodeTransformer):
         parts = []
         left = node.left
         for op, right in zip(node.ops, node.comparators):
-            parts.append(ast.copy_location(ast.Compare(left=left, ops=[op], comparators=[right]), node))
+            parts.append(_copy(ast.Compare(left=left, ops=[op], comparators=[right]), node))
             left = right
         result = parts[-1]
         for part in reversed(parts[:-1]):
             result = _jst_call("And", [_lambda(part), _lambda(result)])
-        return ast.copy_location(result, node)
+        return _copy(result, node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
         if _is_jst(f) or (isinstance(f, ast.Name) and f.id in _DIRECT):
             return node
-        node.func = ast.copy_location(_jst_call("Call", [f]), f)
+        node.func = _copy(_jst_call("Call", [f]), f)
         return node
 
     def visit_Assert(self, node):
         self.generic_visit(node)
         args = [node.test] + ([_lambda(node.msg)] if node.msg is not None else [])
-        return ast.copy_location(ast.Expr(value=_jst_call("Assert", args)), node)
+        return _copy(ast.Expr(value=_jst_call("Assert", args)), node)
 
 
 # ---------------------------------------------------------------- pass 2: return / break / continue
@@ -262,7 +270,7 @@ class _Exits:
                              _assign(_RET_VAL, _jst_call("UndefinedVar", [ast.Constant("the return value")]))],
                             first)
             end = ast.Return(value=_jst_call("ReturnValue", [_load(_RET_VAL)]))
-            ast.copy_location(end, fn.body[-1])
+            _copy(end, fn.body[-1])
             body = init + body + [end]
         fn.body = body
 
@@ -278,7 +286,7 @@ class _Exits:
             if flags and i + 1 < len(stmts):
                 rest, rest_sets = self.block(stmts[i + 1:], loop)
                 guard = ast.If(test=_not_any(flags), body=rest, orelse=[])
-                out.append(ast.copy_location(guard, stmts[i + 1]))
+                out.append(_copy(guard, stmts[i + 1]))
                 sets |= rest_sets
                 break
         return out, sets
@@ -319,24 +327,24 @@ class _Exits:
         inner = _Loop(self.counter[0])
         s.body, sets = self.block(s.body, inner)
         if not s.body:
-            s.body = [ast.copy_location(ast.Pass(), s)]
+            s.body = [_copy(ast.Pass(), s)]
         pre, post = [], []
         if inner.used_brk or s.orelse:
-            pre.append(ast.copy_location(_assign(inner.brk, ast.Constant(False)), s))
+            pre.append(_copy(_assign(inner.brk, ast.Constant(False)), s))
         if inner.used_cnt:
-            s.body.insert(0, ast.copy_location(_assign(inner.cnt, ast.Constant(False)), s.body[0]))
+            s.body.insert(0, _copy(_assign(inner.cnt, ast.Constant(False)), s.body[0]))
         stops = ([inner.brk] if inner.used_brk else []) + ([_RET_FLAG] if _RET_FLAG in sets else [])
         if stops:
             keep = _not_any(stops)
             if isinstance(s, ast.While):
-                s.test = ast.copy_location(_jst_call("And", [_lambda(keep), _lambda(s.test)]), s.test)
+                s.test = _copy(_jst_call("And", [_lambda(keep), _lambda(s.test)]), s.test)
             else:
                 s._oar_keep = keep
         out_sets = sets & {_RET_FLAG}
         if s.orelse:
             orelse, got = self.block(s.orelse, outer)
             out_sets |= got
-            post.append(ast.copy_location(ast.If(test=_jst_call("Not", [_load(inner.brk)]), body=orelse, orelse=[]),
+            post.append(_copy(ast.If(test=_jst_call("Not", [_load(inner.brk)]), body=orelse, orelse=[]),
                                           s.orelse[0]))
             s.orelse = []
         return pre + [s] + post, out_sets
@@ -360,7 +368,8 @@ def _annotate_live(stmts, after, in_loop):
             _annotate_live(s.orelse, live, in_loop)
         elif isinstance(s, (ast.While, ast.For)):
             s._oar_live = live
-            _annotate_live(s.body, live, in_loop | loaded([s]))
+            keep = [s._oar_keep] if hasattr(s, "_oar_keep") else []
+            _annotate_live(s.body, live, in_loop | loaded([s] + keep))
         elif isinstance(s, ast.With):
             _annotate_live(s.body, live, in_loop)
         elif isinstance(s, ast.Try):
@@ -417,7 +426,7 @@ class _ControlFlow:
             name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=a) for a in args], kwonlyargs=[],
                                           kw_defaults=[], defaults=[]),
             body=decl + (body or [ast.Pass()]), decorator_list=[], returns=None, type_params=[])
-        return ast.copy_location(fn, src)
+        return _copy(fn, src)
 
     def _get_set(self, k, names, src):
         values = ast.Tuple(elts=[_load(n) for n in names], ctx=ast.Load())
@@ -537,18 +546,18 @@ def transform(fn, class_name=None):
     inner = [node]
     if class_name is not None:
         cls = ast.ClassDef(name=class_name, bases=[], keywords=[], body=[node], decorator_list=[], type_params=[])
-        inner = [ast.copy_location(cls, node),
-                 ast.copy_location(ast.Return(value=ast.Attribute(value=_load(class_name), attr="__dict__",
+        inner = [_copy(cls, node),
+                 _copy(ast.Return(value=ast.Attribute(value=_load(class_name), attr="__dict__",
                                                                   ctx=ast.Load())), node)]
         ret = None
     else:
-        ret = ast.copy_location(ast.Return(value=_load(node.name)), node)
+        ret = _copy(ast.Return(value=_load(node.name)), node)
     factory = ast.FunctionDef(
         name=f"{_PREFIX}factory",
         args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=a) for a in [JST] + freevars], kwonlyargs=[],
                            kw_defaults=[], defaults=[]),
         body=inner + ([ret] if ret is not None else []), decorator_list=[], returns=None, type_params=[])
-    ast.copy_location(factory, node)
+    _copy(factory, node)
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
     return module, node.name, freevars
