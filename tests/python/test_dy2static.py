@@ -684,3 +684,106 @@ def test_training_through_converted_control_flow_matches_eager(opt):
 
     eager, static = run(False), run(True)
     np.testing.assert_allclose(static, eager, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- more Python forms
+
+
+class _Base(oar.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.__bias = 1.0
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return x + self.__bias
+        return x - self.__bias
+
+
+class _Child(_Base):
+    @staticmethod
+    def twice(v):
+        return v * 2.0 if v.mean() > 0 else v
+
+    def forward(self, x):
+        y = super().forward(x)
+        return self.twice(y)
+
+
+def test_super_private_names_and_staticmethods_convert():
+    net = _Child()
+    eager = [net(oar.to_tensor(v)).numpy() for v in ([1.0, 2.0], [-4.0, 1.0], [0.5, -0.6])]
+    snet = oar.jit.to_static(_Child())
+    for v, e in zip(([1.0, 2.0], [-4.0, 1.0], [0.5, -0.6]), eager):
+        np.testing.assert_allclose(snet(oar.to_tensor(v)).numpy(), e)
+    assert len(snet.forward.program_cache) == 1
+    assert str(snet.forward.concrete_program).count("cond(") >= 2
+
+
+def test_closure_cells_are_shared_with_the_original():
+    calls = []
+    count = 0
+
+    def f(x):
+        nonlocal count
+        count += 1
+        calls.append(1)
+        if x.sum() > 0:
+            x = x * 2.0
+        return x
+
+    s = check(f, [([1.0],), ([-1.0],)])
+    assert count == len(calls)  # the converted copy updates the same cell
+    assert len(s.program_cache) == 1
+
+
+def test_ignore_module_keeps_python_semantics(tmp_path, monkeypatch):
+    mod = tmp_path / "d2s_ignored_mod.py"
+    mod.write_text("def pick(x):\n    if x.sum() > 0:\n        return x\n    return -x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import d2s_ignored_mod
+
+    def f(x):
+        return d2s_ignored_mod.pick(x)
+
+    check(f, [([1.0],), ([-1.0],)])  # converted: decides per input
+    oar.jit.ignore_module([d2s_ignored_mod])
+    try:
+        with pytest.raises(Dy2StaticError, match="bool"):  # not converted: `if tensor:` runs in Python
+            oar.jit.to_static(f)(oar.to_tensor([1.0]))
+    finally:
+        from oar.jit import api
+        api._ignored_modules.remove(d2s_ignored_mod)
+
+
+def test_eager_calls_of_a_converted_function_keep_python_semantics():
+    def f(x, items):
+        total = x * 0.0
+        for v in items:
+            if v > 1:
+                continue
+            total = total + v
+        while total.sum() < 5.0:
+            total = total + 1.0
+        return total if total.sum() > 6.0 else -total
+
+    g = dy2static.convert_to_static(f)
+    for items in ([0, 1, 2], [3, 4], []):
+        _close(g(oar.to_tensor([1.0]), items), f(oar.to_tensor([1.0]), items))
+
+
+def test_loop_over_range_of_shape_stays_python_and_dynamic_batch_loop_converts():
+    def f(x):
+        for j in range(x.shape[1]):  # a static dim: unrolled
+            x = x + float(j)
+        n = len(x)
+        out = x * 0.0
+        i = 0
+        while i < n:  # n is a tensor when dim 0 is dynamic
+            out = out + x
+            i = i + 1
+        return out
+
+    s = check(f, [(np.ones([2, 3], "float32"),), (np.ones([5, 3], "float32"),)],
+              spec=[InputSpec([None, 3], "float32")])
+    assert "while_loop" in _ops(s.concrete_program)

@@ -425,7 +425,7 @@ class StaticFunction:
             from .dy2static import convert_call
 
             fn = self._function
-            if isinstance(fn, types.FunctionType):
+            if convert_call.convertible_entry(fn):
                 fn = convert_call.convert_function(fn, strict=True)
             self._converted = fn.__get__(self._layer, type(self._layer)) if self._layer is not None else fn
         return self._converted

@@ -67,6 +67,13 @@ def _convertible(fn):
 inspect_CO_GENERATOR, inspect_CO_COROUTINE, inspect_CO_ASYNC_GEN = 0x20, 0x80, 0x200
 
 
+def convertible_entry(fn):
+    """Whether the function given to to_static is converted: user code, generators included (they are
+    reported), not the oar package, the standard library or lambdas."""
+    return (isinstance(fn, types.FunctionType) and fn.__name__ != "<lambda>" and not _ignored(fn)
+            and not _is_library_file(fn.__code__.co_filename))
+
+
 def _converted_code(fn, strict):
     code = fn.__code__
     hit = _cache.get(code, False)
