@@ -412,15 +412,18 @@ def test_python_and_or_keep_short_circuit_values():
 # ---------------------------------------------------------------- assert / print
 
 
-def test_assert_on_tensor_is_not_baked_in():
+def test_assert_on_tensor_is_checked_when_the_program_runs():
     def f(x):
         assert x.sum() > 0, "must be positive"
         return x + 1.0
 
     s = oar.jit.to_static(f)
+    line = f.__code__.co_firstlineno + 1
     assert s(oar.to_tensor([1.0])).numpy().tolist() == [2.0]
-    # The traced example passed the assert; other inputs run the same program.
-    assert s(oar.to_tensor([-1.0])).numpy().tolist() == [0.0]
+    # The traced example passed the assert; the program checks each input.
+    with pytest.raises(AssertionError, match=rf"must be positive .*test_dy2static.py, line {line}"):
+        s(oar.to_tensor([-1.0]))
+    assert len(s.program_cache) == 1
     with pytest.raises(AssertionError, match="must be positive"):
         f(oar.to_tensor([-1.0]))
 
@@ -435,16 +438,23 @@ def test_python_assert_still_checks():
         f(oar.to_tensor([1.0]), 0)
 
 
-def test_print_of_a_tensor_in_converted_code(capsys):
+def test_print_of_a_tensor_prints_each_time_the_program_runs(capsys):
     @oar.jit.to_static
     def f(x):
-        print("value:", x)
-        if x.sum() > 0:
-            x = x + 1.0
-        return x
+        print("value:", x, "end")
+        i = oar.zeros([], "int64")
+        while i < x.sum():
+            print("step", i)
+            i = i + 1
+        return x + 1.0
 
-    assert f(oar.to_tensor([1.0])).numpy().tolist() == [2.0]
-    assert "value:" in capsys.readouterr().out
+    assert f(oar.to_tensor([2.0])).numpy().tolist() == [3.0]
+    out = capsys.readouterr().out
+    assert out.count("value:") == 1 and out.count("step") == 2 and "[2.]) end" in out
+    assert f(oar.to_tensor([3.0])).numpy().tolist() == [4.0]
+    out = capsys.readouterr().out
+    assert out.count("value:") == 1 and out.count("step") == 3 and "[3.]) end" in out
+    assert len(f.program_cache) == 1
 
 
 # ---------------------------------------------------------------- calls, closures, layers

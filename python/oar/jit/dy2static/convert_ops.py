@@ -55,6 +55,13 @@ def _tracing():
     return _C._ir_is_tracing()
 
 
+def _paused():
+    """In a to_static trace with recording paused: a while_loop running the example's remaining iterations."""
+    from .._guard import _state
+
+    return _state.converting > 0 and not _tracing()
+
+
 def _oar():
     import oar
 
@@ -832,9 +839,28 @@ def IfExp(pred, true_fn, false_fn):
     return box["v"]
 
 
+def _observe(func, tensors):
+    """Records ``func(*numpy values)`` as a py_func op that runs on each run of the program.
+
+    The op's output (the first input, unchanged) is not used; the op is kept
+    because py_func ops run Python and are not removed as dead code.
+    """
+    from ...static import InputSpec
+    from ...static.py_func import py_func
+
+    first = tensors[0]
+    shape = _C._ir_traced_shape(first) or list(first.shape)
+
+    def run(*arrays):
+        func(*arrays)
+        return arrays[0]
+
+    py_func(run, list(tensors), InputSpec(list(shape), first.dtype))
+
+
 def Assert(test, msg_fn=None):
-    """``assert test, msg``: checked in Python on Python values and eager tensors; in a trace a tensor test
-    is not recorded (the program does not check it), so the example's result is not baked in.
+    """``assert test, msg``: checked in Python on Python values and eager tensors; for a tensor in a trace
+    the check is an op of the program, run on the test's value each time the program runs.
 
     >>> from oar.jit.dy2static import convert_ops as _jst
     >>> _jst.Assert(True)
@@ -845,7 +871,23 @@ def Assert(test, msg_fn=None):
     bad
     """
     if isinstance(test, Tensor) and _tracing():
+        where = origin.here()
+        msg = msg_fn() if msg_fn is not None else None
+        if isinstance(msg, Tensor):
+            msg = None
+
+        def check(value):
+            import numpy as np
+
+            if not np.all(value):
+                text = f"{msg} " if msg is not None else ""
+                raise AssertionError(f"{text}(an assert of a to_static function failed when its program ran: "
+                                     f"{where.filename}, line {where.lineno})")
+
+        _observe(check, [test])
         return
+    if isinstance(test, Tensor) and _paused():
+        return  # the example's remaining loop iterations: the program checks them when it runs
     if not _truth(test):
         if msg_fn is None:
             raise AssertionError
@@ -853,14 +895,27 @@ def Assert(test, msg_fn=None):
 
 
 def Print(*args, **kwargs):
-    """``print``: prints when it runs; in a trace that is once, while the program is captured, with the
-    example's values (calls of the captured program print nothing).
+    """``print``: prints when it runs; with tensor arguments in a trace it becomes an op of the program
+    that prints their values each time the program runs (and not while tracing).
 
     >>> from oar.jit.dy2static import convert_ops as _jst
     >>> _jst.Print("hi", 1)
     hi 1
     """
-    builtins.print(*args, **kwargs)
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    if positions and _paused():
+        return  # the example's remaining loop iterations: the program prints them when it runs
+    if not positions or not _tracing():
+        builtins.print(*args, **kwargs)
+        return
+
+    def show(*arrays):
+        items = list(args)
+        for i, a in zip(positions, arrays):
+            items[i] = _oar().to_tensor(a)
+        builtins.print(*items, **kwargs)
+
+    _observe(show, [args[i] for i in positions])
 
 
 def Call(fn):
