@@ -157,6 +157,16 @@ def test_python_values_differing_between_branches_name_the_line():
     assert "'a'" in msg and "'b'" in msg
 
 
+def test_returning_none_on_one_path_and_a_tensor_on_another_is_an_error():
+    @oar.jit.to_static
+    def f(x):
+        if x.sum() > 0:
+            return x
+
+    with pytest.raises(Dy2StaticError, match=r"(?s)the return value differs between the branches.*None"):
+        f(oar.to_tensor([1.0]))
+
+
 def test_undefined_variable_used_after_the_if_names_it():
     @oar.jit.to_static
     def f(x):

@@ -320,16 +320,21 @@ def _merge(name, live, tv, tl, tleaves, fv, fl, fleaves, where, promote):
         dtype = "bool" if type(tv) is bool and type(fv) is bool else (
             _num_dtype(0.0) if float in (type(tv), type(fv)) else "int64")
         raise _Retry({name: ("promote", dtype, [])})
-    reason = (f"'{name}' is {_show(tv, tk)} after the true branch of a tensor-dependent `if` but "
+    reason = (f"{_label(name)} is {_show(tv, tk)} after the true branch of a tensor-dependent `if` but "
               f"{_show(fv, fk)} after the false branch ({where.filename}, line {where.lineno}); a converted "
               f"`if` must leave each variable it assigns as tensors in both branches or as the same Python value.")
     if live and not (tk == "U" or fk == "U"):
-        raise origin.error(where, f"variable '{name}' differs between the branches of an `if` on a tensor",
+        raise origin.error(where, f"{_label(name)} differs between the branches of an `if` on a tensor",
                            reason[0].upper() + reason[1:] + " Make both branches assign a tensor (e.g. "
                            "oar.full([], value)), or compute the value outside the `if`.")
     # Not read later (or missing on one side): the result is undefined; placeholders keep the op well formed.
     pads = _flat(_placeholder((tl, [(t.dtype, _static_shape(t)) for t in tleaves]))) if tleaves else []
     return ("undef", reason[0].upper() + reason[1:]), pads
+
+
+def _label(name):
+    """How messages name a variable (the generated return value by what it is)."""
+    return "the return value" if name == "_oar_return_value" else f"variable '{name}'"
 
 
 def _show(v, kind):
@@ -351,7 +356,7 @@ def _check_types(name, a, b, where, a_name, b_name):
     for x, y in zip(a, b):
         if x.dtype != y.dtype or len(x.shape) != len(y.shape):
             raise origin.error(
-                where, f"variable '{name}' has different types in the two branches of an `if` on a tensor",
+                where, f"{_label(name)} has different types in the two branches of an `if` on a tensor",
                 f"It is {_dtype_name(x.dtype)} of rank {len(x.shape)} in {a_name} and {_dtype_name(y.dtype)} of "
                 f"rank {len(y.shape)} in {b_name}. " + _CF_ADVICE + " Cast one of them (x.astype(...)).")
 

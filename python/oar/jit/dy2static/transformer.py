@@ -263,6 +263,10 @@ class _Exits:
         returns = [n for n in _walk_scope(fn.body) if isinstance(n, ast.Return)]
         top = [s for s in fn.body if isinstance(s, ast.Return)]
         self.ret = len(returns) > len(top)
+        if self.ret and not isinstance(fn.body[-1], ast.Return):
+            # Falling off the end returns None: explicit, so that a path returning None and one returning a
+            # tensor are merged (and refused) like any other two values.
+            fn.body.append(_copy(ast.Return(value=None), fn.body[-1]))
         body, _ = self.block(fn.body, None)
         if self.ret:
             first = fn.body[0]
