@@ -807,3 +807,129 @@ def test_loop_over_range_of_shape_stays_python_and_dynamic_batch_loop_converts()
     s = check(f, [(np.ones([2, 3], "float32"),), (np.ones([5, 3], "float32"),)],
               spec=[InputSpec([None, 3], "float32")])
     assert "while_loop" in _ops(s.concrete_program)
+
+
+def test_tensor_control_flow_inside_try_except_is_refused():
+    @oar.jit.to_static
+    def f(x):
+        try:
+            if x.sum() > 0:
+                x = x + 1.0
+        except ValueError:
+            x = x * 0.0
+        return x
+
+    line = f.dygraph_function.__code__.co_firstlineno + 3
+    with pytest.raises(Dy2StaticError, match=rf"(?s)an `if` on a tensor inside a try block.*line {line}"):
+        f(oar.to_tensor([1.0]))
+
+    @oar.jit.to_static
+    def g(x):
+        try:
+            y = x * 2.0
+        finally:
+            pass
+        if y.sum() > 0:  # outside the try: converts
+            y = y + 1.0
+        return y
+
+    assert g(oar.to_tensor([-1.0])).numpy().tolist() == [-2.0]
+
+
+def _nested_def(x):
+    if x.sum() > 0:
+        def g(y):
+            if y.mean() > 1:
+                return y * 2
+            return y + x
+        z = g(x)
+    else:
+        z = -x
+    return z
+
+
+def _if_in_tensor_for(x):
+    acc = oar.zeros([2])
+    for row in x:
+        if row.sum() > 0:
+            acc = acc + row
+        else:
+            acc = acc - row
+    return acc
+
+
+def _return_in_tensor_for(x):
+    for row in x:
+        if row.sum() > 2:
+            return row
+    return x[0] * 0
+
+
+def _deep(x):
+    i = 0
+    if x.sum() > 0:
+        while x.sum() < 50:
+            if x.max() > 10:
+                x = x + 5
+            else:
+                x = x * 2
+            i += 1
+    else:
+        x = -x
+    return x, i
+
+
+def _list_branches(x):
+    if x.sum() > 0:
+        r = [x, x * 2]
+    else:
+        r = [x - 1, x * 3]
+    return r[0] + r[1]
+
+
+def _flag_in_python_loop(x):
+    found = False
+    for i in range(3):
+        if x[i] > 0:
+            found = True
+    return oar.where(found, x, -x) if isinstance(found, oar.Tensor) else (x if found else -x)
+
+
+def _growing(x):
+    while x.sum() < 50:
+        x = oar.concat([x, x])
+    return x
+
+
+@pytest.mark.parametrize("fn, inputs", [
+    (_nested_def, [[1.0, 3.0], [-1.0, -2.0], [0.5, 0.6]]),
+    (_if_in_tensor_for, [[[1.0, 2.0], [-3.0, 1.0]], [[1.0, -5.0], [3.0, 1.0]]]),
+    (_return_in_tensor_for, [[[1.0, 2.0], [-3.0, 1.0]], [[0.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [4.0, 1.0]]]),
+    (_deep, [[1.0, 2.0], [-1.0, 2.0], [20.0, 2.0]]),
+    (_list_branches, [[1.0], [-1.0]]),
+    (_flag_in_python_loop, [[1.0, -1.0, -2.0], [-1.0, -1.0, -2.0]]),
+    (_growing, [[1.0, 2.0], [10.0, 20.0], [60.0, 0.0]]),
+])
+def test_more_control_flow_matches_eager(fn, inputs):
+    check(fn, [(np.asarray(v, "float32"),) for v in inputs])
+
+
+def test_layer_called_in_a_tensor_loop():
+    class Step(oar.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = oar.nn.Linear(3, 3)
+
+        def forward(self, x, n):
+            for _ in range(n):
+                x = oar.tanh(self.fc(x))
+            return x
+
+    oar.seed(0)
+    net = Step()
+    s = oar.jit.to_static(net)
+    for n in (2, 4, 0):
+        x = oar.to_tensor([[1.0, 2.0, 3.0]])
+        np.testing.assert_allclose(s(x, oar.to_tensor(n)).numpy(), net.forward.dygraph_function(net, x, n).numpy(),
+                                   rtol=1e-5)
+    assert len(s.forward.program_cache) == 1

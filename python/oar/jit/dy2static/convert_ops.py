@@ -206,7 +206,16 @@ def _same(a, b):
 # ---------------------------------------------------------------- if / else
 
 
-def IfElse(pred, true_fn, false_fn, get_args, set_args, names, live=()):
+def _refuse_in_try(in_try, what):
+    if in_try:
+        raise origin.error(origin.here(2), f"{what} on a tensor inside a try block with except clauses",
+                           "The condition is decided when the program runs, where a failure is not a Python "
+                           "exception of one branch that `except` could catch: while tracing, every branch runs "
+                           "once on the example. Move the `try` out of the to_static function, or compute the "
+                           "condition outside the `try`.")
+
+
+def IfElse(pred, true_fn, false_fn, get_args, set_args, names, live=(), in_try=False):
     """Runs an ``if`` statement: Python semantics, or a cond op for a tensor predicate in a trace.
 
     >>> import oar
@@ -222,6 +231,8 @@ def IfElse(pred, true_fn, false_fn, get_args, set_args, names, live=()):
     >>> float(y)
     6.0
     """
+    if isinstance(pred, Tensor) and _tracing():
+        _refuse_in_try(in_try, "an `if`")
     _if(pred, true_fn, false_fn, get_args, set_args, names, live, False)
 
 
@@ -364,7 +375,7 @@ def _check_types(name, a, b, where, a_name, b_name):
 # ---------------------------------------------------------------- loops
 
 
-def While(test_fn, body_fn, get_args, set_args, names, live=(), lists=()):
+def While(test_fn, body_fn, get_args, set_args, names, live=(), lists=(), in_try=False):
     """Runs a ``while`` loop: a Python loop, or a while_loop op once its condition is a tensor in a trace.
 
     >>> import oar
@@ -377,6 +388,7 @@ def While(test_fn, body_fn, get_args, set_args, names, live=(), lists=()):
     while True:
         pred = test_fn()
         if isinstance(pred, Tensor) and _tracing():
+            _refuse_in_try(in_try, "a `while` loop")
             _traced_loop(test_fn, body_fn, get_args, set_args, names, live, lists, origin.here(), "a `while` loop")
             return
         if not _truth(pred):
@@ -384,7 +396,7 @@ def While(test_fn, body_fn, get_args, set_args, names, live=(), lists=()):
         body_fn()
 
 
-def For(iterable, set_target, body_fn, get_args, set_args, names, live=(), lists=(), keep=None):
+def For(iterable, set_target, body_fn, get_args, set_args, names, live=(), lists=(), keep=None, in_try=False):
     """Runs a ``for`` loop: over Python values as Python does, over a tensor or a tensor range as a while_loop op.
 
     ``keep`` (or None) returns whether to go on after an iteration (the loop's
@@ -401,6 +413,7 @@ def For(iterable, set_target, body_fn, get_args, set_args, names, live=(), lists
     if isinstance(iterable, TensorList):
         iterable = iterable.data
     if isinstance(iterable, (Tensor, _TensorRange)) and _tracing():
+        _refuse_in_try(in_try, "a `for` loop")
         _traced_for(iterable, set_target, body_fn, get_args, set_args, names, live, lists, keep, origin.here())
         return
     it = iter(iterable)

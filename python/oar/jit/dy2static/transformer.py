@@ -390,6 +390,11 @@ class _ControlFlow:
     def __init__(self, counter, globals_):
         self.counter = counter
         self.globals = globals_
+        self.in_try = 0  # depth of `try` bodies with except clauses around the statement
+
+    def _guarded(self):
+        """The keyword that tells a helper it runs inside try/except (a tensor condition is then refused)."""
+        return [ast.keyword(arg="in_try", value=ast.Constant(True))] if self.in_try else []
 
     def next(self):
         self.counter[0] += 1
@@ -411,7 +416,10 @@ class _ControlFlow:
         if isinstance(s, ast.With):
             s.body = self.block(s.body)
         elif isinstance(s, ast.Try):
-            s.body, s.orelse, s.finalbody = self.block(s.body), self.block(s.orelse), self.block(s.finalbody)
+            self.in_try += bool(s.handlers)
+            s.body = self.block(s.body)
+            self.in_try -= bool(s.handlers)
+            s.orelse, s.finalbody = self.block(s.orelse), self.block(s.finalbody)
             for h in s.handlers:
                 h.body = self.block(h.body)
         return [s]
@@ -451,7 +459,8 @@ class _ControlFlow:
         f = self._def(f"{_PREFIX}false_fn_{k}", orelse, names, s)
         gs, get, put = self._get_set(k, names, s)
         live = [n for n in names if n in getattr(s, "_oar_live", names)]
-        call = _jst_call("IfElse", [s.test, _load(t.name), _load(f.name), get, put, _strs(names), _strs(live)])
+        call = _jst_call("IfElse", [s.test, _load(t.name), _load(f.name), get, put, _strs(names), _strs(live)],
+                         self._guarded())
         return _located([t, f] + gs + [ast.Expr(value=call)], s)
 
     def while_(self, s):
@@ -464,7 +473,7 @@ class _ControlFlow:
         gs, get, put = self._get_set(k, names, s)
         live = [n for n in names if n in getattr(s, "_oar_live", names)]
         call = _jst_call("While", [_load(test.name), _load(fn.name), get, put, _strs(names), _strs(live),
-                                   _strs(lists)])
+                                   _strs(lists)], self._guarded())
         return _located([test, fn] + gs + [ast.Expr(value=call)], s)
 
     def for_(self, s):
@@ -482,7 +491,7 @@ class _ControlFlow:
         gs, get, put = self._get_set(k, names, s)
         live = [n for n in names if n in getattr(s, "_oar_live", names)]
         keep = getattr(s, "_oar_keep", None)
-        keywords = [ast.keyword(arg="keep", value=_lambda(keep))] if keep is not None else []
+        keywords = ([ast.keyword(arg="keep", value=_lambda(keep))] if keep is not None else []) + self._guarded()
         call = _jst_call("For", [s.iter, _load(set_target.name), _load(fn.name), get, put, _strs(names),
                                  _strs(live), _strs(lists)], keywords)
         return _located([set_target, fn] + gs + [ast.Expr(value=call)], s)
