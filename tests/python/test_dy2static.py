@@ -933,3 +933,14 @@ def test_layer_called_in_a_tensor_loop():
         np.testing.assert_allclose(s(x, oar.to_tensor(n)).numpy(), net.forward.dygraph_function(net, x, n).numpy(),
                                    rtol=1e-5)
     assert len(s.forward.program_cache) == 1
+
+
+def test_function_without_source_runs_as_traced_and_warns_when_that_fails():
+    namespace = {}
+    exec("def f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n", {}, namespace)
+    s = oar.jit.to_static(namespace["f"])
+    with pytest.warns(UserWarning, match=r"ran without source conversion.*could not be read"):
+        with pytest.raises(Dy2StaticError, match="bool"):
+            s(oar.to_tensor([1.0]))
+    exec("def g(x):\n    return x * 2.0\n", {}, namespace)
+    assert oar.jit.to_static(namespace["g"])(oar.to_tensor([1.0])).numpy().tolist() == [2.0]

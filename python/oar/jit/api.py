@@ -416,7 +416,18 @@ class StaticFunction:
 
     def _call_python(self, args, kwargs):
         if self._full_graph and _C._ir_is_tracing() and not getattr(self._function, "_oar_not_to_static", False):
-            return self._converted_target()(*args, **kwargs)
+            target = self._converted_target()
+            try:
+                return target(*args, **kwargs)
+            except _guard.Dy2StaticError:
+                from .dy2static import convert_call
+
+                why = convert_call.why_not_converted(self._function)
+                if why is not None:
+                    warnings.warn(f"[oar.jit.to_static] {self._name} ran without source conversion, so its Python "
+                                  f"control flow on tensors is not converted: its source could not be read "
+                                  f"({why})", stacklevel=3)
+                raise
         return self._target(*args, **kwargs)
 
     def _converted_target(self):

@@ -14,16 +14,21 @@ import builtins
 import os
 import sysconfig
 import types
+import weakref
 
 from ... import _C
+from .._guard import Dy2StaticError
 from . import convert_ops, origin, transformer
 
 Tensor = _C.Tensor
 
-# code object -> (converted code, source) or None when it cannot be converted.
-_cache = {}
-# Why the last conversion of a code object failed (for the note on a later error).
-_failures = {}
+# code object -> (converted code, source), or None when it cannot be converted.
+_cache = weakref.WeakKeyDictionary()
+# code object -> why it could not be converted: a Dy2StaticError to raise, or
+# the OSError / SyntaxError that made its source unreadable.
+_failures = weakref.WeakKeyDictionary()
+
+_CO_GENERATOR, _CO_COROUTINE, _CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200
 
 _OAR_DIR = origin._OAR_DIR
 _LIBRARY_DIRS = tuple(os.path.abspath(p) + os.sep for p in {sysconfig.get_paths()[k] for k in ("stdlib", "purelib",
@@ -58,13 +63,9 @@ def _convertible(fn):
     if not isinstance(fn, types.FunctionType) or _ignored(fn):
         return False
     code = fn.__code__
-    if fn.__name__ == "<lambda>" or code.co_flags & (inspect_CO_GENERATOR | inspect_CO_COROUTINE |
-                                                      inspect_CO_ASYNC_GEN):
+    if fn.__name__ == "<lambda>" or code.co_flags & (_CO_GENERATOR | _CO_COROUTINE | _CO_ASYNC_GENERATOR):
         return False
     return not _is_library_file(code.co_filename)
-
-
-inspect_CO_GENERATOR, inspect_CO_COROUTINE, inspect_CO_ASYNC_GEN = 0x20, 0x80, 0x200
 
 
 def convertible_entry(fn):
@@ -78,7 +79,7 @@ def _converted_code(fn, strict):
     code = fn.__code__
     hit = _cache.get(code, False)
     if hit is not False:
-        if hit is None and strict and type(_failures.get(code)).__name__ == "Dy2StaticError":
+        if hit is None and strict and isinstance(_failures.get(code), Dy2StaticError):
             raise _failures[code]
         return hit
     try:
@@ -101,10 +102,16 @@ def _converted_code(fn, strict):
         _failures[code] = e
         result = None
     _cache[code] = result
-    if result is None and strict and isinstance(_failures.get(code), Exception) and \
-            type(_failures[code]).__name__ == "Dy2StaticError":
+    if result is None and strict and isinstance(_failures.get(code), Dy2StaticError):
         raise _failures[code]
     return result
+
+
+def why_not_converted(fn):
+    """Why ``fn`` runs unconverted (its source could not be read or parsed), or None."""
+    code = getattr(fn, "__code__", None)
+    err = _failures.get(code) if code is not None else None
+    return None if err is None or isinstance(err, Dy2StaticError) else f"{type(err).__name__}: {err}"
 
 
 def convert_function(fn, strict=False):
