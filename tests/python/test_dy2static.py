@@ -901,7 +901,42 @@ def _growing(x):
     return x
 
 
+def _python_while_with_tensor_break(x):
+    i = 0
+    while i < 10:
+        x = x + 1.0
+        i += 1
+        if x.sum() > 5:
+            break
+    return x, i
+
+
+def _elif_returns(x):
+    s = x.sum()
+    if s < 0:
+        return x * 0
+    elif s < 1:
+        return x * 1
+    elif s < 2:
+        return x * 2
+    return x * 3
+
+
+def _dict_item_set_in_branch(x):
+    d = {"a": x, "b": [x]}
+    if x.sum() > 0:
+        d["a"] = x * 3
+        d["b"].append(x)
+    else:
+        d["b"].append(-x)
+    y = x * 2 if x.sum() > 1 else 0.0
+    return d["a"] + d["b"][-1] + y
+
+
 @pytest.mark.parametrize("fn, inputs", [
+    (_python_while_with_tensor_break, [[0.0], [3.0], [-20.0]]),
+    (_elif_returns, [[-1.0], [0.5], [1.5], [3.0]]),
+    (_dict_item_set_in_branch, [[1.0], [-1.0], [3.0]]),
     (_nested_def, [[1.0, 3.0], [-1.0, -2.0], [0.5, 0.6]]),
     (_if_in_tensor_for, [[[1.0, 2.0], [-3.0, 1.0]], [[1.0, -5.0], [3.0, 1.0]]]),
     (_return_in_tensor_for, [[[1.0, 2.0], [-3.0, 1.0]], [[0.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [4.0, 1.0]]]),

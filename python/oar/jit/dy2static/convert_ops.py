@@ -260,6 +260,17 @@ def _if(pred, true_fn, false_fn, get_args, set_args, names, live, promote):
     raise origin.error(where, "could not convert this `if`", _CF_ADVICE)  # pragma: no cover (hints converge)
 
 
+def _fresh(value):
+    """A copy of the lists and dicts in ``value`` (nested ones too); tensors and other objects are shared."""
+    if type(value) is list:
+        return [_fresh(v) for v in value]
+    if type(value) is dict:
+        return {k: _fresh(v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_fresh(v) for v in value)
+    return value
+
+
 def _apply_hint(value, hint):
     if hint is None:
         return value
@@ -274,7 +285,9 @@ def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, h
     side = {}
 
     def collect(fn):
-        set_args(init)
+        # Each branch gets its own copy of the lists and dicts, so that one
+        # branch's in-place changes (append, d[k] = v) do not reach the other.
+        set_args(tuple(_fresh(v) for v in init))
         fn()
         out = []
         for n, v in zip(names, get_args()):
@@ -331,8 +344,8 @@ def _merge(name, live, tv, tl, tleaves, fv, fl, fleaves, where, promote):
         dtype = "bool" if type(tv) is bool and type(fv) is bool else (
             _num_dtype(0.0) if float in (type(tv), type(fv)) else "int64")
         raise _Retry({name: ("promote", dtype, [])})
-    reason = (f"{_label(name)} is {_show(tv, tk)} after the true branch of a tensor-dependent `if` but "
-              f"{_show(fv, fk)} after the false branch ({where.filename}, line {where.lineno}); a converted "
+    reason = (f"{_label(name)} is {_show(tv, tk, tl)} after the true branch of a tensor-dependent `if` but "
+              f"{_show(fv, fk, fl)} after the false branch ({where.filename}, line {where.lineno}); a converted "
               f"`if` must leave each variable it assigns as tensors in both branches or as the same Python value.")
     if live and not (tk == "U" or fk == "U"):
         raise origin.error(where, f"{_label(name)} differs between the branches of an `if` on a tensor",
@@ -348,9 +361,9 @@ def _label(name):
     return "the return value" if name == "_oar_return_value" else f"variable '{name}'"
 
 
-def _show(v, kind):
+def _show(v, kind, layout=None):
     if kind == "T":
-        return "a Tensor" if isinstance(v, Tensor) else "a structure of Tensors"
+        return "a Tensor" if isinstance(v, Tensor) else _nn._describe(layout)
     if kind == "U":
         return "unassigned"
     r = repr(v)
@@ -648,7 +661,8 @@ def _traced_loop_once(test_fn, body_fn, get_args, set_args, names, live, lists, 
         if kinds[k] is None and not _same(after[k], values[k]):
             final[k] = UndefinedVar(n, f"'{n}' is assigned in {what} on a tensor ({where.filename}, line "
                                        f"{where.lineno}) but is not a tensor before the loop ({_show(values[k], _kind(values[k], []))}), "
-                                       f"so it has no value after the loop. Give it a tensor value before the loop.")
+                                       f"so it has no value after the loop. Give it a value before the loop: a tensor, or a "
+                                       f"Python value that the loop leaves unchanged.")
     return tuple(final)
 
 
@@ -659,8 +673,10 @@ def _body_out(name, v, kind, start, hints, where, what):
                                "A list appended to in a converted loop becomes a tensor list; append to it or pop "
                                "from it, but do not assign the name another value in the loop.")
         v = v.data
-    elif kind == "number" and _is_num(v):
-        v = _full(v, start.dtype)
+    elif _is_num(v) and isinstance(start, Tensor):
+        # A flag or counter set to a Python value (also in the example's
+        # remaining iterations, which run eagerly): a tensor of the loop's type.
+        v = _full(v, start.dtype, list(start.shape) if not _tracing() else _static_shape(start))
     if kind == "nested":
         leaves, sleaves = [], []
         _nn._flatten(v, leaves)

@@ -160,6 +160,15 @@ def _appended_lists(nodes):
     return list(dict.fromkeys(out))
 
 
+def _mutated(nodes):
+    """Names X whose value is changed in place: ``X[k] = v``, ``X[k] += v``, ``X.append(v)``, ``X.pop()``."""
+    out = []
+    for n in _walk_scope(nodes):
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name):
+            out.append(n.value.id)
+    return list(dict.fromkeys(out + _appended_lists(nodes)))
+
+
 def _declared(fn, kind):
     out = set()
     for n in _walk_scope(fn.body):
@@ -425,7 +434,8 @@ class _ControlFlow:
         return [s]
 
     def _names(self, nodes):
-        return [n for n in assigned(nodes) if n not in self.globals]
+        """The variables a statement's blocks change: assigned, or changed in place (copied per branch)."""
+        return [n for n in dict.fromkeys(assigned(nodes) + _mutated(nodes)) if n not in self.globals]
 
     def _def(self, name, body, names, src, args=()):
         decl = []
