@@ -9,6 +9,38 @@ their condition is a tensor (see transformer.py for the passes and
 convert_ops.py for the run-time rules). Functions, methods and layers the
 converted code calls are converted the same way (convert_call.py).
 
+What converts (decided at run time when the condition is a tensor, plain
+Python otherwise):
+- ``if``/``elif``/``else``; variables assigned in the branches become the
+  cond's results (tensors, nested lists/tuples/dicts of them, equal Python
+  values; bools that differ become bool tensors; a variable assigned in one
+  branch only is filled with zeros in the other);
+- ``while``; ``for i in range(...)`` with tensor bounds; ``for row in tensor``
+  (over dim 0, also when it is dynamic); loop variables that are Python
+  numbers before the loop become tensors; ``for ... else``;
+- ``break``, ``continue`` and ``return`` anywhere in them (flag variables);
+- ``and``, ``or``, ``not``, ``a if c else b``, comparison chains;
+- ``assert`` and ``print`` on tensors (ops that run with the program);
+- lists appended to (or popped) in a loop on a tensor (TensorList), with
+  ``oar.stack``, ``oar.concat``, ``lst[i]`` and ``len(lst)`` after the loop;
+- nested functions, called user functions, methods (``super()`` and private
+  names included), user layers' forward; closures and globals.
+
+What does not (Dy2StaticError naming the line, or plain Python semantics):
+- a tensor's value read into Python (``bool(t)``, ``t.item()``,
+  ``t.numpy()``, ``float(t)``) - the tracing guard refuses it;
+- generators (``yield``), and tensor control flow inside ``try`` with
+  ``except`` clauses;
+- variables that differ in kind between branches (a string in one, another
+  string or None in the other) and are read later; loop variables whose
+  dtype or rank changes;
+- attributes set in a branch or loop body (``self.x = ...``) and containers
+  reached other than by a local name: their changes are not merged;
+- loops over Python values (lists, dicts, ``range`` of ints, ``zip``,
+  ``enumerate``) are unrolled, as are comprehensions; code in the oar
+  package, the standard library, installed packages, lambdas passed to
+  ``to_static`` and functions whose source cannot be read is not converted.
+
 >>> import oar
 >>> def f(x):
 ...     if x.sum() > 0:

@@ -659,10 +659,11 @@ def _traced_loop_once(test_fn, body_fn, get_args, set_args, names, live, lists, 
     after = side.get("after", init)
     for k, n in enumerate(names):
         if kinds[k] is None and not _same(after[k], values[k]):
+            before = _show(values[k], _kind(values[k], []))
             final[k] = UndefinedVar(n, f"'{n}' is assigned in {what} on a tensor ({where.filename}, line "
-                                       f"{where.lineno}) but is not a tensor before the loop ({_show(values[k], _kind(values[k], []))}), "
-                                       f"so it has no value after the loop. Give it a value before the loop: a tensor, or a "
-                                       f"Python value that the loop leaves unchanged.")
+                                       f"{where.lineno}) but is not a tensor before the loop ({before}), so it "
+                                       f"has no value after the loop. Give it a value before the loop: a tensor, "
+                                       f"or a Python value that the loop leaves unchanged.")
     return tuple(final)
 
 
