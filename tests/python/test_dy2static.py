@@ -949,6 +949,21 @@ def test_more_control_flow_matches_eager(fn, inputs):
     check(fn, [(np.asarray(v, "float32"),) for v in inputs])
 
 
+def test_user_layers_inside_sequential_are_converted():
+    class Gate(oar.nn.Layer):
+        def forward(self, x):
+            if x.mean() > 0:
+                return x * 2.0
+            return x - 1.0
+
+    net = oar.nn.Sequential(oar.nn.Linear(2, 2), Gate(), Gate())
+    s = oar.jit.to_static(oar.nn.Sequential(*[layer for layer in net.children()]))
+    for v in ([[1.0, 2.0]], [[-3.0, 1.0]], [[0.2, -0.1]]):
+        x = oar.to_tensor(v)
+        np.testing.assert_allclose(s(x).numpy(), net(x).numpy(), rtol=1e-5)
+    assert len(s.forward.program_cache) == 1
+
+
 def test_layer_called_in_a_tensor_loop():
     class Step(oar.nn.Layer):
         def __init__(self):

@@ -71,6 +71,8 @@ def _convertible(fn):
 def convertible_entry(fn):
     """Whether the function given to to_static is converted: user code, generators included (they are
     reported), not the oar package, the standard library or lambdas."""
+    if isinstance(fn, types.FunctionType) and fn in _containers():
+        return True
     return (isinstance(fn, types.FunctionType) and fn.__name__ != "<lambda>" and not _ignored(fn)
             and not _is_library_file(fn.__code__.co_filename))
 
@@ -150,13 +152,22 @@ def source_of(fn):
     return None if hit is None else hit[1]
 
 
+def _containers():
+    """oar layers whose forward calls sublayers: converted, so that user sublayers are converted too."""
+    from ...nn import Sequential
+
+    return (Sequential.forward,)
+
+
 def _layer_call(layer):
     """Calls ``layer`` (hooks included) with its forward converted, for a user layer class."""
     from ...nn import Layer
     from ..api import StaticFunction
 
     fwd = type(layer).forward
-    if "forward" in layer.__dict__ or isinstance(fwd, StaticFunction) or not _convertible(fwd):
+    if "forward" in layer.__dict__ or isinstance(fwd, StaticFunction):
+        return layer
+    if not _convertible(fwd) and fwd not in _containers():
         return layer
     converted = convert_function(fwd)
     if converted is fwd:
