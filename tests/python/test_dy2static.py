@@ -264,6 +264,17 @@ def test_for_over_tensor_rows_with_dynamic_batch():
           spec=[InputSpec([None, 3], "float32")])
 
 
+def test_enumerate_of_a_tensor_with_dynamic_batch():
+    def f(x):
+        total = oar.zeros([2])
+        for i, row in enumerate(x):
+            total = total + row * (i + 1)
+        return total
+
+    check(f, [(np.ones([2, 2], "float32"),), (np.arange(10, dtype="float32").reshape(5, 2),)],
+          spec=[InputSpec([None, 2], "float32")])
+
+
 def test_for_over_python_values_is_unrolled():
     def f(x):
         for scale in [1.0, 2.0, 3.0]:

@@ -3,7 +3,7 @@
 A call ``f(x)`` in converted code runs ``_jst.Call(f)(x)``. ``convert_callable``
 returns the converted version of user code (functions, bound methods, the
 forward of user layers) and the callable itself for everything else: builtins
-(``print``, ``len`` and ``range`` map to their converting helpers), classes,
+(``print``, ``len``, ``range`` and ``enumerate`` map to their converting helpers), classes,
 the oar package, the standard library and installed packages (numpy...),
 modules passed to ``oar.jit.ignore_module``, and functions marked
 ``oar.jit.not_to_static``. A function whose source cannot be read or parsed
@@ -190,6 +190,7 @@ def _special():
         builtins.print: convert_ops.Print,
         builtins.len: convert_ops.Len,
         builtins.range: convert_ops.Range,
+        builtins.enumerate: convert_ops.Enumerate,
         oar.stack: convert_ops._stack(oar.stack),
         oar.concat: convert_ops._concat(oar.concat),
     }

@@ -425,7 +425,7 @@ def For(iterable, set_target, body_fn, get_args, set_args, names, live=(), lists
         iterable = iterable.python_range()
     if isinstance(iterable, TensorList):
         iterable = iterable.data
-    if isinstance(iterable, (Tensor, _TensorRange)) and _tracing():
+    if isinstance(iterable, (Tensor, _TensorRange, _TensorEnumerate)) and _tracing():
         _refuse_in_try(in_try, "a `for` loop")
         _traced_for(iterable, set_target, body_fn, get_args, set_args, names, live, lists, keep, origin.here())
         return
@@ -476,6 +476,28 @@ class _TensorRange:
         return start + i * step
 
 
+class _TensorEnumerate:
+    """``enumerate(tensor)`` in a trace: a converted ``for`` loops over dim 0; Python iteration still works."""
+
+    def __init__(self, x, start):
+        self.x, self.start = x, start
+
+    def __iter__(self):
+        return iter(builtins.enumerate(self.x, self.start))
+
+
+def Enumerate(iterable, start=0):
+    """``enumerate`` whose loops over a tensor in a trace become while_loop ops (the index is a tensor).
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> list(_jst.Enumerate("ab", 1))
+    [(1, 'a'), (2, 'b')]
+    """
+    if isinstance(iterable, Tensor) and _tracing():
+        return _TensorEnumerate(iterable, start)
+    return builtins.enumerate(iterable, start)
+
+
 def Range(*args):
     """``range`` that accepts tensors: a Python range of ints otherwise.
 
@@ -519,6 +541,10 @@ def _traced_for(iterable, set_target, body_fn, get_args, set_args, names, live, 
     if isinstance(iterable, _TensorRange):
         n = iterable.count()
         item = iterable.item
+    elif isinstance(iterable, _TensorEnumerate):
+        x, start = iterable.x, iterable.start
+        n = _dim0(x)
+        item = lambda i: (i + start, _row(x, i))  # noqa: E731
     else:
         if iterable.ndim == 0:
             raise origin.error(where, "a `for` loop over a 0-D Tensor", "Iterate over a tensor with at least "
