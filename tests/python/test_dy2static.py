@@ -1005,3 +1005,31 @@ def test_function_without_source_runs_as_traced_and_warns_when_that_fails():
             s(oar.to_tensor([1.0]))
     exec("def g(x):\n    return x * 2.0\n", {}, namespace)
     assert oar.jit.to_static(namespace["g"])(oar.to_tensor([1.0])).numpy().tolist() == [2.0]
+
+
+def test_tensor_list_with_dynamic_batch_saves_and_loads(tmp_path):
+    class Unroll(oar.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = oar.nn.Linear(2, 2)
+
+        def forward(self, x, n):
+            outs = []
+            for _ in range(n):
+                x = oar.tanh(self.fc(x))
+                outs.append(x)
+            return oar.stack(outs).sum(0)
+
+    oar.seed(5)
+    net = Unroll()
+    xs = [oar.to_tensor([[1.0, 2.0]]), oar.to_tensor([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]])]
+    refs = [(x, k, net.forward.__func__(net, x, k).numpy()) for x in xs for k in (1, 3)]
+    s = oar.jit.to_static(net, input_spec=[InputSpec([None, 2]), InputSpec([], "int64")])
+    for x, k, ref in refs:
+        np.testing.assert_allclose(s(x, oar.to_tensor(k)).numpy(), ref, rtol=1e-5)
+    assert len(s.forward.program_cache) == 1
+    path = str(tmp_path / "unroll")
+    oar.jit.save(s, path)
+    loaded = oar.jit.load(path)
+    for x, k, ref in refs:
+        np.testing.assert_allclose(loaded(x, oar.to_tensor(k)).numpy(), ref, rtol=1e-5)

@@ -596,7 +596,19 @@ def _traced_loop(test_fn, body_fn, get_args, set_args, names, live, lists, where
     raise origin.error(where, f"could not convert {what}", _CF_ADVICE)
 
 
-def _carry(name, value, hint, lists):
+def _empty_list_data(hint, pool):
+    """The [0, *element] start of a tensor list. Element dims that are dynamic are taken from a tensor of
+    the same traced shape among ``pool`` (the loop's values), so that they stay dynamic in the program."""
+    _, dtype, shape, traced = hint
+    oar = _oar()
+    if traced is not None and -1 in traced:
+        for t in pool:
+            if isinstance(t, Tensor) and _C._ir_traced_shape(t) == list(traced):
+                return oar.zeros_like(t, dtype=dtype).unsqueeze(0)[0:0]
+    return oar.zeros([0] + list(shape), dtype)
+
+
+def _carry(name, value, hint, lists, pool=()):
     """The loop value for one variable and its kind ("tensor", "number", "nested", "list"; None: not carried)."""
     if name in lists and type(value) is list:
         value = TensorList.from_list(name, value)
@@ -606,7 +618,7 @@ def _carry(name, value, hint, lists):
         elif hint[0] == "dtype" and (isinstance(value, Tensor) or _is_num(value)):
             value = value.astype(hint[1]) if isinstance(value, Tensor) else _full(value, hint[1])
         elif hint[0] == "list" and isinstance(value, TensorList) and value.data is None:
-            value = TensorList(name, _oar().zeros([0] + list(hint[2]), hint[1]))
+            value = TensorList(name, _empty_list_data(hint, pool))
     if isinstance(value, TensorList):
         # An empty list's element type is unknown until the body appends: its
         # first append asks for a retry that starts it with that type.
@@ -634,8 +646,9 @@ def _all_tensors(layout):
 
 def _traced_loop_once(test_fn, body_fn, get_args, set_args, names, live, lists, where, what, hints, init):
     values, kinds = [], []
+    pool = [v for v in init if isinstance(v, Tensor)]
     for n, v in zip(names, init):
-        v, kind = _carry(n, v, hints.get(n), lists)
+        v, kind = _carry(n, v, hints.get(n), lists, pool)
         values.append(v)
         kinds.append(kind)
     carried = [k for k, kind in enumerate(kinds) if kind is not None]
@@ -762,7 +775,8 @@ class TensorList:
         if not isinstance(value, Tensor):
             value = _full(value)
         if self.data is None:
-            raise _Retry({self.name: ("list", value.dtype, _static_shape(value))})
+            traced = _C._ir_traced_shape(value) if _tracing() else None
+            raise _Retry({self.name: ("list", value.dtype, _static_shape(value), traced)})
         self.data = _oar().concat([self.data, value.unsqueeze(0).astype(self.data.dtype)], axis=0)
 
     def pop(self, index=-1):
