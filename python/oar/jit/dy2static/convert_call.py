@@ -161,7 +161,6 @@ def _containers():
 
 def _layer_call(layer):
     """Calls ``layer`` (hooks included) with its forward converted, for a user layer class."""
-    from ...nn import Layer
     from ..api import StaticFunction
 
     fwd = type(layer).forward
@@ -176,7 +175,7 @@ def _layer_call(layer):
     def call(*args, **kwargs):
         layer.__dict__["forward"] = types.MethodType(converted, layer)
         try:
-            return Layer.__call__(layer, *args, **kwargs)
+            return type(layer).__call__(layer, *args, **kwargs)
         finally:
             layer.__dict__.pop("forward", None)
 
