@@ -177,6 +177,28 @@ def test_undefined_variable_used_after_the_if_names_it():
     with pytest.raises(Dy2StaticError, match=r"variable 'label'"):
         f(oar.to_tensor([1.0]))
 
+    @oar.jit.to_static
+    def g(x):
+        while x.sum() < 5.0:
+            x = x + 1.0
+            mode = "grow"
+        return oar.nn.functional.relu(x) if mode else x
+
+    line = g.dygraph_function.__code__.co_firstlineno + 5
+    with pytest.raises(Dy2StaticError, match=rf"(?s)variable 'mode' is used but has no value here.*line {line}.*"
+                                             rf"assigned in a `while` loop on a tensor"):
+        g(oar.to_tensor([1.0]))
+
+    @oar.jit.to_static
+    def h(x):
+        while x.sum() < 5.0:
+            x = x + 1.0
+            scale = "2"
+        return oar.multiply(x, scale)
+
+    with pytest.raises(Dy2StaticError, match=r"variable 'scale' is used but has no value here"):
+        h(oar.to_tensor([1.0]))
+
 
 def test_branches_with_different_dtypes_are_an_error():
     @oar.jit.to_static

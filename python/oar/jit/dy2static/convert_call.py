@@ -1,6 +1,6 @@
 """Converting functions, methods and layers that converted code calls, with a cache per code object.
 
-A call ``f(x)`` in converted code runs ``_jst.Call(f)(x)``. ``convert_callable``
+A call ``f(x)`` in converted code runs ``_jst.Call(f, x)``. ``convert_callable``
 returns the converted version of user code (functions, bound methods, the
 forward of user layers) and the callable itself for everything else: builtins
 (``print``, ``len``, ``range`` and ``enumerate`` map to their converting helpers), classes,

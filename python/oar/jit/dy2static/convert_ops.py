@@ -993,14 +993,21 @@ def Print(*args, **kwargs):
     _observe(show, [args[i] for i in positions])
 
 
-def Call(fn):
-    """The callable to run for ``fn(...)`` in converted code: user functions and layers converted too.
+def Call(fn, /, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in converted code: user functions and layers are converted first, and an
+    argument without a value (UndefinedVar) is reported by name.
 
     >>> from oar.jit.dy2static import convert_ops as _jst
-    >>> _jst.Call(len)([1, 2])
+    >>> _jst.Call(len, [1, 2])
     2
     """
     from .convert_call import convert_callable
 
-    return convert_callable(fn)
+    for a in args:
+        if type(a) is UndefinedVar:
+            a._oar_fail()
+    for a in kwargs.values():
+        if type(a) is UndefinedVar:
+            a._oar_fail()
+    return convert_callable(fn)(*args, **kwargs)
 

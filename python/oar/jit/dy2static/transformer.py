@@ -4,7 +4,7 @@
 
 1. expressions (``_Expressions``): ``a and b`` -> ``_jst.And(lambda: a, lambda: b)``,
    ``or``, ``not``, ``a if c else b``, comparison chains, ``assert``, and every
-   call ``f(x)`` -> ``_jst.Call(f)(x)`` so that called user code is converted too;
+   call ``f(x)`` -> ``_jst.Call(f, x)`` so that called user code is converted too;
 2. exits (``_Exits``): ``return`` inside an ``if`` or a loop, ``break`` and
    ``continue`` become flag variables; the statements after one that may set a
    flag run under ``if not flag:``, loop conditions test the flags, and the
@@ -153,8 +153,8 @@ def _appended_lists(nodes):
         if not isinstance(n, ast.Call):
             continue
         f = n.func
-        if isinstance(f, ast.Call) and _is_jst(f.func) and f.func.attr == "Call" and f.args:
-            f = f.args[0]
+        if _is_jst(f) and f.attr == "Call" and n.args:
+            f = n.args[0]
         if isinstance(f, ast.Attribute) and f.attr in ("append", "pop") and isinstance(f.value, ast.Name):
             out.append(f.value.id)
     return list(dict.fromkeys(out))
@@ -235,7 +235,8 @@ class _Expressions(ast.NodeTransformer):
         f = node.func
         if _is_jst(f) or (isinstance(f, ast.Name) and f.id in _DIRECT):
             return node
-        node.func = _copy(_jst_call("Call", [f]), f)
+        node.args = [f] + node.args
+        node.func = _copy(_jst("Call"), f)
         return node
 
     def visit_Assert(self, node):
