@@ -1,11 +1,14 @@
 """Rejects Python use of tensor values while ``to_static`` captures a program.
 
-Tracing records ops, not Python. ``if x.sum() > 0:`` calls ``bool()`` on a
-tensor; while tracing, that bool is computed from the example input and the
-branch it picks is baked into the program, which would then give wrong results
-for other inputs without any error. So inside a to_static trace the Tensor
-methods that turn data into Python values (bool, int, float, item, numpy,
-tolist, ...) raise Dy2StaticError naming the user's file and line.
+Tracing records ops, not Python. ``to_static`` converts the Python control
+flow it can see in the source (``if``/``while``/``for`` on tensors, ``and``,
+``or``, ``not``: oar/jit/dy2static) into control-flow ops, but a value read
+out of a tensor into Python (``bool(t)``, ``t.item()``, ``t.numpy()``,
+``float(t)``...) would be computed from the example input and baked into the
+program, which would then give wrong results for other inputs without any
+error. So inside a to_static trace the Tensor methods that turn data into
+Python values raise Dy2StaticError naming the user's file and line; the
+errors of the source conversion are Dy2StaticErrors too.
 
 The guards are installed once by wrapping the existing Tensor methods. Outside
 a to_static trace they only add a flag check; plain ``oar._ir.trace`` users
@@ -27,17 +30,19 @@ _OAR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 class Dy2StaticError(TypeError):
     """Raised when code converted by ``oar.jit.to_static`` uses a tensor's value
-    as a Python value (``if tensor:``, ``tensor.item()``, ``tensor.numpy()``...).
+    as a Python value (``bool(tensor)``, ``tensor.item()``, ``tensor.numpy()``...),
+    or contains Python that cannot be converted (see oar.jit.dy2static). The
+    message names the user's file and line and says what to write instead.
 
     >>> import oar
     >>> @oar.jit.to_static
     ... def f(x):
-    ...     return x * 2.0 if x.sum() > 0 else x
+    ...     return x * 2.0 if x.sum().item() > 0 else x
     >>> try:
     ...     f(oar.ones([2]))
     ... except oar.jit.Dy2StaticError as e:
     ...     print(str(e).splitlines()[0])
-    [oar.jit.to_static] bool() of a Tensor is not supported in a to_static function
+    [oar.jit.to_static] Tensor.item() is not supported in a to_static function
     """
 
 
@@ -50,7 +55,8 @@ class _State(threading.local):
 
 _state = _State()
 
-_CONTROL_FLOW = ("For `if tensor:` use oar.static.nn.cond(pred, true_fn, false_fn), and for `while tensor:` use "
+_CONTROL_FLOW = ("Write the condition on the tensor itself (`if tensor:` and `while tensor:` are converted), or use "
+                 "oar.static.nn.cond(pred, true_fn, false_fn) and "
                  "oar.static.nn.while_loop(cond, body, loop_vars) (oar.static.nn.switch_case(index, branch_fns) "
                  "for an if/elif chain over an integer): they are captured as control-flow ops, so the program "
                  "picks the branch or runs the loop for each input. Or select values with oar.where, or decorate "

@@ -7,8 +7,9 @@ branch, and a loop runs while its condition holds, as Python ``if`` and
 ``oar._ir.trace``) they are recorded as control-flow ops whose regions hold
 every branch (or the loop's condition and body), so the captured program
 decides at run time, for each input, which branch runs or how many times the
-loop body runs. Writing ``if tensor:`` or ``while tensor:`` in a captured
-function instead raises ``oar.jit.Dy2StaticError`` naming the line.
+loop body runs. ``oar.jit.to_static`` converts ``if tensor:`` and
+``while tensor:`` in the functions it captures into these ops
+(oar/jit/dy2static).
 
 Capture runs every branch once on the example inputs (each branch must be
 valid for them), and a loop body at least once; the example results are
