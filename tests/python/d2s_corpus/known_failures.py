@@ -8,130 +8,14 @@ silently differ from eager."""
 
 # expect_full_graph=True programs that raise with full_graph=True.
 KNOWN_FULL_GRAPH_FAILURES = {
-    "if_sum_positive":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:22]',
-    "if_else_assign":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:29]',
-    "if_elif_else_mean":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:39]',
-    "if_max_abs_normalize":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:51]',
     "nested_if":
         'Dy2StaticError: bool() of a Tensor [control_flow.py:58]',
-    "if_any":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:70]',
-    "if_all":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:77]',
-    "if_compare_two_inputs":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:84]',
-    "if_scalar_tensor_truth":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:92]',
-    "ternary_mean":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:99]',
-    "ternary_nested":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:105]',
-    "and_condition":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:110]',
-    "or_condition":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:117]',
-    "not_condition":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:124]',
-    "chained_comparison":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:131]',
-    "bool_ops_mixed_python":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:140]',
-    "while_newton_sqrt":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:163]',
-    "while_power_iteration":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:175]',
-    "while_halving":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:187]',
-    "while_counter_tensor_bound":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:197]',
-    "while_two_carried":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:207]',
-    "collatz_steps":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:216]',
-    "gcd_euclid":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:225]',
-    "bisection_root":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:235]',
-    "gradient_descent_converge":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:249]',
-    "for_range_tensor":
-        'Dy2StaticError: using a Tensor as a Python index [control_flow.py:259]',
-    "for_range_tensor_cumulative":
-        'Dy2StaticError: using a Tensor as a Python index [control_flow.py:266]',
-    "for_break_on_tensor":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:283]',
-    "for_continue_on_tensor":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:293]',
-    "for_else_break":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:303]',
-    "early_return":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:313]',
-    "early_return_in_loop":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:323]',
-    "while_true_break":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:332]',
-    "while_with_continue":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:341]',
-    "nested_loops_tensor_break":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:354]',
-    "nested_while_for":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:364]',
-    "if_inside_while":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:374]',
-    "clamp_loop_python_range":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:386]',
-    "if_argmax_chain":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:394]',
+    "enumerate_tensor_rows":
+        'Dy2StaticError: float() of a Tensor [control_flow.py:414]',
     "augmented_assign_in_branch":
         'Dy2StaticError: bool() of a Tensor [control_flow.py:421]',
-    "loop_tensor_max_bound":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:456]',
-    "if_returns_different_dtypes_cast":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:464]',
-    "greedy_tensor_steps":
-        'Dy2StaticError: using a Tensor as a Python index [decoding.py:165]',
-    "gpt_greedy_generate_eos":
-        'Dy2StaticError: bool() of a Tensor [decoding.py:192]',
-    "early_exit_confidence":
-        'Dy2StaticError: bool() of a Tensor [adaptive.py:28]',
-    "early_exit_depth_counter":
-        'Dy2StaticError: bool() of a Tensor [adaptive.py:50]',
-    "moe_top1_batch_branch":
-        'Dy2StaticError: bool() of a Tensor [adaptive.py:68]',
-    "moe_token_routing_skip_empty":
-        'Dy2StaticError: bool() of a Tensor [adaptive.py:93]',
-    "adaptive_computation_time":
-        'Dy2StaticError: bool() of a Tensor [adaptive.py:138]',
-    "dynamic_depth_tensor":
-        'Dy2StaticError: using a Tensor as a Python index [adaptive.py:160]',
-    "confidence_cascade":
-        'Dy2StaticError: bool() of a Tensor [adaptive.py:179]',
-    "skip_block_small_norm":
-        'Dy2StaticError: bool() of a Tensor [adaptive.py:196]',
-    "iterative_refinement":
-        'Dy2StaticError: bool() of a Tensor [adaptive.py:218]',
-    "per_sample_gated_branches":
-        'Dy2StaticError: bool() of a Tensor [adaptive.py:262]',
-    "nms_python_for_mask":
-        'Dy2StaticError: bool() of a Tensor [detection.py:89]',
     "nms_vision_ops":
         'Dy2StaticError: Tensor.numpy() [detection.py:117]',
-    "var_defined_in_one_branch":
-        'Dy2StaticError: bool() of a Tensor [edge.py:25]',
-    "var_defined_only_in_branch_used_inside":
-        'Dy2StaticError: bool() of a Tensor [edge.py:36]',
-    "nested_function_with_tensor_if":
-        'Dy2StaticError: bool() of a Tensor [edge.py:62]',
-    "assert_on_tensor":
-        'Dy2StaticError: bool() of a Tensor [edge.py:127]',
-    "walrus_on_tensor":
-        'Dy2StaticError: bool() of a Tensor [edge.py:286]',
-    "while_python_counter_and_tensor":
-        'Dy2StaticError: bool() of a Tensor [edge.py:392]',
 }
 
 # Programs that raise in default mode (full_graph=False).
