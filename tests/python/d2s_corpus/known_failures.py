@@ -204,15 +204,9 @@ KNOWN_WRONG_RESULTS = {
         'input set 2: out: shape [2] != [4]',
     ("nms_python_while", "default"):
         'input set 2: out: shape [2] != [4]',
-    ("python_attribute_counter", "full_graph"):
-        ("the program keeps the Python counter's trace-time value; later calls with the same input"
-         ' signature reuse it (needs a guard on the attribute)'),
     ("python_attribute_counter", "default"):
         ("the program keeps the Python counter's trace-time value; later calls with the same input"
          ' signature reuse it (needs a guard on the attribute)'),
-    ("global_statement_counter", "full_graph"):
-        ("the program keeps the global's trace-time value; later calls with the same input "
-         'signature reuse it (needs a guard on the global)'),
     ("global_statement_counter", "default"):
         ("the program keeps the global's trace-time value; later calls with the same input "
          'signature reuse it (needs a guard on the global)'),
