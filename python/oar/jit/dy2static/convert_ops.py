@@ -825,6 +825,46 @@ def _concat(fn):
     return call
 
 
+def Shape(x):
+    """``x.shape``: Python's value, with reads of dynamic dims reported while tracing
+    (Note [reading dynamic sizes] in oar/jit/_guard.py).
+
+    >>> import oar
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> _jst.Shape(oar.ones([3, 2]))
+    [3, 2]
+    """
+    shape = x.shape
+    if isinstance(x, Tensor) and _tracing():
+        traced = _C._ir_traced_shape(x)
+        if traced is not None and -1 in traced:
+            return _TracedShape(shape, traced)
+    return shape
+
+
+class _TracedShape(list):
+    """x.shape of a traced tensor with dynamic dims: reading one of those (an index, a slice,
+    unpacking) is reported; the static dims read as usual."""
+
+    def __init__(self, shape, traced):
+        super().__init__(shape)
+        self._traced = list(traced)
+
+    def _read(self, dims):
+        if -1 in dims:
+            from .._guard import dynamic_size_read
+
+            dynamic_size_read(f"x.shape of a tensor of shape {self._traced} (-1: dynamic)")
+
+    def __getitem__(self, i):
+        self._read(self._traced[i] if isinstance(i, slice) else [self._traced[i]])
+        return super().__getitem__(i)
+
+    def __iter__(self):
+        self._read(self._traced)
+        return super().__iter__()
+
+
 def Len(x):
     """``len`` that gives a tensor for a dynamic dim 0 (or a tensor list) in a trace, else Python's len.
 

@@ -210,6 +210,12 @@ class _Expressions(ast.NodeTransformer):
                 n.ctx = ast.Load()
         return _copy(ast.Expr(value=_jst_call("StateWrite", [ast.Constant(ast.unparse(target)), load])), node)
 
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if node.attr == "shape" and isinstance(node.ctx, ast.Load):
+            return _copy(_jst_call("Shape", [node.value]), node)
+        return node
+
     def visit_AugAssign(self, node):
         self.generic_visit(node)
         t = node.target
