@@ -8,12 +8,6 @@ silently differ from eager."""
 
 # expect_full_graph=True programs that raise with full_graph=True.
 KNOWN_FULL_GRAPH_FAILURES = {
-    "nested_if":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:58]',
-    "enumerate_tensor_rows":
-        'Dy2StaticError: float() of a Tensor [control_flow.py:414]',
-    "augmented_assign_in_branch":
-        'Dy2StaticError: bool() of a Tensor [control_flow.py:421]',
     "moe_gather_scatter":
         ('Dy2StaticError: reading x.shape of a tensor of shape [-1] (-1: dynamic), whose size '
          'depends on te... [adaptive.py:116]'),
