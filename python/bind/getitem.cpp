@@ -43,7 +43,7 @@
 
 #include "args.h"
 #include "autograd/autograd.h"
-#include "ops/dispatch.h"
+#include "ir/tracer.h"
 #include "ops/index.h"
 #include "ops/manip.h"
 
@@ -129,9 +129,9 @@ Item parse_item(PyObject* o, const char* api) {
     DType dt = t.dtype();
     OAR_CHECK(dt == DType::Bool || is_integer_dtype(dt), Index, "[", api,
               "] tensor indices must be integer or bool tensors, got ", dtype_name(dt));
-    // Under a trace the value is data of the program, not a number to bake
-    // in: a 0-D integer array (advanced indexing gives what the int would).
-    if (dt != DType::Bool && t.dim() == 0 && !dispatch_state().tracing) {
+    // A value of the program being traced is data, not a number to bake in:
+    // a 0-D integer array (advanced indexing gives what the int would).
+    if (dt != DType::Bool && t.dim() == 0 && !ir::traced_type(t)) {
       it.kind = Item::Int;
       it.start = int_value(t);
       return it;
