@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "autograd/autograd.h"
+#include "ir/tracer.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 
@@ -202,7 +203,20 @@ template <typename T, typename S> Tensor host_tensor(const Dims& shape, DType dt
 
 }  // namespace
 
+void refuse_traced(const Tensor& t, const char* api, const char* what) {
+  // A value of the program being captured holds the traced example's number
+  // now and other numbers when the program runs: reading it here would fix
+  // the example's in the program.
+  OAR_CHECK(!ir::traced_type(t), Type, "[", api, "] ", what,
+            " is a Tensor computed in the program being captured (such as len(x) or the size of a dynamic dim, "
+            "or a value read from data), used where Python ints are needed; its value would stay fixed at the "
+            "traced example's for every call. Use -1 in reshape (or oar.flatten), oar.zeros_like / oar.full_like "
+            "for a shape that follows another tensor, tensor indexing instead of slice bounds, or "
+            "oar.jit.to_static(..., full_graph=False)");
+}
+
 Dims tensor_ints(const Tensor& t, const char* api, const char* what) {
+  refuse_traced(t, api, what);
   OAR_CHECK(is_integral(t.dtype()) && t.dtype() != DType::Bool, Type, "[", api, "] ", what,
             " must hold integers, got a ", dtype_name(t.dtype()), " tensor");
   NoGradGuard ng;
@@ -289,6 +303,7 @@ TensorImpl* as_tensor(PyObject* o) {
 }
 
 int64_t int_value(Tensor t) {
+  refuse_traced(t, "oar.jit.to_static", "a Tensor");
   if (t.device().type != DeviceType::CPU) t = ops::to_device(t, Device{});
   const void* p = t.raw_data();
   switch (t.dtype()) {

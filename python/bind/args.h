@@ -15,6 +15,9 @@ inline nb::class_<TensorImpl> tensor_class(nb::module_& m) {
 
 // The integers held by an integer tensor (any shape), read on the host.
 Dims tensor_ints(const Tensor& t, const char* api, const char* what);
+// TypeError "[api] what is a Tensor computed in the program being captured..."
+// when t is a value of the active trace: its number is not known until the program runs.
+void refuse_traced(const Tensor& t, const char* api, const char* what);
 
 // None -> {} (every axis); an int; a list or tuple of ints or one-element
 // integer tensors; an integer tensor (its values).
