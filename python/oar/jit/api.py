@@ -300,6 +300,7 @@ class StaticFunction:
         self._cache = ProgramCache()
         self._specialized = set()  # keys whose programs fixed a dynamic dim: cached per concrete shape
         self._last_program = None
+        self._sot_stats = None  # counters of the default mode (full_graph=False), made on its first call
         functools.update_wrapper(self, function, updated=())
 
     def _make_positional_names(self):
@@ -416,8 +417,45 @@ class StaticFunction:
         # function): run as Python so its ops join the enclosing program.
         if not _enabled[0] or getattr(self._function, "_oar_not_to_static", False) or _C._ir_is_tracing():
             return self._call_python(args, kwargs)
+        if not self._full_graph:
+            # The default mode: bytecode is interpreted, captured in segments between graph breaks.
+            from . import sot
+
+            if self._sot_stats is None:
+                self._sot_stats = sot.SotStats(self._name)
+                sot.register(self._sot_stats)
+            return sot.run(self, self._sot_stats, args, kwargs)
         _, out = self._lookup_or_trace(args, kwargs, run=True)
         return out
+
+    @property
+    def graph_breaks(self):
+        """The graph breaks met so far in the default mode (``full_graph=False``), one
+        ``oar.jit.GraphBreak(filename, lineno, reason)`` per distinct location and reason,
+        those inside functions it called included.
+
+        >>> import oar
+        >>> @oar.jit.to_static(full_graph=False)
+        ... def f(x):
+        ...     if x.sum() > 0:
+        ...         return x + 1.0
+        ...     return x - 1.0
+        >>> f(oar.to_tensor([1.0, 2.0])).numpy().tolist()
+        [2.0, 3.0]
+        >>> [b.reason for b in f.graph_breaks]
+        ['Tensor used as a Python bool (data-dependent control flow)']
+        """
+        return list(self._sot_stats.breaks) if self._sot_stats is not None else []
+
+    @property
+    def compile_count(self):
+        """Segments captured so far in the default mode (first captures and recompilations)."""
+        return self._sot_stats.compile_count if self._sot_stats is not None else 0
+
+    @property
+    def recompile_count(self):
+        """Captures in the default mode caused by a guard miss where a segment already existed."""
+        return self._sot_stats.recompile_count if self._sot_stats is not None else 0
 
     def _bind(self, args, kwargs):
         if self._sig is None or (not kwargs and len(args) == self._plain_arity):

@@ -1,0 +1,21 @@
+"""``to_static(full_graph=False)``: symbolic bytecode execution with guards
+and graph breaks (Note [segments and graph breaks] in interpreter.py).
+
+A function converted in the default mode is run by a bytecode interpreter
+written in Python. Stretches of it (segments) are captured as programs,
+guarded by the Python values they depend on, and cached per instruction; what
+cannot be captured (a graph break) runs eagerly, and capture resumes after
+it. Results are those of eager execution.
+"""
+from .interpreter import Runner
+from .report import GraphBreak, SotReport, SotStats, register, sot_report
+
+__all__ = ["GraphBreak", "SotReport", "sot_report"]
+
+
+def run(static_function, stats, args, kwargs):
+    """Runs one call of a StaticFunction in the default mode; returns its result."""
+    named = static_function._named_state()
+    runner = Runner(stats, named)
+    stats.calls += 1
+    return runner.run_top(static_function._target, args, kwargs)

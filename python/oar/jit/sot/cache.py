@@ -1,0 +1,96 @@
+"""Per-code-object caches of captured segments.
+
+Each code object the executor runs has one CodeInfo: its decoded
+instructions, the instruction indices where a graph break is known to be
+needed (learned while capturing), and, per start index, the segments captured
+there, each with its guard function. A lookup tries the segments at an index
+in order (most recent first) and takes the first whose guards pass.
+"""
+import dis
+import sys
+
+__all__ = []
+
+_CO_GENERATOR_LIKE = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
+
+# Segments kept per start index; beyond it the least recently captured is dropped.
+MAX_SEGMENTS_PER_PC = 32
+
+
+class CodeInfo:
+    """Decoded bytecode and the segment cache of one code object."""
+
+    def __init__(self, code):
+        self.code = code
+        self.insts = list(dis.get_instructions(code))
+        self.index = {inst.offset: i for i, inst in enumerate(self.insts)}
+        lines, line = [], code.co_firstlineno
+        for inst in self.insts:
+            pos = getattr(inst, "positions", None)
+            if pos is not None and pos.lineno is not None:
+                line = pos.lineno
+            elif inst.starts_line:
+                line = inst.starts_line
+            lines.append(line)
+        self.lines = lines
+        ncell = len([c for c in code.co_cellvars if c not in code.co_varnames])
+        self.nlocalsplus = code.co_nlocals + ncell + len(code.co_freevars)
+        self.segments = {}  # start index -> [Segment]
+        self.forced = {}  # index -> reason: instructions that always end a segment
+        self.unsupported = self._unsupported()
+
+    def _unsupported(self):
+        code = self.code
+        if not (3, 10) <= sys.version_info[:2] <= (3, 13):
+            return f"Python {sys.version_info[0]}.{sys.version_info[1]} bytecode is not supported"
+        if code.co_flags & _CO_GENERATOR_LIKE:
+            return "generator or coroutine function: runs eagerly"
+        if getattr(code, "co_exceptiontable", b""):
+            return "try/except/finally or with block: the function runs eagerly"
+        if any(i.opname in ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH") for i in self.insts):
+            return "try/except/finally or with block: the function runs eagerly"
+        return None
+
+    def lookup(self, i, frame):
+        segs = self.segments.get(i)
+        if not segs:
+            return None
+        closure = frame.closure
+        for n in range(len(segs) - 1, -1, -1):
+            seg = segs[n]
+            if seg.guard(frame.L, frame.S, closure):
+                return seg
+        return None
+
+    def add(self, seg):
+        segs = self.segments.setdefault(seg.start, [])
+        segs.append(seg)
+        if len(segs) > MAX_SEGMENTS_PER_PC:
+            del segs[0]
+
+
+_infos = {}
+
+
+def code_info(code):
+    info = _infos.get(code)
+    if info is None:
+        info = _infos[code] = CodeInfo(code)
+    return info
+
+
+class Segment:
+    """A captured stretch of bytecode from `start` to a graph break or a return.
+
+    guard(L, S, CL) says whether it applies to a frame state; get_inputs
+    gathers the program's inputs from it and get_paths the initial-state
+    objects the end state keeps; the templates rebuild the end state from the
+    program's outputs (variables.rebuild).
+    """
+
+    __slots__ = ("start", "guard", "get_inputs", "get_paths", "program", "returns", "ret_node", "l_nodes",
+                 "s_nodes", "kw_names", "end", "brk", "guard_count")
+
+    def __init__(self, start):
+        self.start = start
+        self.brk = None
