@@ -128,6 +128,8 @@ def _user_function(func, bound):
 
 
 def _tensor_method(ctx, t, name, f):
+    if name.startswith("_") and not name.startswith("__"):
+        name = name[1:]  # Tensor methods written in Python are named _backward, _item, ...
     reason = _TENSOR_BREAKS.get(name)
     if reason is not None:
         return "break", f, None, reason

@@ -211,7 +211,7 @@ def load_attr(frame, obj, name):
         cap = ctx.cap
         base = cap.expr_of(obj)
         if base is not None:
-            if isinstance(v, types.MethodType) and v.__self__ is obj:
+            if getattr(v, "__self__", None) is obj and not isinstance(obj, types.ModuleType):
                 # A method looked up on an object whose type is guarded.
                 d = getattr(obj, "__dict__", None)
                 if d is not None and name in d:

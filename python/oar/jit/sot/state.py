@@ -5,7 +5,7 @@ import types
 
 from ... import _C
 from .guards import GuardSet
-from .variables import NULL, REDUCIBLE_ITERATORS, is_simple, is_stable
+from .variables import NULL, REDUCIBLE_ITERATORS, bound_builtin, is_simple, is_stable
 
 Tensor = _C.Tensor
 
@@ -100,6 +100,11 @@ class Capture:
             self.guard(f"{expr}.__self__", v.__self__, initial, depth + 1)
             return
         g.add(f"type({expr}) is {g.const(t)}")
+        bound = bound_builtin(v)
+        if bound is not None:
+            g.add(f"{expr}.__name__ == {v.__name__!r}")
+            self.guard(f"{expr}.__self__", bound, initial, depth + 1)
+            return
         if t in REDUCIBLE_ITERATORS or hasattr(t, "__next__"):
             self.opaque[id(v)] = v
 

@@ -64,10 +64,19 @@ def is_simple(v):
     return t is range
 
 
+def bound_builtin(v):
+    """The object a builtin method is bound to (``lst.append``, ``tensor.sum``), or None."""
+    if isinstance(v, types.BuiltinMethodType) or type(v).__name__ in ("nb_bound_method", "method-wrapper"):
+        self_obj = getattr(v, "__self__", None)
+        if self_obj is not None and not isinstance(self_obj, types.ModuleType):
+            return self_obj
+    return None
+
+
 def is_stable(v):
     """Long-lived objects guarded by identity."""
     if isinstance(v, STABLE_TYPES):
-        return True
+        return bound_builtin(v) is None
     return type(v).__name__ == "StaticFunction" and type(v).__module__.startswith("oar.jit")
 
 
@@ -129,7 +138,7 @@ class TemplateBuilder:
     outputs, the segment's initial state (by expression) and constants.
 
     Nodes: ("o", k) output k; ("p", j) initial-state path j; ("k", obj) a
-    constant; ("l"|"t"|"s", [nodes]); ("d", [(key, node)]); ("c", node|None)
+    constant; ("b", self, name) a builtin method bound to self; ("l"|"t"|"s", [nodes]); ("d", [(key, node)]); ("c", node|None)
     a new cell; ("f", ...) a function made in the segment; ("m", f, self) a
     bound method; ("r", fn, args, state) an iterator by __reduce__; ("a", n,
     node) / ("A", n) the first and later uses of one mutable object, so that
@@ -183,6 +192,9 @@ class TemplateBuilder:
             return self._path(src[1])
         if is_stable(v):
             return ("k", v)
+        bound = bound_builtin(v)
+        if bound is not None and getattr(bound, v.__name__, None) is not None:
+            return ("b", self.node(bound), v.__name__)
         n = self._alias.get(id(v))
         if n is not None:
             return ("A", n)
@@ -232,6 +244,8 @@ def rebuild(node, outs, paths, memo):
         return tuple(rebuild(x, outs, paths, memo) for x in node[1])
     if kind == "A":
         return memo[node[1]]
+    if kind == "b":
+        return getattr(rebuild(node[1], outs, paths, memo), node[2])
     if kind == "a":
         n, inner = node[1], node[2]
         k = inner[0]
