@@ -15,7 +15,6 @@ __all__ = ["GraphBreak", "SotReport", "sot_report"]
 
 def run(static_function, stats, args, kwargs):
     """Runs one call of a StaticFunction in the default mode; returns its result."""
-    named = static_function._named_state()
-    runner = Runner(stats, named)
+    runner = Runner(stats, static_function._named_state)
     stats.calls += 1
     return runner.run_top(static_function._target, args, kwargs)

@@ -244,6 +244,11 @@ def _getattr(frame, f, args, kwargs):
     try:
         v = load_attr(frame, obj, name)
     except AttributeError:
+        ctx = frame.ctx
+        if ctx.tracing:
+            base = ctx.cap.expr_of(obj)
+            if base is not None:
+                ctx.cap.guards.add(f"not hasattr({base}, {name!r})")
         if len(args) == 3:
             return args[2]
         if f is hasattr:

@@ -193,9 +193,10 @@ def _is_internal(exc):
 class Runner:
     """Runs functions for one StaticFunction call tree, recording into its stats."""
 
-    def __init__(self, stats, named=None):
+    def __init__(self, stats, named_state=None):
         self.stats = stats
-        self.named = named
+        self._named_state = named_state  # () -> (name, tensor) pairs naming the program parameters
+        self._named = None
         self.side_effects = False  # a program or a concrete step ran in the current top-level call
 
     # ---- entry
@@ -360,7 +361,9 @@ class Runner:
             return list(tb.outputs)
 
         try:
-            program, _ = _ir.trace(thunk, cap.inputs, None, parameters=self.named)
+            if self._named is None:
+                self._named = (self._named_state() if self._named_state is not None else None) or []
+            program, _ = _ir.trace(thunk, cap.inputs, None, parameters=self._named)
         except _Abort:
             raise
         except Exception as e:
