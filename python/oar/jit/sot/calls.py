@@ -99,6 +99,8 @@ def classify(ctx, f, args):
         return "direct", f, None, None
     if f is NULL:
         return "break", f, None, "internal: call of NULL"
+    if f is super:
+        return "super", f, None, None
     if isinstance(f, type):
         if f in _PURE_TYPES or issubclass(f, BaseException):
             return "direct", f, None, None

@@ -1,0 +1,232 @@
+"""to_static(full_graph=False) over the Python language: each function runs
+eagerly and converted on the same inputs (twice, so that the second call
+replays the cached segments) and the results must match."""
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import oar
+from oar import nn
+from test_sot import T, assert_same, rand, sot
+
+COUNTER = {"n": 0}
+
+
+def run_twice(fn, *args, **kwargs):
+    s = sot(fn)
+    for _ in range(2):
+        assert_same(s(*args, **kwargs), fn(*args, **kwargs))
+    return s
+
+
+def add_one(x):
+    return x + 1.0
+
+
+def kw_only(x, *, scale=2.0, shift=0.0):
+    return x * scale + shift
+
+
+def var_args(*xs, **named):
+    out = xs[0]
+    for x in xs[1:]:
+        out = out + x
+    for k in sorted(named):
+        out = out * named[k]
+    return out
+
+
+def recursive(x, n):
+    if n == 0:
+        return x
+    return recursive(x * 2.0, n - 1) + 1.0
+
+
+def make_counter():
+    count = 0
+
+    def bump(x):
+        nonlocal count
+        count += 1
+        return x * float(count)
+
+    return bump
+
+
+def gen(x):
+    for i in range(3):
+        yield x * float(i)
+
+
+class Base(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Child(Base):
+    def forward(self, x):
+        return super().forward(x) * 2.0 + self.extra(x)
+
+    def extra(self, x):
+        return oar.nn.functional.relu(x)
+
+
+class Config:
+    def __init__(self, depth):
+        self.depth = depth
+        self.act = "tanh"
+
+
+CASES = {
+    "arith_and_python_numbers": lambda x: (x * 3 - 1) / 2 + x ** 2 - (-x) + abs(x) + math.sqrt(4.0),
+    "compare_and_where": lambda x: oar.where(x > 0, x, x * 0.1),
+    "slicing": lambda x: x[1:, ::2] + x[:-1, 1::2] * x[0, ::2],
+    "shape_arithmetic": lambda x: x.reshape([x.shape[0] * x.shape[1]]) * float(len(x.shape)),
+    "tuple_unpack_and_swap": lambda x: (lambda a, b: (b, a))(*oar.split(x, 2, axis=0)),
+    "kw_only": lambda x: kw_only(x, shift=1.0),
+    "var_args": lambda x: var_args(x, x * 2.0, x * 3.0, a=2.0, b=0.5),
+    "recursion": lambda x: recursive(x, 3),
+    "nested_lambda_and_map_dict": lambda x: {k: f(x) for k, f in {"a": add_one, "b": oar.exp}.items()},
+    "partial": lambda x: functools.partial(kw_only, scale=3.0)(x),
+    "f_string_of_shape": lambda x: (x + 1.0, f"{x.shape[0]}x{x.shape[1]}:{x.dtype}"),
+    "any_all_isinstance": lambda x: x * float(all(isinstance(v, int) for v in x.shape)),
+    "sorted_min_max": lambda x: x * float(max(x.shape) - min(x.shape)) + float(sorted(x.shape)[0]),
+    "zip_enumerate": lambda x: [a * float(i) + b for i, (a, b) in enumerate(zip(x, x * 2.0))],
+    "generator_is_a_break": lambda x: sum(gen(x)),
+    "bool_of_tensor_list": lambda x: x * 2.0 if [x] else x,
+    "is_none": lambda x, y=None: x if y is None else x + y,
+    "string_methods": lambda x: x * float(len("a,b,c".split(","))),
+    "conditional_on_shape": lambda x: x if x.shape[0] == 4 and x.ndim == 2 else -x,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_python_constructs_match_eager(name):
+    run_twice(CASES[name], T(rand(4, 6)))
+
+
+def test_nonlocal_counter_is_a_break_and_counts_like_eager():
+    eager_fn, conv_fn = make_counter(), make_counter()
+    s = sot(conv_fn)
+    x = T([1.0, 2.0])
+    for _ in range(3):
+        assert_same(s(x), eager_fn(x))
+    assert any("closure variable 'count'" in b.reason for b in s.graph_breaks)
+
+
+def test_super_and_methods_of_subclassed_layers():
+    net = Child()
+    x = T(rand(2, 3))
+    want = net(x)
+    oar.jit.to_static(net, full_graph=False)
+    assert_same(net(x), want)
+    assert_same(net(x), want)
+    assert net.forward.graph_breaks == []
+
+
+def test_config_object_attributes_are_guarded():
+    def f(x, cfg):
+        for _ in range(cfg.depth):
+            x = getattr(oar, cfg.act)(x)
+        return x
+
+    s = sot(f)
+    cfg = Config(2)
+    x = T([0.5, -1.0])
+    assert_same(s(x, cfg), f(x, cfg))
+    cfg.depth = 3
+    assert_same(s(x, cfg), f(x, cfg))
+    cfg.act = "exp"
+    assert_same(s(x, cfg), f(x, cfg))
+    other = Config(1)
+    assert_same(s(x, other), f(x, other))
+    assert s.recompile_count >= 3
+
+
+def test_hooks_on_layers_run():
+    net = Base()
+    seen = []
+    net.register_forward_post_hook(lambda layer, inp, out: seen.append(out.shape) or out * 2.0)
+
+    def f(x):
+        return net(x) + 1.0
+
+    x = T(rand(2, 3))
+    want = f(x)
+    s = sot(f)
+    assert_same(s(x), want)
+    assert len(seen) == 2
+
+
+def test_global_dict_mutation_is_a_break():
+    def f(x):
+        COUNTER["n"] += 1
+        return x * float(COUNTER["n"])
+
+    s = sot(f)
+    x = T([1.0])
+    COUNTER["n"] = 0
+    want = [f(x).numpy() for _ in range(3)]
+    COUNTER["n"] = 0
+    got = [s(x).numpy() for _ in range(3)]
+    np.testing.assert_allclose(got, want)
+    assert COUNTER["n"] == 3
+
+
+def test_inplace_ops_on_new_tensors_are_captured():
+    def f(x):
+        y = x * 1.0
+        y += 2.0
+        y[0] = 5.0
+        return y
+
+    s = run_twice(f, T([1.0, 2.0, 3.0]))
+    assert s.graph_breaks == []
+
+
+def test_list_argument_mutation_is_a_break():
+    def f(x, out):
+        out.append(x * 2.0)
+        return x + 1.0
+
+    eager_out, conv_out = [], []
+    s = sot(f)
+    x = T([1.0])
+    for _ in range(2):
+        assert_same(s(x, conv_out), f(x, eager_out))
+    assert len(conv_out) == 2
+    assert_same(conv_out, eager_out)
+    assert any("list.append()" in b.reason for b in s.graph_breaks)
+
+
+def test_errors_raised_by_user_code_propagate():
+    def f(x, d):
+        return x * d["missing"]
+
+    with pytest.raises(KeyError):
+        sot(f)(T([1.0]), {})
+
+    def g(x):
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        sot(g)(T([1.0]))
+
+    with pytest.raises(TypeError):
+        sot(add_one)(T([1.0]), 2)
+
+
+def test_with_block_runs_eagerly_and_is_reported():
+    def f(x):
+        with oar.no_grad():
+            y = x * 2.0
+        return y + 1.0
+
+    s = run_twice(f, T([1.0, 2.0]))
+    assert "with block" in s.graph_breaks[0].reason
