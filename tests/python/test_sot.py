@@ -150,6 +150,10 @@ def test_numpy_and_numpy_calls_break():
 
     s = sot(f)
     check(s, T([0.5, -2.0, 3.0]))
+    check(s, T([1.5, 2.0, -3.0]))  # new values through the same segments
+    n = s.compile_count
+    check(s, T([-1.5, 4.0, 0.25]))
+    assert s.compile_count == n
     reasons = [b.reason for b in s.graph_breaks]
     assert "Tensor.numpy() reads a Tensor's value" in reasons
     assert any(r.startswith("call to numpy.") and "not an oar function" in r for r in reasons), reasons
@@ -558,3 +562,30 @@ def test_eager_fallback_for_unsupported_code_and_user_errors():
         bad(T(rand(2, 3)))
     with pytest.raises(type(eager_err.value)):
         sot(bad)(T(rand(2, 3)))
+
+
+class NormNet(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1D(3)
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.bn(x)
+        scale = float(y.abs().max())  # a break after the statistics update
+        return self.fc(y) / scale
+
+
+def test_batch_norm_statistics_update_once_per_call_across_breaks():
+    net = NormNet()
+    ref = copy.deepcopy(net)
+    oar.jit.to_static(net, full_graph=False)
+    for i in range(3):
+        x = T(rand(6, 3))
+        assert_same(net(x), ref(x))
+    for name, buf in net.named_buffers():
+        np.testing.assert_allclose(buf.numpy(), dict(ref.named_buffers())[name].numpy(), rtol=1e-5, atol=1e-6)
+    net.eval()
+    ref.eval()
+    x = T(rand(6, 3))
+    assert_same(net(x), ref(x))

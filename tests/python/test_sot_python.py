@@ -160,8 +160,11 @@ def test_hooks_on_layers_run():
     x = T(rand(2, 3))
     want = f(x)
     s = sot(f)
-    assert_same(s(x), want)
-    assert len(seen) == 2
+    for _ in range(3):
+        assert_same(s(x), want)
+    assert len(seen) == 4  # the hook's Python effect happens on every call
+    net.eval()
+    assert_same(s(x), f(x))
 
 
 def test_global_dict_mutation_is_a_break():
@@ -230,3 +233,27 @@ def test_with_block_runs_eagerly_and_is_reported():
 
     s = run_twice(f, T([1.0, 2.0]))
     assert "with block" in s.graph_breaks[0].reason
+
+
+def test_break_inside_a_comprehension_and_keyword_call_breaks(capsys):
+    def f(xs):
+        values = [v.sum().item() for v in xs]
+        print("values", len(values), sep=":", end="|")
+        return xs[0] * max(values)
+
+    xs = [T([1.0, 2.0]), T([3.0, -1.0]), T([0.5, 0.5])]
+    s = run_twice(f, xs)
+    assert capsys.readouterr().out == "values:3|" * 4
+    ys = [T([-1.0, 2.0]), T([3.0, 9.0]), T([0.5, 0.5])]
+    assert_same(s(ys), f(ys))
+
+
+def test_stop_gradient_is_guarded():
+    def f(x):
+        return x * 2.0 if x.stop_gradient else x * 3.0
+
+    s = sot(f)
+    a = T([1.0])
+    assert_same(s(a), f(a))
+    a.stop_gradient = False
+    assert_same(s(a), f(a))

@@ -14,7 +14,7 @@ __all__ = []
 _CO_GENERATOR_LIKE = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
 
 # Segments kept per start index; beyond it the least recently captured is dropped.
-MAX_SEGMENTS_PER_PC = 32
+MAX_SEGMENTS_PER_PC = 256
 
 
 class CodeInfo:

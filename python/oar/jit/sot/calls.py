@@ -7,7 +7,8 @@
   program cannot replay (``loss.backward()``, optimizer steps, reading a
   tensor's value, in-place updates of tensors from outside the segment).
 - A Layer without hooks whose forward is user code has its forward inlined;
-  other layers are called directly.
+  a layer with hooks has Layer.__call__ inlined (so are the hooks); other
+  layers are called directly.
 - Pure builtins (len, isinstance, range, zip, min, math.*, str methods...)
   run directly; writes to containers from outside the segment, ``print``,
   NumPy and any other library are breaks.
@@ -18,6 +19,8 @@ import builtins
 import math
 import operator
 import types
+
+import numpy as np
 
 from ... import _C
 from ...nn import Layer
@@ -87,7 +90,9 @@ def classify(ctx, f, args):
         return _user_function(f, ())
     if isinstance(f, Layer):
         if f._forward_pre_hooks or f._forward_post_hooks:
-            return "direct", f, None, None
+            # Layer.__call__ itself is interpreted, so that the hooks (user code) are inlined
+            # and their Python effects are breaks, run on every call.
+            return "inline", type(f).__call__, (f,), None
         fwd = f.forward
         if type(fwd).__name__ == "StaticFunction" and hasattr(fwd, "_target"):
             fwd = fwd._target
@@ -216,6 +221,17 @@ def call(frame, f, args, kwargs):
                     cap.outside[id(c)] = c
             return ctx.runner.run_nested(target, L, ctx, frame.depth + 1)
         return ctx.runner.run_function(target, full, kwargs)
+    if kind == "direct" and ctx.tracing:
+        layer = f if isinstance(f, Layer) else getattr(f, "__self__", None)
+        if isinstance(layer, Layer):
+            # Its Python code is not interpreted: guard what it reads (training flags, parameters).
+            from .guards import layer_state
+
+            g = ctx.cap.guards
+            g.add(f"layer_state({g.const(layer)}) == {g.const(layer_state(layer))}")
+    if kind == "direct" and ctx.tracing and _has_ndarray(args, kwargs):
+        ctx.brk(f"call to {describe(f)} with a NumPy array: runs eagerly (the tensor it makes is an input "
+                f"of the next segment)")
     if kind == "break":
         if ctx.tracing:
             ctx.brk(reason)
@@ -225,6 +241,15 @@ def call(frame, f, args, kwargs):
             return ctx.runner.run_function(target, tuple(bound) + tuple(args), kwargs)
         return f(*args, **kwargs)
     return ctx.made(f(*args, **kwargs))
+
+
+def _has_ndarray(args, kwargs):
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, np.ndarray):
+            return True
+        if type(a) in (list, tuple) and any(isinstance(x, np.ndarray) for x in a):
+            return True
+    return False
 
 
 def raise_break(ctx, reason):

@@ -16,6 +16,22 @@ from ... import _C
 Tensor = _C.Tensor
 
 
+def layer_state(layer):
+    """What an oar layer called directly depends on besides its inputs: the training
+    flags of it and its sublayers, and which tensors are their parameters and buffers."""
+    out, stack, seen = [], [layer], set()
+    while stack:
+        sub = stack.pop()
+        if id(sub) in seen:
+            continue
+        seen.add(id(sub))
+        out.append(bool(sub.training))
+        out.extend(map(id, sub._parameters.values()))
+        out.extend(map(id, sub._buffers.values()))
+        stack.extend(v for v in sub._sub_layers.values() if v is not None)
+    return tuple(out)
+
+
 class GuardSet:
     """Collects guard expressions and the constants they name, then compiles them."""
 
@@ -41,7 +57,7 @@ class GuardSet:
 
     def namespace(self):
         ns = {f"K{i}": c for i, c in enumerate(self.consts)}
-        ns.update(Tensor=Tensor, CellType=types.CellType)
+        ns.update(Tensor=Tensor, CellType=types.CellType, layer_state=layer_state)
         return ns
 
     def compile(self):

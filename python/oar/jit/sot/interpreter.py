@@ -32,6 +32,7 @@ import sys
 import types
 
 from ... import _C, _ir
+from ...autograd import no_grad as _no_grad
 from .. import _guard
 from ..._C import Tensor
 from . import opcodes
@@ -360,13 +361,21 @@ class Runner:
             result["tb"] = tb
             return list(tb.outputs)
 
+        if self._named is None:
+            self._named = (self._named_state() if self._named_state is not None else None) or []
+        # The trace computes on the real tensors: an aborted attempt must not leave
+        # in-place buffer updates (batch-norm statistics) behind, or the retry applies them twice.
+        buffers = [b for _, b in self._named if not getattr(b, "trainable", False)]
+        with _no_grad():
+            saved = [_C.clone(b) for b in buffers]
         try:
-            if self._named is None:
-                self._named = (self._named_state() if self._named_state is not None else None) or []
             program, _ = _ir.trace(thunk, cap.inputs, None, parameters=self._named)
-        except _Abort:
-            raise
-        except Exception as e:
+        except BaseException as e:
+            with _no_grad():
+                for b, v in zip(buffers, saved):
+                    b.copy_(v)
+            if isinstance(e, _Abort) or not isinstance(e, Exception):
+                raise
             if _is_internal(e) and not isinstance(e, InternalError):
                 raise _Abort(tf.ctx.outer_idx, f"internal error of the bytecode executor "
                                                f"({type(e).__name__}: {e}): runs concretely") from None

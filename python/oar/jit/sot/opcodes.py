@@ -11,6 +11,8 @@ import operator
 import sys
 import types
 
+import numpy as np
+
 from ... import _C
 from . import calls
 from .variables import NULL, is_simple
@@ -332,10 +334,18 @@ _INPLACE_DUNDER = {operator.iadd: "__iadd__", operator.iand: "__iand__", operato
                    operator.ixor: "__ixor__"}
 
 
+def _no_numpy(frame, *values):
+    """NumPy arrays stay out of programs: their values are not guarded (they may be large)."""
+    for v in values:
+        if isinstance(v, np.ndarray):
+            frame.ctx.brk("NumPy array arithmetic or indexing: runs eagerly")
+
+
 def _binary(frame, fn):
     S = frame.S
     a, b = S[-2], S[-1]
     ctx = frame.ctx
+    _no_numpy(frame, a, b)
     dunder = _INPLACE_DUNDER.get(fn)
     if dunder is not None and ctx.tracing:
         if isinstance(a, Tensor) and hasattr(Tensor, dunder) and id(a) not in ctx.cap.made:
@@ -372,6 +382,7 @@ for _name, _fn in _OLD_BINARY.items():
 def _unary(fn):
     def op(frame, inst):
         S = frame.S
+        _no_numpy(frame, S[-1])
         S[-1] = frame.ctx.made(fn(S[-1]))
     return op
 
@@ -409,6 +420,7 @@ def op_compare_op(frame, inst):
     fn = _COMPARE[name.replace("bool(", "").replace(")", "")] if isinstance(name, str) else \
         _COMPARE[["<", "<=", "==", "!=", ">", ">="][inst.arg]]
     S = frame.S
+    _no_numpy(frame, S[-2], S[-1])
     r = fn(S[-2], S[-1])
     del S[-2:]
     S.append(frame.ctx.made(r))
@@ -440,6 +452,7 @@ def op_binary_subscr(frame, inst):
     S = frame.S
     obj, key = S[-2], S[-1]
     ctx = frame.ctx
+    _no_numpy(frame, obj, key)
     v = obj[key]
     if ctx.tracing and not isinstance(obj, Tensor) and not is_simple(obj) and type(key) in (int, str):
         cap = ctx.cap
@@ -454,6 +467,7 @@ def op_binary_subscr(frame, inst):
 def op_binary_slice(frame, inst):
     S = frame.S
     obj, start, stop = S[-3], S[-2], S[-1]
+    _no_numpy(frame, obj)
     v = obj[start:stop]
     del S[-3:]
     S.append(frame.ctx.made(v))

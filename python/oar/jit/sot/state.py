@@ -51,7 +51,7 @@ class Capture:
                 self.inputs.append(v)
                 self.input_exprs.append(expr)
                 g.add(f"isinstance({expr}, Tensor) and {expr}.dtype == {g.const(v.dtype)} and "
-                      f"{expr}.shape == {list(v.shape)!r}")
+                      f"{expr}.shape == {list(v.shape)!r} and {expr}.stop_gradient is {bool(v.stop_gradient)}")
             else:
                 if id(v) not in self.input_index:
                     g.add(f"{expr} is {g.const(v)}")

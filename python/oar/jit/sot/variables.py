@@ -25,6 +25,8 @@ import functools
 import os
 import types
 
+import numpy as np
+
 from ... import _C
 from ...nn import Layer
 from .._guard import _OAR_DIR
@@ -61,7 +63,7 @@ def is_simple(v):
         return all(is_simple(x) for x in v)
     if t is slice:
         return is_simple(v.start) and is_simple(v.stop) and is_simple(v.step)
-    return t is range
+    return t is range or isinstance(v, np.generic)
 
 
 def bound_builtin(v):
