@@ -612,18 +612,21 @@ def op_format_new(frame, inst):
 @handler("LIST_APPEND")
 def op_list_append(frame, inst):
     S = frame.S
+    frame.ctx.mutate(S[-1 - inst.arg], "list.append()")
     S[-1 - inst.arg].append(S.pop())
 
 
 @handler("SET_ADD")
 def op_set_add(frame, inst):
     S = frame.S
+    frame.ctx.mutate(S[-1 - inst.arg], "set.add()")
     S[-1 - inst.arg].add(S.pop())
 
 
 @handler("MAP_ADD")
 def op_map_add(frame, inst):
     S = frame.S
+    frame.ctx.mutate(S[-2 - inst.arg], "item assignment")
     v = S.pop()
     k = S.pop()
     S[-inst.arg][k] = v
@@ -635,6 +638,7 @@ def op_list_extend(frame, inst):
     seq = S[-1]
     if frame.ctx.tracing and id(seq) in frame.ctx.cap.opaque:
         frame.ctx.brk("unpacking an iterator from outside the captured code")
+    frame.ctx.mutate(S[-1 - inst.arg], "list.extend()")
     S[-1 - inst.arg].extend(seq)
     S.pop()
 
@@ -642,6 +646,7 @@ def op_list_extend(frame, inst):
 @handler("SET_UPDATE")
 def op_set_update(frame, inst):
     S = frame.S
+    frame.ctx.mutate(S[-1 - inst.arg], "set.update()")
     S[-1 - inst.arg].update(S[-1])
     S.pop()
 
@@ -650,6 +655,7 @@ def op_set_update(frame, inst):
 def op_dict_update(frame, inst):
     S = frame.S
     d, other = S[-1 - inst.arg], S[-1]
+    frame.ctx.mutate(d, "dict.update()")
     if inst.opname == "DICT_MERGE":
         for k in other:
             if k in d:
