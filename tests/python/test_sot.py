@@ -96,6 +96,7 @@ def test_data_dependent_if_breaks_and_takes_each_branch():
     for v in ([0.5, 2.0], [-3.0, -2.0], [4.0, 1.0]):
         check(s, T(v))
     assert s.compile_count == first and s.recompile_count == 0
+    assert len(s.program_cache) == 0  # with breaks, no call was one whole program
 
 
 def test_while_on_tensor_values():
@@ -336,6 +337,10 @@ def test_layer_with_sublayers_is_one_segment_and_binds_parameters():
     assert_same(net(x, skip_last=True), ref(x, skip_last=True))
     assert net.forward.graph_breaks == []
     assert net.forward.compile_count == 2
+    # Without a break each call was one program: the program cache and concrete_program show it.
+    assert len(net.forward.program_cache) == 2
+    net.forward.concrete_program.verify()
+    assert net.forward.concrete_program.input_types == [("float32", [5, 4])]
     # Parameters are bound to the program, not baked in: an update is seen without a recapture.
     with oar.no_grad():
         for p, q in zip(net.parameters(), ref.parameters()):

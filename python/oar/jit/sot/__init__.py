@@ -17,4 +17,12 @@ def run(static_function, stats, args, kwargs):
     """Runs one call of a StaticFunction in the default mode; returns its result."""
     runner = Runner(stats, static_function._named_state)
     stats.calls += 1
-    return runner.run_top(static_function._target, args, kwargs)
+    out = runner.run_top(static_function._target, args, kwargs)
+    program = runner.whole_program()
+    if program is not None:
+        # No break: the call was one program, which is what concrete_program and program_cache show.
+        static_function._last_program = program
+        key = ("sot", id(program))
+        if key not in static_function._cache:
+            static_function._cache._put(key, program)
+    return out

@@ -198,6 +198,14 @@ class Runner:
         self.stats = stats
         self._named_state = named_state  # () -> (name, tensor) pairs naming the program parameters
         self._named = None
+        self.trail = None  # the segments of the top-level frame, None for a concrete step
+
+    def whole_program(self):
+        """The program of the last call when it ran as one segment from start to return, else None."""
+        t = self.trail
+        if t and len(t) == 1 and t[0] is not None and t[0].start == 0 and t[0].returns:
+            return t[0].program
+        return None
         self.side_effects = False  # a program or a concrete step ran in the current top-level call
 
     # ---- entry
@@ -222,6 +230,7 @@ class Runner:
     def run_top(self, func, args, kwargs):
         """The safety net: an internal error before anything ran runs the function eagerly."""
         self.side_effects = False
+        self.trail = None
         try:
             return self.run_function(func, args, kwargs)
         except Exception as e:
@@ -237,6 +246,9 @@ class Runner:
 
     def drive(self, frame):
         info = frame.info
+        trail = None
+        if self.trail is None:  # the top-level frame of this call
+            self.trail = trail = []
         i = 0
         while True:
             if i in info.forced:
@@ -249,12 +261,16 @@ class Runner:
                 else:
                     self.replay(seg, frame)
                 self.stats.add_break(seg.brk)
+                if trail is not None:
+                    trail.append(seg)
                 if seg.returns:
                     return frame.retval
                 i = seg.end
                 reason = None
             if reason is not None:
                 self.stats.add_break(GraphBreak(info.code.co_filename, info.lines[i], reason))
+            if trail is not None:
+                trail.append(None)  # a concrete step
             nxt = self.concrete_step(frame, i)
             if nxt is RETURN:
                 return frame.retval
