@@ -49,6 +49,11 @@ class CodeInfo:
             return "try/except/finally or with block: the function runs eagerly"
         if any(i.opname in ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH") for i in self.insts):
             return "try/except/finally or with block: the function runs eagerly"
+        from .opcodes import HANDLERS
+
+        missing = sorted({i.opname for i in self.insts if i.opname not in HANDLERS})
+        if missing:
+            return f"bytecode {', '.join(missing)} is not supported: the function runs eagerly"
         return None
 
     def lookup(self, i, frame):

@@ -167,6 +167,14 @@ def bind_arguments(func, args, kwargs):
             if names[j] not in kwd:
                 raise TypeError(f"{name}() missing required keyword-only argument: '{names[j]}'")
             L[j] = kwd[names[j]]
+    if _PY < (3, 11):
+        # 3.10 keeps cells apart from the locals, made at frame entry (later versions: MAKE_CELL,
+        # COPY_FREE_VARS): slot ("cell", i) over co_cellvars then co_freevars.
+        for i, cname in enumerate(co.co_cellvars):
+            L[("cell", i)] = types.CellType(L[names.index(cname)]) if cname in names[:len(L)] and \
+                names.index(cname) in L else types.CellType()
+        for j, c in enumerate(func.__closure__ or ()):
+            L[("cell", len(co.co_cellvars) + j)] = c
     return L
 
 

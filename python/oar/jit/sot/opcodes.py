@@ -861,7 +861,11 @@ def op_set_function_attribute(frame, inst):
     v = S.pop()
     flag = inst.arg
     if flag == 0x08:
-        fn = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, v)
+        new = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, v)
+        new.__qualname__, new.__kwdefaults__ = fn.__qualname__, fn.__kwdefaults__
+        fn = new
+        if frame.ctx.tracing:
+            frame.ctx.cap.made[id(fn)] = fn
     elif flag == 0x01:
         fn.__defaults__ = v
     elif flag == 0x02:
