@@ -30,6 +30,7 @@ frame is rebuilt from the template.
 import os
 import sys
 import types
+import warnings
 
 from ... import _C, _ir
 from ...autograd import no_grad as _no_grad
@@ -64,6 +65,10 @@ class _Abort(Exception):
         super().__init__(reason)
         self.idx = idx
         self.reason = reason
+
+
+class _Retry(Exception):
+    """A capture must be retried as it is (with exact shapes)."""
 
 
 class InternalError(RuntimeError):
@@ -206,6 +211,8 @@ class Runner:
         self.stats = stats
         self._named_state = named_state  # () -> (name, tensor) pairs naming the program parameters
         self._named = None
+        self.dynamic = None  # id(tensor) -> dynamic axes (from input_spec) of the top frame's arguments
+        self.build_strategy = None
         self.trail = None  # the segments of the top-level frame, None for a concrete step
 
     def whole_program(self):
@@ -321,6 +328,8 @@ class Runner:
         while True:
             try:
                 seg, end_frame = self._capture_once(frame, start)
+            except _Retry:
+                continue
             except _Abort as a:
                 if a.idx in info.forced:
                     raise InternalError(f"capture of {info.code.co_name} aborted twice at instruction {a.idx}")
@@ -337,8 +346,10 @@ class Runner:
         if recompile:
             self.stats.recompile_count += 1
         info.add(seg)
-        frame.L, frame.S, frame.kw_names, frame.retval = end_frame.L, end_frame.S, end_frame.kw_names, \
-            end_frame.retval
+        # The call itself runs the program, as every later call does: under autocast the
+        # executor casts at run time (the trace records no casts), and training gets the
+        # captured backward from the first call. The trace's own effects were undone.
+        self.replay(seg, frame)
         return seg
 
     def _empty(self, seg, frame, reason):
@@ -349,6 +360,8 @@ class Runner:
     def _capture_once(self, frame, start):
         info = frame.info
         cap = Capture()
+        if start == 0 and self.dynamic and self.trail is not None and not self.trail:
+            cap.dyn = self.dynamic
         g = cap.guards
         g.add(f"L.keys() == {g.const(set(frame.L))}")
         g.add(f"len(S) == {len(frame.S)}")
@@ -387,23 +400,38 @@ class Runner:
 
         if self._named is None:
             self._named = (self._named_state() if self._named_state is not None else None) or []
-        # The trace computes on the real tensors: an aborted attempt must not leave
-        # in-place buffer updates (batch-norm statistics) behind, or the retry applies them twice.
+        # The trace computes on the real tensors: its in-place buffer updates (batch-norm
+        # statistics) are undone, since the program's run applies them (Note [state updates]
+        # in ir/tracer.h), and an aborted attempt must not leave them behind either.
         buffers = [b for _, b in self._named if not getattr(b, "trainable", False)]
         with _no_grad():
             saved = [_C.clone(b) for b in buffers]
+        dyn = [cap.dyn.get(id(t)) for t in cap.inputs]
         try:
-            program, _ = _ir.trace(thunk, cap.inputs, None, parameters=self._named)
+            program, _ = _ir.trace(thunk, cap.inputs, dyn if any(dyn) else None, parameters=self._named)
         except BaseException as e:
-            with _no_grad():
-                for b, v in zip(buffers, saved):
-                    b.copy_(v)
             if isinstance(e, _Abort) or not isinstance(e, Exception):
                 raise
             if _is_internal(e) and not isinstance(e, InternalError):
                 raise _Abort(tf.ctx.outer_idx, f"internal error of the bytecode executor "
                                                f"({type(e).__name__}: {e}): runs concretely") from None
+            e.add_note(f"[oar.jit.to_static] raised while capturing {info.code.co_name} "
+                       f"(full_graph=False); oar.jit.enable_to_static(False) runs it eagerly")
             raise
+        finally:
+            with _no_grad():
+                for b, v in zip(buffers, saved):
+                    b.copy_(v)
+        if any(dyn) and program.notes:
+            # A dynamic dim was fixed by the code (a reshape from x.shape): exact shapes from now on.
+            self.dynamic = None
+            self.stats.exact_shapes = True
+            warnings.warn(f"[oar.jit.to_static] {info.code.co_name}: the traced program keeps some dynamic "
+                          f"input dims fixed ({'; '.join(program.notes)}), e.g. a reshape computed from "
+                          f"x.shape; it is traced again for each new input shape", stacklevel=5)
+            raise _Retry()
+        if self.build_strategy is not None:
+            program.optimize(build_strategy=self.build_strategy)
         tb, end = result["tb"], result["end"]
         seg = Segment(start)
         seg.program = program

@@ -23,7 +23,7 @@ GraphBreak.__doc__ = """Where and why capture stopped in a ``full_graph=False`` 
 class SotStats:
     """Counters of one StaticFunction in the default (graph-breaking) mode."""
 
-    __slots__ = ("name", "breaks", "compile_count", "recompile_count", "calls", "__weakref__")
+    __slots__ = ("name", "breaks", "compile_count", "recompile_count", "calls", "exact_shapes", "__weakref__")
 
     def __init__(self, name):
         self.name = name
@@ -31,6 +31,7 @@ class SotStats:
         self.compile_count = 0
         self.recompile_count = 0
         self.calls = 0
+        self.exact_shapes = False  # a capture fixed an input_spec dynamic dim: shapes are exact from now on
 
     def add_break(self, brk):
         if brk is not None and brk not in self.breaks:

@@ -33,6 +33,7 @@ class Capture:
         self.made = {}  # id -> tensor: tensors computed in the segment (in-place ops allowed)
         self.origin = {}  # id -> (obj, instruction index) of values made in the segment
         self.keep = []
+        self.dyn = {}  # id(tensor) -> axes traced as dynamic dims (input_spec -1)
 
     # ---- guards (Note [guard policy])
 
@@ -50,8 +51,15 @@ class Capture:
                 self.input_index[id(v)] = len(self.inputs)
                 self.inputs.append(v)
                 self.input_exprs.append(expr)
+                axes = self.dyn.get(id(v))
+                shape = list(v.shape)
+                if axes:
+                    shape_check = f"len({expr}.shape) == {len(shape)}" + "".join(
+                        f" and {expr}.shape[{i}] == {d}" for i, d in enumerate(shape) if i not in axes)
+                else:
+                    shape_check = f"{expr}.shape == {shape!r}"
                 g.add(f"isinstance({expr}, Tensor) and {expr}.dtype == {g.const(v.dtype)} and "
-                      f"{expr}.shape == {list(v.shape)!r} and {expr}.stop_gradient is {bool(v.stop_gradient)}")
+                      f"{shape_check} and {expr}.stop_gradient is {bool(v.stop_gradient)}")
             else:
                 if id(v) not in self.input_index:
                     g.add(f"{expr} is {g.const(v)}")
