@@ -37,6 +37,9 @@ def _dynamic_dims(static_function, args, kwargs, stats):
 
     pos, kw = static_function._bind(args, kwargs)
     specs = static_function._input_spec
+    if len(specs) > len(pos):
+        raise ValueError(f"[oar.jit.to_static] {static_function._name}: input_spec has {len(specs)} entries but "
+                         f"the call has {len(pos)} positional arguments")
     leaves, leaf_specs, names = [], [], []
     for i, v in enumerate(pos):
         _flatten(v, specs[i] if i < len(specs) else None, static_function._positional_name(i), leaves, leaf_specs,

@@ -312,6 +312,11 @@ class Runner:
         inputs = seg.get_inputs(L, S, CL)
         paths = seg.get_paths(L, S, CL)
         outs = _run(seg.program, inputs)
+        kind = seg.program._out_kind
+        if kind is None:
+            outs = [outs]
+        elif kind is not list:
+            outs = list(outs)
         memo = {}
         if seg.returns:
             frame.retval = rebuild(seg.ret_node, outs, paths, memo)
@@ -442,8 +447,16 @@ class Runner:
         seg.returns = end[0] == "return"
         seg.kw_names = tf.kw_names
         if seg.returns:
-            seg.ret_node = result["ret"]
+            seg.ret_node = ret = result["ret"]
             seg.end = None
+            if start == 0:
+                # A whole call as one program: let it return the function's own result structure
+                # (a Tensor, a tuple of them), as a program of the whole-graph mode does.
+                n = len(tb.outputs)
+                if ret == ("o", 0) and n == 1:
+                    program._out_kind = None
+                elif ret == ("t", [("o", i) for i in range(n)]) and n:
+                    program._out_kind = tuple
         else:
             seg.l_nodes, seg.s_nodes = result["L"], result["S"]
             seg.end = end[1]
