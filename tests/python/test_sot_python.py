@@ -257,3 +257,27 @@ def test_stop_gradient_is_guarded():
     assert_same(s(a), f(a))
     a.stop_gradient = False
     assert_same(s(a), f(a))
+
+
+def test_inplace_updates_of_outside_tensors_and_returned_inputs_are_breaks():
+    totals = [T([0.0, 0.0, 0.0]), T([0.0, 0.0, 0.0])]
+
+    def passthrough(t):
+        return t
+
+    def make(total):
+        def f(x):
+            y = passthrough(x)
+            y.scale_(2.0)  # the caller's tensor: eager changes it, so must the converted call
+            total.add_(x)  # a tensor from outside the function (a closure here)
+            return x + total
+
+        return f
+
+    s = sot(make(totals[0]))
+    eager = make(totals[1])
+    for _ in range(3):
+        a, b = T([1.0, 2.0, 3.0]), T([1.0, 2.0, 3.0])
+        assert_same(s(a), eager(b))
+        assert_same(a, b)
+    assert_same(totals[0], totals[1])

@@ -16,8 +16,6 @@ In a concrete step (the break itself), user functions run as their own
 frames (their own segments), everything else is simply called.
 """
 import builtins
-import math
-import operator
 import types
 
 import numpy as np
@@ -219,7 +217,7 @@ def call(frame, f, args, kwargs):
                 for c in target.__closure__:
                     cap.src.setdefault(id(c), (c, cap.guards.const(c)))
                     cap.outside[id(c)] = c
-            return ctx.runner.run_nested(target, L, ctx, frame.depth + 1)
+            return ctx.made(ctx.runner.run_nested(target, L, ctx, frame.depth + 1))
         return ctx.runner.run_function(target, full, kwargs)
     if kind == "direct" and ctx.tracing:
         layer = f if isinstance(f, Layer) else getattr(f, "__self__", None)
@@ -296,4 +294,4 @@ def _implicit_super_args(frame):
     return (cell.cell_contents, first)
 
 
-__all__ = ["call", "classify", "math", "operator"]
+__all__ = ["call", "classify"]

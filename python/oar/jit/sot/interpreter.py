@@ -40,7 +40,7 @@ from . import opcodes
 from .cache import Segment, code_info
 from .report import GraphBreak
 from .state import Capture
-from .variables import NULL, TemplateBuilder, Unrebuildable, is_stable, rebuild
+from .variables import TemplateBuilder, Unrebuildable, rebuild
 
 _SOT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _PY = sys.version_info[:2]
@@ -120,14 +120,21 @@ class Ctx:
     def made(self, v):
         """Notes the tensors a segment computed (in-place ops on them are captured)."""
         if self.tracing:
-            cap = self.cap
             if isinstance(v, Tensor):
-                cap.made[id(v)] = v
+                self._made(v)
             elif type(v) in (list, tuple):
                 for x in v:
                     if isinstance(x, Tensor):
-                        cap.made[id(x)] = x
+                        self._made(x)
         return v
+
+    def _made(self, t):
+        cap = self.cap
+        # Inputs and tensors from outside (parameters, globals) may come back from a call:
+        # they stay outside, so an in-place update of one remains a break.
+        if id(t) in cap.input_index or id(t) in cap.outside or _C._ir_traced_shape(t) is None:
+            return
+        cap.made[id(t)] = t
 
 
 def bind_arguments(func, args, kwargs):
@@ -524,4 +531,4 @@ def inlinable(func):
     return code_info(func.__code__).unsupported
 
 
-__all__ = ["Runner", "BreakHere", "NULL", "is_stable"]
+__all__ = ["Runner", "BreakHere"]

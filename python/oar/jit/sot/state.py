@@ -60,9 +60,9 @@ class Capture:
                     shape_check = f"{expr}.shape == {shape!r}"
                 g.add(f"isinstance({expr}, Tensor) and {expr}.dtype == {g.const(v.dtype)} and "
                       f"{shape_check} and {expr}.stop_gradient is {bool(v.stop_gradient)}")
-            else:
-                if id(v) not in self.input_index:
-                    g.add(f"{expr} is {g.const(v)}")
+            elif id(v) not in self.input_index:
+                g.add(f"{expr} is {g.const(v)}")
+                self.outside[id(v)] = v
             return
         t = type(v)
         if v is None or t is bool:

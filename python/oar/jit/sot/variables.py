@@ -140,8 +140,8 @@ class TemplateBuilder:
     outputs, the segment's initial state (by expression) and constants.
 
     Nodes: ("o", k) output k; ("p", j) initial-state path j; ("k", obj) a
-    constant; ("b", self, name) a builtin method bound to self; ("l"|"t"|"s", [nodes]); ("d", [(key, node)]); ("c", node|None)
-    a new cell; ("f", ...) a function made in the segment; ("m", f, self) a
+    constant; ("b", self, name) a builtin method bound to self; ("l"|"t"|"s",
+    [nodes]); ("d", [(key, node)]); ("c", node|None) a new cell; ("f", ...) a function made in the segment; ("m", f, self) a
     bound method; ("r", fn, args, state) an iterator by __reduce__; ("a", n,
     node) / ("A", n) the first and later uses of one mutable object, so that
     aliasing survives the replay.
