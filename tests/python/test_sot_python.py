@@ -281,3 +281,13 @@ def test_inplace_updates_of_outside_tensors_and_returned_inputs_are_breaks():
         assert_same(s(a), eager(b))
         assert_same(a, b)
     assert_same(totals[0], totals[1])
+
+
+def test_what_the_tracer_refuses_runs_eagerly():
+    def f(x):
+        y = x * 2.0
+        y.reshape_([2, 2])  # an in-place shape change: refused while tracing, fine eagerly
+        return y + 1.0
+
+    s = run_twice(f, T([1.0, 2.0, 3.0, 4.0]))
+    assert any(b.reason.startswith("not capturable:") for b in s.graph_breaks)

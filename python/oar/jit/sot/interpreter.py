@@ -496,6 +496,13 @@ class Runner:
                 return ("break", i, b.reason)
             except _guard.Dy2StaticError as e:
                 raise _Abort(i, _reason_of(e)) from None
+            except NotImplementedError as e:
+                # What the tracer refuses (a data-dependent output shape, a write into a
+                # parameter through a view, ...) runs eagerly instead.
+                msg = str(e)
+                if "[oar.ir.trace]" not in msg and "being traced" not in msg:
+                    raise
+                raise _Abort(i, f"not capturable: {msg.splitlines()[0]}") from None
             if nxt is RETURN:
                 return ("return",)
             S = tf.S
