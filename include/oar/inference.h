@@ -15,6 +15,13 @@
 //   std::vector<float> out(y->numel());
 //   y->CopyToCpu(out.data());
 //
+// Programs may hold control flow (oar.static.nn.cond, switch_case,
+// while_loop, nested to any depth, and PyLayer calls, which run their
+// recorded forward): each request runs the branches and iterations its data
+// selects, and loops may change shapes from one iteration to the next. A
+// loop stops with an error (kRuntime) after the iteration limit that
+// oar.static.nn.set_max_loop_iterations sets (1,000,000 by default).
+//
 // One predictor runs one request at a time; Clone() gives another predictor
 // that shares the weights (and the cached memory plans) for another thread.
 //

@@ -5,7 +5,8 @@
 // An index is a tuple of items (a single item is a 1-tuple): ints, slices,
 // None, one Ellipsis ("basic" items) and int or bool arrays (Tensors, lists,
 // NumPy arrays; "advanced" items). A Python bool is a 0-D bool array and a
-// 0-D int Tensor or NumPy integer an int.
+// 0-D int Tensor or NumPy integer an int (a 0-D int Tensor stays an array
+// while tracing, so that the program reads its value at run time).
 //
 // Basic indexing is one strided_slice over the sliced and int axes, a squeeze
 // of the int axes and an unsqueeze of the new ones: a view of x. Slice bounds
@@ -42,6 +43,7 @@
 
 #include "args.h"
 #include "autograd/autograd.h"
+#include "ops/dispatch.h"
 #include "ops/index.h"
 #include "ops/manip.h"
 
@@ -127,7 +129,9 @@ Item parse_item(PyObject* o, const char* api) {
     DType dt = t.dtype();
     OAR_CHECK(dt == DType::Bool || is_integer_dtype(dt), Index, "[", api,
               "] tensor indices must be integer or bool tensors, got ", dtype_name(dt));
-    if (dt != DType::Bool && t.dim() == 0) {
+    // Under a trace the value is data of the program, not a number to bake
+    // in: a 0-D integer array (advanced indexing gives what the int would).
+    if (dt != DType::Bool && t.dim() == 0 && !dispatch_state().tracing) {
       it.kind = Item::Int;
       it.start = int_value(t);
       return it;

@@ -10,7 +10,7 @@ gradients flow back to them.
 
 This is the core that ``oar.jit.to_static`` builds on; it is internal.
 """
-from . import _C
+from . import _C, _pytree
 
 __all__ = []
 
@@ -18,19 +18,20 @@ Tensor = _C.Tensor
 
 
 def _flatten(out):
-    """The tensors of a function result (a Tensor, or a list/tuple of them) and how to rebuild it."""
-    if isinstance(out, Tensor):
-        return [out], None
-    if isinstance(out, (list, tuple)):
-        return list(out), type(out)
-    raise TypeError(f"[oar.ir.trace] the traced function must return a Tensor or a list/tuple of Tensors, "
-                    f"got {type(out).__name__}")
+    """The tensors of a function result (Tensors in lists, tuples, dicts, dataclasses) and its layout."""
+    leaves = []
+    layout = _pytree.flatten(out, leaves)
+    return leaves, layout
 
 
-def _rebuild(tensors, kind):
-    if kind is None:
+def _rebuild(tensors, layout):
+    """The result of a program: its outputs put in ``layout`` (an oar._pytree layout); ``list`` gives
+    all of them as a list and None the only one."""
+    if layout is list:
+        return list(tensors)
+    if layout is None:
         return tensors[0]
-    return kind(tensors)
+    return _pytree.unflatten(layout, tensors)
 
 
 class Program:

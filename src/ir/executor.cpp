@@ -1,7 +1,5 @@
 #include "ir/executor.h"
 
-#include <atomic>
-
 #include "autograd/autograd.h"
 #include "ir/tracer.h"
 #include "ops/control_flow.h"
@@ -11,8 +9,6 @@
 namespace oar::ir {
 
 namespace {
-
-std::atomic<int64_t> g_max_loop_iterations{kDefaultMaxLoopIterations};
 
 PyLayerRunner& py_layer_runner() {
   static auto* r = new PyLayerRunner();  // set once, by the Python bindings
@@ -248,13 +244,6 @@ struct Exec {
 }  // namespace
 
 void set_py_layer_runner(PyLayerRunner runner) { py_layer_runner() = std::move(runner); }
-
-void set_max_loop_iterations(int64_t n) {
-  OAR_CHECK(n > 0, Value, "[oar.static.nn.set_max_loop_iterations] the limit must be positive, got ", n);
-  g_max_loop_iterations.store(n);
-}
-
-int64_t max_loop_iterations() { return g_max_loop_iterations.load(); }
 
 Tensors run(const Program& p, std::span<const Tensor> inputs, std::span<const Tensor> parameters) {
   Exec ex;

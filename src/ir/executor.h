@@ -24,7 +24,9 @@
 namespace oar::ir {
 
 // The most iterations one while_loop may run before the executor gives up
-// with an error (a guard against loops that never end); process-wide.
+// with an error (a guard against loops that never end); process-wide, and
+// shared with the inference runtime, which runs loops too (defined in
+// ir/loop_limit.cpp, part of the core library the runtime links).
 constexpr int64_t kDefaultMaxLoopIterations = 1000000;
 void set_max_loop_iterations(int64_t n);
 int64_t max_loop_iterations();

@@ -382,7 +382,10 @@ void Tracer::append(const OpDef& op, std::vector<Value*> operands, const Attrs& 
   for (const Tensor& o : outputs) types.push_back(o.defined() ? Type::of(o) : Type{});
   std::string note;
   if (op.traits.dynamic_shape) {
-    for (Type& t : types) std::fill(t.shape.begin(), t.shape.end(), kDynamic);
+    // The data decides how many entries come out (nonzero's count, unique's
+    // values): dim 0. The other dims follow the input's rank and shape.
+    for (Type& t : types)
+      if (!t.shape.empty()) t.shape[0] = kDynamic;
   } else if (any_dynamic) {
     InferResult r = infer_result_types(op, std::span<const Type* const>(operand_types.data(), operand_types.size()),
                                        attrs);

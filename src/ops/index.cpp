@@ -470,9 +470,12 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
   OAR_CHECK(mask.dtype() == DType::Bool, Type, "[oar.masked_select] mask must be a bool tensor, got ",
             dtype_name(mask.dtype()));
   Dims s = broadcast_shapes(x.shape(), mask.shape(), "oar.masked_select");
-  Tensor xb = reshape(expand(x, s), Dims{checked_numel(s, "oar.masked_select")});
-  Tensor pos = nonzero(reshape(expand(mask, s), Dims{xb.numel()}));
-  return dispatch1(kIndexSelect, {xb, reshape(pos, Dims{pos.numel()})}, Attrs{int64_t(0)});
+  checked_numel(s, "oar.masked_select");
+  // -1, not the sizes: under a trace the count of selected entries (and a
+  // dynamic input dim) must stay dynamic in the program.
+  Tensor xb = reshape(expand(x, s), Dims{-1});
+  Tensor pos = nonzero(reshape(expand(mask, s), Dims{-1}));
+  return dispatch1(kIndexSelect, {xb, reshape(pos, Dims{-1})}, Attrs{int64_t(0)});
 }
 
 Tensor argsort(const Tensor& x, int64_t axis, bool descending, bool stable) {

@@ -8,6 +8,7 @@
 #include "kernels/cpu/winograd.h"
 #include "ops/dispatch.h"
 #include "ops/profiler.h"
+#include "runtime/control_flow.h"
 
 namespace oar::runtime {
 
@@ -79,9 +80,15 @@ LayoutHandoffs layout_handoffs(const Model& m) {
   std::vector<char> other_reader(size_t(m.num_slots), 0);  // read some other way, or by the caller
   std::vector<int64_t> last_reader(size_t(m.num_slots), -1);
   for (int o : m.output_slots) other_reader[size_t(o)] = 1;
-  for (size_t s = 0; s < n; ++s)
+  for (size_t s = 0; s < n; ++s) {
     for (int in : m.steps[s].in)
       if (in >= 0) last_reader[size_t(in)] = int64_t(s);
+    // What control-flow regions read is read by their step, in plain layout.
+    for (int in : m.steps[s].captures) {
+      last_reader[size_t(in)] = int64_t(s);
+      other_reader[size_t(in)] = 1;
+    }
+  }
   std::vector<char> is_conv(n, 0);
   for (size_t s = 0; s < n; ++s) {
     const Step& st = m.steps[s];
@@ -156,7 +163,12 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
     for (int in : st.in) ins.push_back(in >= 0 ? env[size_t(in)] : Tensor());
     std::span<const Tensor> in_span(ins.data(), ins.size());
     outs.clear();
-    if (op.traits.dynamic_shape) {
+    if (st.control) {  // Note [control flow in the runtime]: results in buffers of their own
+      const char* arena = memory_optim_ ? arena_.get() : nullptr;
+      outs = run_control_flow(st, env, api, arena, arena ? arena + arena_bytes_ : nullptr);
+      for (size_t k = 0; k < outs.size() && k < st.out.size(); ++k)
+        if (!is_output[size_t(st.out[k])]) fresh[size_t(st.out[k])] = nbytes_of(outs[k]);
+    } else if (op.traits.dynamic_shape) {
       outs = run_eager(op, in_span, *st.attrs);  // the kernel sizes its outputs
       for (size_t k = 0; k < outs.size() && k < st.out.size(); ++k)
         if (outs[k].defined() && !is_output[size_t(st.out[k])]) fresh[size_t(st.out[k])] = nbytes_of(outs[k]);

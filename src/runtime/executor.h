@@ -4,7 +4,9 @@
 // autograd whatever the calling thread's state. With memory optimisation on,
 // intermediate results are placed in one arena by the Model's plan for the
 // input shapes; without it every result gets its own buffer and all are kept
-// until the run ends (the baseline the plan is measured against).
+// until the run ends (the baseline the plan is measured against). Control
+// flow (cond, switch_case, while_loop, py_layer) runs its regions as
+// sub-schedules: Note [control flow in the runtime] (runtime/control_flow.h).
 #pragma once
 #include <memory>
 #include <vector>

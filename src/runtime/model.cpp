@@ -13,6 +13,7 @@
 #include "ops/autocast.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
+#include "runtime/control_flow.h"
 
 namespace oar::runtime {
 
@@ -174,9 +175,6 @@ std::shared_ptr<const Model> build_model(const std::string& text, const std::str
   }
   ir::Program& p = *m->program;
   std::vector<std::string> spec_names = input_spec_names(text, p.inputs().size());
-  for (const auto& op : p.body().operations())
-    OAR_CHECK(op->num_regions() == 0, NotImplemented, "[", api, "] ", prog_file, ": op '", op->name(),
-              "' has control-flow regions, which the inference runtime does not run yet");
 
   // A program that updates its parameters (batch-norm statistics of a layer
   // saved in training mode) would write the predictor's read-only weights.
@@ -224,25 +222,19 @@ std::shared_ptr<const Model> build_model(const std::string& text, const std::str
     t.storage().set_read_only();
   }
 
-  // Slots: inputs, parameters, then op results in program order.
-  std::unordered_map<const ir::Value*, int> slot;
-  auto number = [&](const ir::Value* v) { slot[v] = m->num_slots; return m->num_slots++; };
+  // Slots: inputs, parameters, then op results in program order (a region
+  // op's region values before its results).
+  SlotNumbering slots;
   for (const ir::NamedValue& nv : p.inputs()) {
-    m->input_slots.push_back(number(nv.value));
+    m->input_slots.push_back(slots.number(nv.value));
     m->input_types.push_back(nv.value->type());
     m->input_names.push_back(spec_names.empty() ? nv.name : spec_names[m->input_names.size()]);
   }
-  for (const ir::NamedValue& nv : p.parameters()) m->param_slots.push_back(number(nv.value));
-  for (const auto& op : p.body().operations()) {
-    Step s;
-    s.def = &op->def();
-    s.attrs = &op->attrs();
-    for (ir::Value* v : op->operands()) s.in.push_back(v ? slot.at(v) : -1);
-    for (size_t k = 0; k < op->num_results(); ++k) s.out.push_back(number(op->result(k)));
-    m->steps.push_back(std::move(s));
-  }
+  for (const ir::NamedValue& nv : p.parameters()) m->param_slots.push_back(slots.number(nv.value));
+  for (const auto& op : p.body().operations()) m->steps.push_back(make_step(*op, slots, api, prog_file));
+  m->num_slots = slots.count;
   for (const ir::NamedValue& nv : p.outputs()) {
-    m->output_slots.push_back(slot.at(nv.value));
+    m->output_slots.push_back(slots.slot.at(nv.value));
     m->output_names.push_back(nv.name);
   }
   return m;
@@ -280,12 +272,26 @@ SlotPlan make_plan(const Model& m, const std::vector<Dims>& input_shapes) {
   for (size_t s = 0; s < m.steps.size(); ++s) {
     const Step& st = m.steps[s];
     const int si = int(s);
-    for (int in : st.in)
-      if (in >= 0) {
-        own_last[size_t(in)] = si;
-        int& l = last[size_t(root[size_t(in)])];
-        l = std::max(l, si);
+    auto read = [&](int in) {
+      if (in < 0) return;
+      own_last[size_t(in)] = si;
+      int& l = last[size_t(root[size_t(in)])];
+      l = std::max(l, si);
+    };
+    for (int in : st.in) read(in);
+    if (st.control) {
+      // Note [control flow in the runtime]: what the regions read is live
+      // across the step; the results get buffers of their own.
+      for (int in : st.captures) read(in);
+      const std::vector<ir::Type>& types = st.control->result_types;
+      for (size_t k = 0; k < st.out.size(); ++k) {
+        first[size_t(st.out[k])] = si;
+        bool fixed = true;
+        for (int64_t d : types[k].shape) fixed = fixed && d != ir::kDynamic;
+        if (fixed) meta[size_t(st.out[k])] = ir::meta_tensor(types[k]);
       }
+      continue;
+    }
     if (st.def->traits.view)
       for (int out : st.out) root[size_t(out)] = st.in.empty() || st.in[0] < 0 ? out : root[size_t(st.in[0])];
     bool known = !st.def->traits.dynamic_shape;

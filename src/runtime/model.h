@@ -1,5 +1,6 @@
 // A loaded model: the program (after graph passes and the bfloat16
-// rewrite), its weights, and the schedule the executor walks. Immutable
+// rewrite), its weights, and the schedule the executor walks (control flow
+// included: its regions are sub-schedules of their step). Immutable
 // after loading, so predictors and their clones share one Model; the only
 // mutable part is the cache of memory plans, behind a mutex.
 #pragma once
@@ -21,13 +22,20 @@ struct ModelOptions {
   std::vector<std::string> deleted_passes;  // names from ir::pass_names()
 };
 
+struct ControlFlow;  // runtime/control_flow.h
+
 // One op of the program in execution order, with its operands and results
-// as slot numbers (-1: an undefined optional operand).
+// as slot numbers (-1: an undefined optional operand). Control-flow ops
+// (cond, switch_case, while_loop, py_layer) carry their regions in
+// `control`, and in `captures` the enclosing slots their regions read
+// (Note [control flow in the runtime], runtime/control_flow.h).
 struct Step {
   const OpDef* def = nullptr;
   const Attrs* attrs = nullptr;
   std::vector<int> in;
   std::vector<int> out;
+  std::shared_ptr<const ControlFlow> control;  // null for every other op
+  std::vector<int> captures;
 };
 
 // Where each slot's buffer lives for one set of input shapes.
@@ -44,7 +52,7 @@ struct Model {
   std::string prog_file, params_file;
   int64_t weight_bytes = 0;
 
-  int num_slots = 0;
+  int num_slots = 0;  // every value, region values included
   std::vector<int> input_slots, param_slots, output_slots;
   std::vector<ir::Type> input_types;
   std::vector<std::string> input_names, output_names;

@@ -25,6 +25,24 @@ True
 >>> bool(np.allclose(out, net(oar.to_tensor(x)).numpy(), atol=1e-6))
 True
 
+Programs with control flow run too: branches (``oar.static.nn.cond``,
+``switch_case``) and loops (``while_loop``, whose carried tensors may change
+shape from one iteration to the next), nested to any depth, and PyLayer calls
+(their recorded forward). Each request runs the branches and iterations its
+data selects; a loop stops with RuntimeError after the limit set by
+``oar.static.nn.set_max_loop_iterations``.
+
+>>> from oar.static import nn
+>>> class Flip(oar.nn.Layer):
+...     def forward(self, x):
+...         return nn.cond(x.sum() > 0, lambda: x * 2.0, lambda: -x)
+>>> prefix = os.path.join(tempfile.mkdtemp(), "flip")
+>>> spec = [InputSpec([None], "float32", name="x")]
+>>> oar.jit.save(oar.jit.to_static(Flip(), input_spec=spec), prefix, input_spec=spec)
+>>> p = create_predictor(Config(prefix))
+>>> [p.run([np.array(v, "float32")])[0].tolist() for v in ([1.0, 2.0], [-3.0])]
+[[2.0, 4.0], [3.0]]
+
 One predictor runs one request at a time; :meth:`Predictor.clone` gives
 another that shares the weights, for one predictor per thread (``run``
 releases the GIL).

@@ -1,11 +1,14 @@
 """Rejects Python use of tensor values while ``to_static`` captures a program.
 
-Tracing records ops, not Python. ``if x.sum() > 0:`` calls ``bool()`` on a
-tensor; while tracing, that bool is computed from the example input and the
-branch it picks is baked into the program, which would then give wrong results
-for other inputs without any error. So inside a to_static trace the Tensor
-methods that turn data into Python values (bool, int, float, item, numpy,
-tolist, ...) raise Dy2StaticError naming the user's file and line.
+Tracing records ops, not Python. ``to_static`` converts the Python control
+flow it can see in the source (``if``/``while``/``for`` on tensors, ``and``,
+``or``, ``not``: oar/jit/dy2static) into control-flow ops, but a value read
+out of a tensor into Python (``bool(t)``, ``t.item()``, ``t.numpy()``,
+``float(t)``...) would be computed from the example input and baked into the
+program, which would then give wrong results for other inputs without any
+error. So inside a to_static trace the Tensor methods that turn data into
+Python values raise Dy2StaticError naming the user's file and line; the
+errors of the source conversion are Dy2StaticErrors too.
 
 The guards are installed once by wrapping the existing Tensor methods. Outside
 a to_static trace they only add a flag check; plain ``oar._ir.trace`` users
@@ -27,17 +30,19 @@ _OAR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 class Dy2StaticError(TypeError):
     """Raised when code converted by ``oar.jit.to_static`` uses a tensor's value
-    as a Python value (``if tensor:``, ``tensor.item()``, ``tensor.numpy()``...).
+    as a Python value (``bool(tensor)``, ``tensor.item()``, ``tensor.numpy()``...),
+    or contains Python that cannot be converted (see oar.jit.dy2static). The
+    message names the user's file and line and says what to write instead.
 
     >>> import oar
     >>> @oar.jit.to_static
     ... def f(x):
-    ...     return x * 2.0 if x.sum() > 0 else x
+    ...     return x * 2.0 if x.sum().item() > 0 else x
     >>> try:
     ...     f(oar.ones([2]))
     ... except oar.jit.Dy2StaticError as e:
     ...     print(str(e).splitlines()[0])
-    [oar.jit.to_static] bool() of a Tensor is not supported in a to_static function
+    [oar.jit.to_static] Tensor.item() is not supported in a to_static function
     """
 
 
@@ -50,7 +55,8 @@ class _State(threading.local):
 
 _state = _State()
 
-_CONTROL_FLOW = ("For `if tensor:` use oar.static.nn.cond(pred, true_fn, false_fn), and for `while tensor:` use "
+_CONTROL_FLOW = ("Write the condition on the tensor itself (`if tensor:` and `while tensor:` are converted), or use "
+                 "oar.static.nn.cond(pred, true_fn, false_fn) and "
                  "oar.static.nn.while_loop(cond, body, loop_vars) (oar.static.nn.switch_case(index, branch_fns) "
                  "for an if/elif chain over an integer): they are captured as control-flow ops, so the program "
                  "picks the branch or runs the loop for each input. Or select values with oar.where, or decorate "
@@ -61,6 +67,11 @@ _NUMBERS = ("Compute on tensors instead of Python numbers (tensor ops such as oa
             "oar.static.nn.while_loop; or move this code out of the to_static function "
             "(oar.jit.enable_to_static(False) runs everything eagerly).")
 
+_TRAINING = ("A captured program holds the forward computation; its gradients are captured with it, "
+             "and the update belongs outside: convert the forward (the Layer or the loss function) with "
+             "to_static and call loss.backward() and optimizer.step() on its result, or use "
+             "to_static(..., full_graph=False), which runs them eagerly between captured graphs.")
+
 _GUARDED = {
     "__bool__": ("bool() of a Tensor", _CONTROL_FLOW),
     "__int__": ("int() of a Tensor", _NUMBERS),
@@ -70,7 +81,16 @@ _GUARDED = {
     "item": ("Tensor.item()", _NUMBERS),
     "numpy": ("Tensor.numpy()", _NUMBERS),
     "tolist": ("Tensor.tolist()", _NUMBERS),
+    "backward": ("Tensor.backward()", _TRAINING),
 }
+
+
+def refuse_while_converting(what, advice=_TRAINING):
+    """Raises Dy2StaticError when called while to_static captures a program (for APIs that
+    change Python state, such as an optimizer step, which a program cannot replay)."""
+    s = _state
+    if s.converting and not s.suspended and _C._ir_is_tracing():
+        raise Dy2StaticError(_message(what, advice))
 
 
 def _user_frame():
@@ -93,9 +113,11 @@ def _message(what, advice):
         src = linecache.getline(filename, lineno).strip()
         if src:
             where += f"\n    {src}"
-    return (f"[oar.jit.to_static] {what} is not supported in a to_static function\n  {where}\n"
-            f"The program records tensor ops, not Python: a Python value read from a tensor while tracing "
-            f"would stay fixed at the value of the traced example for every later call. {advice}")
+    why = ("The program records tensor ops, not Python: a Python value read from a tensor while tracing "
+           "would stay fixed at the value of the traced example for every later call." if advice is not _TRAINING
+           else "The program records tensor ops, not Python: an update made while tracing would happen once, "
+                "at trace time, and never when the program runs.")
+    return f"[oar.jit.to_static] {what} is not supported in a to_static function\n  {where}\n{why} {advice}"
 
 
 def _guarded(name, orig):

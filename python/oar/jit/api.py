@@ -3,7 +3,11 @@
 Each call is matched against a cache of traced programs by its input
 signature (see StaticFunction). A miss traces the Python code once with the
 call's own tensors as examples (oar._ir.trace); a hit runs the cached program
-op by op through the same op definitions as eager code, with autocast.
+op by op through the same op definitions as eager code, with autocast. With
+``full_graph=True`` the code traced is the function with its source
+converted (oar.jit.dy2static): Python control flow on tensors is recorded as
+cond / while_loop ops, so a program decides branches and loop counts at run
+time.
 
 Training: a call that needs gradients (grad mode on, and a parameter or an
 input that requires grad) runs a captured forward program, and its backward
@@ -24,6 +28,7 @@ under ``oar.amp.auto_cast``, train with eager autograd over the program's ops
 instead.
 """
 import copy
+import dataclasses
 import functools
 import json
 import inspect
@@ -74,11 +79,11 @@ def not_to_static(function=None):
     """Marks a function to be called as plain Python, never converted.
 
     ``to_static`` applied to a marked function returns a StaticFunction that
-    always runs it eagerly. Called from inside a to_static function it simply
-    runs; note that oar captures programs by tracing, which records the ops
-    that run, not the Python source, so the ops such a function dispatches are
-    still recorded into the enclosing program (the function is not a graph
-    break), and reading tensor values in it still raises Dy2StaticError.
+    always runs it eagerly. Called from inside a to_static function its source
+    is not converted: its Python control flow runs once, at trace time, while
+    the ops it dispatches are still recorded into the enclosing program (the
+    function is not a graph break), and reading tensor values in it still
+    raises Dy2StaticError.
 
     >>> import oar
     >>> @oar.jit.not_to_static
@@ -108,10 +113,11 @@ def not_to_static(function=None):
 
 
 def ignore_module(modules):
-    """Accepted for Paddle compatibility: calls into these modules are not converted.
+    """Calls into functions of these modules are not converted by ``to_static``.
 
-    oar converts by tracing, which never rewrites the source of called modules,
-    so there is nothing to skip; the list is only checked and kept.
+    Their source is not rewritten (oar.jit.dy2static), so their Python control
+    flow runs at trace time; their tensor ops are still recorded. The oar
+    package, the standard library and installed packages are never converted.
 
     >>> import math
     >>> import oar
@@ -167,7 +173,32 @@ def _flatten(value, spec, name, leaves, specs, names):
         sub = spec if isinstance(spec, dict) else None
         return {k: _flatten(v, sub.get(k) if sub is not None else None, f"{name}[{k!r}]", leaves, specs, names)
                 for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(type(value), "_fields") or \
+            dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # A named tuple or a dataclass instance: its fields, by name.
+        fields = value._fields if isinstance(value, tuple) else [f.name for f in dataclasses.fields(value)]
+        sub = spec if isinstance(spec, (list, tuple)) and len(spec) == len(fields) else None
+        return _Record(type(value), tuple(fields), tuple(
+            _flatten(getattr(value, f), sub[i] if sub is not None else None, f"{name}.{f}", leaves, specs, names)
+            for i, f in enumerate(fields)))
     return value
+
+
+class _Record:
+    """A named tuple or dataclass argument with markers in place of its tensors."""
+
+    __slots__ = ("cls", "fields", "values")
+
+    def __init__(self, cls, fields, values):
+        self.cls, self.fields, self.values = cls, fields, values
+
+    def build(self, values):
+        if issubclass(self.cls, tuple):
+            return self.cls(*values)
+        obj = self.cls.__new__(self.cls)
+        for f, v in zip(self.fields, values):
+            object.__setattr__(obj, f, v)  # frozen dataclasses and init=False fields too
+        return obj
 
 
 def _fill(template, tensors):
@@ -177,6 +208,8 @@ def _fill(template, tensors):
         return type(template)(_fill(v, tensors) for v in template)
     if type(template) is dict:
         return {k: _fill(v, tensors) for k, v in template.items()}
+    if isinstance(template, _Record):
+        return template.build([_fill(v, tensors) for v in template.values])
     return template
 
 
@@ -188,6 +221,8 @@ def _freeze(template):
         return (type(template).__name__,) + tuple(_freeze(v) for v in template)
     if type(template) is dict:
         return ("dict",) + tuple((k, _freeze(v)) for k, v in template.items())
+    if isinstance(template, _Record):
+        return (template.cls, template.fields) + tuple(_freeze(v) for v in template.values)
     if isinstance(template, np.ndarray):
         return ("ndarray", template.dtype.str, template.shape, template.tobytes())
     try:
@@ -300,7 +335,8 @@ class StaticFunction:
         self._cache = ProgramCache()
         self._specialized = set()  # keys whose programs fixed a dynamic dim: cached per concrete shape
         self._last_program = None
-        self._sot_stats = None  # counters of the default mode (full_graph=False), made on its first call
+        self._converted = None  # the converted target, see _converted_target
+        self._sot_stats = None  # counters of the graph-breaking mode (full_graph=False), made on its first call
         functools.update_wrapper(self, function, updated=())
 
     def _make_positional_names(self):
@@ -410,7 +446,31 @@ class StaticFunction:
     # ---- calls
 
     def _call_python(self, args, kwargs):
+        if self._full_graph and _C._ir_is_tracing() and not getattr(self._function, "_oar_not_to_static", False):
+            target = self._converted_target()
+            try:
+                return target(*args, **kwargs)
+            except _guard.Dy2StaticError:
+                from .dy2static import convert_call
+
+                why = convert_call.why_not_converted(self._function)
+                if why is not None:
+                    warnings.warn(f"[oar.jit.to_static] {self._name} ran without source conversion, so its Python "
+                                  f"control flow on tensors is not converted: its source could not be read "
+                                  f"({why})", stacklevel=3)
+                raise
         return self._target(*args, **kwargs)
+
+    def _converted_target(self):
+        """The target with its source converted (dy2static), built on first use."""
+        if self._converted is None:
+            from .dy2static import convert_call
+
+            fn = self._function
+            if convert_call.convertible_entry(fn):
+                fn = convert_call.convert_function(fn, strict=True)
+            self._converted = fn.__get__(self._layer, type(self._layer)) if self._layer is not None else fn
+        return self._converted
 
     def __call__(self, *args, **kwargs):
         # Already inside a trace (a converted layer called by a converted
@@ -418,7 +478,7 @@ class StaticFunction:
         if not _enabled[0] or getattr(self._function, "_oar_not_to_static", False) or _C._ir_is_tracing():
             return self._call_python(args, kwargs)
         if not self._full_graph:
-            # The default mode: bytecode is interpreted, captured in segments between graph breaks.
+            # Graph-breaking mode: the bytecode is interpreted and captured in segments between breaks.
             from . import sot
 
             if self._sot_stats is None:
@@ -430,7 +490,7 @@ class StaticFunction:
 
     @property
     def graph_breaks(self):
-        """The graph breaks met so far in the default mode (``full_graph=False``), one
+        """The graph breaks met so far with ``full_graph=False``, one
         ``oar.jit.GraphBreak(filename, lineno, reason)`` per distinct location and reason,
         those inside functions it called included.
 
@@ -449,12 +509,12 @@ class StaticFunction:
 
     @property
     def compile_count(self):
-        """Segments captured so far in the default mode (first captures and recompilations)."""
+        """Segments captured so far with ``full_graph=False`` (first captures and recompilations)."""
         return self._sot_stats.compile_count if self._sot_stats is not None else 0
 
     @property
     def recompile_count(self):
-        """Captures in the default mode caused by a guard miss where a segment already existed."""
+        """Captures with ``full_graph=False`` caused by a guard miss where a segment already existed."""
         return self._sot_stats.recompile_count if self._sot_stats is not None else 0
 
     def _bind(self, args, kwargs):
@@ -545,8 +605,10 @@ class StaticFunction:
         # program applies (Note [state updates] in ir/tracer.h), so the trace's
         # own write is undone: the call that follows applies it once. A write
         # the program does not capture (through a view of a buffer, or inside
-        # a control-flow region) is undone too, with a warning.
-        buffers = [(n, b) for n, b in (named or ()) if not getattr(b, "trainable", False)]
+        # a control-flow region) is undone too, with a warning. Parameters
+        # written in place (a hand-written update under no_grad) are treated
+        # the same way.
+        buffers = list(named or ())
         with no_grad():
             saved = [_C.clone(b) for _, b in buffers]
         _guard._state.converting += 1
@@ -632,15 +694,22 @@ def to_static(function=None, input_spec=None, build_strategy=None, full_graph=Tr
     ``oar.static.InputSpec`` per positional argument (nested lists for list
     arguments); ``None`` or ``-1`` dims are dynamic, so calls that differ only
     there share one program, and calls are checked against the spec's rank and
-    static dims. ``build_strategy``, ``full_graph`` and ``backend`` are
-    accepted for Paddle compatibility.
+    static dims. ``build_strategy`` and ``backend`` are accepted for Paddle
+    compatibility.
 
     How it works and what follows from it: the first call with a new input
     signature runs the Python code once and records the ops it dispatches
     (tracing); later calls with that signature run the recorded program.
-    Python control flow therefore runs once, at trace time: branching on a
-    tensor's value (``if x.sum() > 0``), ``x.item()``, ``x.numpy()``,
-    ``float(x)`` raise ``oar.jit.Dy2StaticError`` naming the file and line.
+    With ``full_graph=True`` the code traced is a converted copy of the
+    function (oar.jit.dy2static, as Paddle's dy2static): ``if``/``elif``,
+    ``while``, ``for ... in range(tensor)`` and ``for row in tensor``,
+    ``break``/``continue``/``return`` inside them, ``and``/``or``/``not`` and
+    ``a if c else b`` on tensors become cond / while_loop / logical ops, so the
+    program decides for each input; functions, methods and user layers it
+    calls are converted too. Other Python runs once, at trace time: loops over
+    Python lists are unrolled, and reading a tensor's value into Python
+    (``bool(x)``, ``x.item()``, ``x.numpy()``, ``float(x)``) raises
+    ``oar.jit.Dy2StaticError`` naming the file and line.
     Python values computed from shapes are fixed too: ``x.reshape([x.shape[0],
     -1])`` records the example's batch size; if that makes a dynamic dim
     static, a warning says so and the function is traced again per shape
@@ -665,6 +734,13 @@ def to_static(function=None, input_spec=None, build_strategy=None, full_graph=Tr
     [[3.0, 4.0], [0.0, 6.0]]
     >>> len(f.program_cache)  # a new scale value is a new signature
     2
+    >>> @oar.jit.to_static
+    ... def g(x):
+    ...     if x.sum() > 0:
+    ...         return x * 2.0
+    ...     return -x
+    >>> g(oar.to_tensor([1.0])).numpy().tolist(), g(oar.to_tensor([-3.0])).numpy().tolist(), len(g.program_cache)
+    ([2.0], [3.0], 1)
     """
     if kwargs:
         unknown = sorted(set(kwargs) - {"property"})

@@ -19,7 +19,7 @@ import os
 import tempfile
 import warnings
 
-from .. import _C, _ir
+from .. import _C, _ir, _pytree
 from .. import serialization as _ser
 from ..framework_param import _mark_parameter
 from ..nn import Layer
@@ -31,7 +31,17 @@ __all__ = ["save", "load", "TranslatedLayer"]
 Tensor = _C.Tensor
 
 _MAX_PROGRAM_BYTES = 1 << 30  # a program file larger than this is not a program
-_OUT_KINDS = {"tensor": None, "list": list, "tuple": tuple}
+_OUT_KINDS = {"list": list, "tuple": tuple}
+
+
+def _simple_kind(layout):
+    """"tensor", "list" or "tuple" for a Tensor or a flat list/tuple of Tensors (the first format's
+    kinds, which older readers know); None for any other layout."""
+    if layout == _pytree.TENSOR:
+        return "tensor"
+    if layout[0] in (list, tuple) and all(c == _pytree.TENSOR for c in layout[1]):
+        return "list" if layout[0] is list else "tuple"
+    return None
 
 
 def _err(path, what):
@@ -110,9 +120,12 @@ def save(layer, path, input_spec=None, **configs):
             kinds[name] = "parameter" if not t.stop_gradient else "frozen"
         else:
             kinds[name] = "buffer"
-    kind = {None: "tensor", list: "list", tuple: "tuple"}.get(program._out_kind, "tuple")
-    meta = {"output_kind": kind, "parameter_kinds": kinds,
+    layout = program._out_kind
+    kind = _simple_kind(layout)
+    meta = {"output_kind": kind or "nested", "parameter_kinds": kinds,
             "input_names": [getattr(s, "name", None) for s in (input_spec or [])]}
+    if kind is None:
+        meta["output_tree"] = _pytree.to_json(layout, "oar.jit.save")
     text = _C._ir_to_json(program._prog).rstrip()
     text = text[:-1] + ',\n "meta": ' + json.dumps(meta) + "}\n"  # the document's last "}" closes it
     folder = os.path.dirname(os.path.abspath(path))
@@ -138,15 +151,23 @@ def _read_program(jpath):
     meta = json.loads(text).get("meta", {})  # already validated as JSON above
     if not isinstance(meta, dict):
         raise _err(jpath, "\"meta\" must be an object")
-    kind = meta.get("output_kind", "tuple" if len(prog.output_names) > 1 else "tensor")
-    if kind not in _OUT_KINDS:
+    n = len(prog.output_names)
+    kind = meta.get("output_kind", "tuple" if n > 1 else "tensor")
+    if kind == "nested":
+        layout = _pytree.from_json(meta.get("output_tree"), f"[oar.jit.load] {jpath}: \"meta\" \"output_tree\"")
+        if _pytree.count(layout) != n:
+            raise _err(jpath, f"\"output_tree\" places {_pytree.count(layout)} tensors but the program has "
+                              f"{n} outputs")
+    elif kind == "tensor" or kind in _OUT_KINDS:
+        if kind == "tensor" and n != 1:
+            raise _err(jpath, f"\"output_kind\" is tensor but the program has {n} outputs")
+        layout = _pytree.TENSOR if kind == "tensor" else (_OUT_KINDS[kind], (_pytree.TENSOR,) * n)
+    else:
         raise _err(jpath, f"unknown \"output_kind\" {kind!r} in \"meta\"")
-    if kind == "tensor" and len(prog.output_names) != 1:
-        raise _err(jpath, f"\"output_kind\" is tensor but the program has {len(prog.output_names)} outputs")
     kinds = meta.get("parameter_kinds", {})
     if not isinstance(kinds, dict) or not all(v in ("parameter", "frozen", "buffer") for v in kinds.values()):
         raise _err(jpath, "\"parameter_kinds\" in \"meta\" must map names to parameter, frozen or buffer")
-    return prog, _OUT_KINDS[kind], kinds
+    return prog, layout, kinds
 
 
 def _read_weights(wpath, prog):

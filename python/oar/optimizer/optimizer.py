@@ -42,6 +42,12 @@ def _as_float(v):
     return float(v)
 
 
+def _refuse_in_capture(opt, method):
+    # An update inside oar.jit.to_static's capture would run once, at trace time.
+    from ..jit import _guard
+    _guard.refuse_while_converting(f"{type(opt).__name__}.{method}()")
+
+
 class Optimizer:
     """Base class of the optimizers (Paddle's ``paddle.optimizer.Optimizer``).
 
@@ -318,6 +324,7 @@ class Optimizer:
         >>> round(w.item(), 6)
         2.8
         """
+        _refuse_in_capture(self, "step")
         self._apply_optimize(self._collect())
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
@@ -339,6 +346,7 @@ class Optimizer:
         if static is not None:
             # A recorded loss: each run of the program applies one update.
             return static._minimize(self, loss, startup_program, parameters, no_grad_set)
+        _refuse_in_capture(self, "minimize")
         pg = self._collect(parameters)
         if no_grad_set:
             skip = {id(t) for t in no_grad_set if isinstance(t, _C.Tensor)}

@@ -76,8 +76,13 @@ def build(program, leaves):
     if not params and not leaf_index:
         return None
     # The runs below (for the output shapes, and the trace) apply the
-    # program's state updates; the call applies them once, so undo these.
-    buffers = [t for _, t in bound if t.stop_gradient]
+    # program's state updates (buffers, and parameters written in place);
+    # the call applies them once, so undo these.
+    try:
+        updated = {u["parameter"] for u in json.loads(_C._ir_to_json(program._prog)).get("state_updates", ())}
+    except NotImplementedError:  # a program the format cannot write: keep every bound tensor
+        updated = {name for name, _ in bound}
+    buffers = [t for name, t in bound if name in updated]
     with no_grad():
         saved_buffers = [_C.clone(b) for b in buffers]
     try:

@@ -7,14 +7,15 @@ branch, and a loop runs while its condition holds, as Python ``if`` and
 ``oar._ir.trace``) they are recorded as control-flow ops whose regions hold
 every branch (or the loop's condition and body), so the captured program
 decides at run time, for each input, which branch runs or how many times the
-loop body runs. Writing ``if tensor:`` or ``while tensor:`` in a captured
-function instead raises ``oar.jit.Dy2StaticError`` naming the line.
+loop body runs. ``oar.jit.to_static`` converts ``if tensor:`` and
+``while tensor:`` in the functions it captures into these ops
+(oar/jit/dy2static).
 
 Capture runs every branch once on the example inputs (each branch must be
 valid for them), and a loop body at least once; the example results are
 those of the branch or iterations the example selects.
 """
-from .. import _C
+from .. import _C, _pytree
 
 from ._nn_common import *  # noqa: F401,F403
 from ._nn_common import __all__ as _layers
@@ -25,51 +26,14 @@ __all__ = ["cond", "while_loop", "switch_case", "case", "set_max_loop_iterations
 Tensor = _C.Tensor
 
 
-# ---- nested structures of tensors ------------------------------------------
-
-def _flatten(value, leaves):
-    """Appends the tensors of ``value`` (nested lists, tuples, dicts) to leaves; returns its layout."""
-    if isinstance(value, Tensor):
-        leaves.append(value)
-        return ("tensor",)
-    if isinstance(value, (list, tuple)):
-        return (type(value), tuple(_flatten(v, leaves) for v in value))
-    if isinstance(value, dict):
-        keys = list(value.keys())
-        return (dict, tuple(keys), tuple(_flatten(value[k], leaves) for k in keys))
-    # Python values (None, numbers, strings) are part of the layout: every
-    # branch must give the same ones.
-    return ("const", value)
+# ---- nested structures of tensors (oar/_pytree.py) -----------------------------
+# Python values (None, numbers, strings) are part of a layout: every branch
+# must give the same ones.
+_flatten, _same_layout, _describe = _pytree.flatten, _pytree.same, _pytree.describe
 
 
-def _rebuild(layout, leaves, pos=None):
-    if pos is None:
-        pos = [0]
-    kind = layout[0]
-    if kind == "tensor":
-        t = leaves[pos[0]]
-        pos[0] += 1
-        return t
-    if kind == "const":
-        return layout[1]
-    if kind is dict:
-        return {k: _rebuild(sub, leaves, pos) for k, sub in zip(layout[1], layout[2])}
-    return kind(_rebuild(sub, leaves, pos) for sub in layout[1])
-
-
-def _same_layout(a, b):
-    if a[0] != b[0]:
-        return False
-    if a[0] == "tensor":
-        return True
-    if a[0] == "const":
-        try:
-            return bool(a[1] == b[1]) and type(a[1]) is type(b[1])
-        except Exception:
-            return a[1] is b[1]
-    if a[0] is dict:
-        return a[1] == b[1] and all(_same_layout(x, y) for x, y in zip(a[2], b[2]))
-    return len(a[1]) == len(b[1]) and all(_same_layout(x, y) for x, y in zip(a[1], b[1]))
+def _rebuild(layout, leaves):
+    return _pytree.unflatten(layout, leaves)
 
 
 def _capturing():
@@ -146,18 +110,6 @@ def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
 
     outs = _C._ir_cond(pred, branch(true_fn, "true_fn"), branch(false_fn, "false_fn"))
     return _rebuild(layouts["true_fn"], list(outs))
-
-
-def _describe(layout):
-    kind = layout[0]
-    if kind == "tensor":
-        return "Tensor"
-    if kind == "const":
-        return repr(layout[1])
-    if kind is dict:
-        return "{" + ", ".join(f"{k!r}: {_describe(s)}" for k, s in zip(layout[1], layout[2])) + "}"
-    inner = ", ".join(_describe(s) for s in layout[1])
-    return f"[{inner}]" if kind is list else f"({inner}{',' if len(layout[1]) == 1 else ''})"
 
 
 # ---- while_loop -------------------------------------------------------------
@@ -249,7 +201,7 @@ def _require_tensors(layout, api):
                         f"({layout[1]!r}); make it a Tensor (e.g. oar.full([], value))")
     if kind == "tensor":
         return
-    for sub in (layout[2] if kind is dict else layout[1]):
+    for sub in layout[-1]:
         _require_tensors(sub, api)
 
 
@@ -389,7 +341,9 @@ def set_max_loop_iterations(n):
     """Sets how many iterations one captured while_loop may run before it stops with an error (default 1000000).
 
     A guard against loops whose condition never becomes false; an oar
-    extension (Paddle has no such limit). Returns the previous limit.
+    extension (Paddle has no such limit). The limit is process-wide: it holds
+    for programs run by ``oar.jit.load``'s layers and by the inference
+    runtime (``oar.inference``) too. Returns the previous limit.
 
     >>> from oar.static import nn
     >>> old = nn.set_max_loop_iterations(10)

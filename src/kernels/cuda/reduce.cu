@@ -1,7 +1,7 @@
 // CUDA kernels of sum, mean, prod, amax and amin over any set of axes of a
 // strided tensor, with the accumulators of the CPU kernels (kernels/cpu/
-// reduce.cpp): float for the 16-bit floats, int64 for integers, NaN wins in
-// amax/amin.
+// reduce.cpp): float for the 16-bit floats, int64 for integers, the complex
+// type itself for complex sum/mean/prod, NaN wins in amax/amin.
 //
 // Note [CUDA reduction layout]
 // As on the CPU (Note [reduction layout]) the kept dims index the outputs and
@@ -19,6 +19,7 @@
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/wrap.h"
+#include "kernels/cuda/index_util.cuh"
 #include "kernels/cuda/loops.cuh"
 #include "kernels/cuda/registry.h"
 
@@ -118,6 +119,22 @@ template <typename A, bool Max> struct ExtremeR {
     if (x != x) return x;
     return Max ? (x > a ? x : a) : (x < a ? x : a);
   }
+  __device__ Acc finish(Acc a, int64_t) const { return a; }
+};
+
+// Complex sum/mean/prod accumulate in the storage layout (Cx), which is
+// trivially constructible, so it may sit in the shared buffer of block_combine.
+template <typename F> struct CxSumR {
+  using Acc = Cx<F>;
+  bool mean;
+  __device__ Acc init() const { return {F(0), F(0)}; }
+  __device__ Acc step(Acc a, Acc x) const { return v_add(a, x); }
+  __device__ Acc finish(Acc a, int64_t n) const { return mean ? Acc{a.re / F(n), a.im / F(n)} : a; }
+};
+template <typename F> struct CxProdR {
+  using Acc = Cx<F>;
+  __device__ Acc init() const { return {F(1), F(0)}; }
+  __device__ Acc step(Acc a, Acc x) const { return v_mul(a, x); }
   __device__ Acc finish(Acc a, int64_t) const { return a; }
 };
 
@@ -248,6 +265,22 @@ template <bool Max> void extreme_kernel(std::span<const Tensor> in, std::span<Te
   });
 }
 
+// sum, mean (Mean) and prod (Prod) of complex64/complex128.
+template <bool Mean, bool Prod> void complex_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  const char* api = Prod ? "oar.prod" : Mean ? "oar.mean" : "oar.sum";
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    using F = decltype(value_t<T>{}.re);
+    if constexpr (Prod) run_reduce<T, T>(api, in[0], out[0], a.ints(0), CxProdR<F>{});
+    else run_reduce<T, T>(api, in[0], out[0], a.ints(0), CxSumR<F>{Mean});
+  };
+  if (in[0].dtype() == DType::Complex64) go(complex64{});
+  else go(complex128{});
+}
+
+const bool c1 = register_all("sum", complex_kernel<false, false>, {DType::Complex64, DType::Complex128});
+const bool c2 = register_all("mean", complex_kernel<true, false>, {DType::Complex64, DType::Complex128});
+const bool c3 = register_all("prod", complex_kernel<false, true>, {DType::Complex64, DType::Complex128});
 const bool r1 = register_real("sum", sum_kernel, OAR_ALL_DTYPES);
 const bool r2 = register_real("mean", mean_kernel, OAR_INEXACT_DTYPES);
 const bool r3 = register_real("prod", prod_kernel, OAR_NUMERIC_DTYPES);

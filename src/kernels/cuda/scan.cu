@@ -1,7 +1,7 @@
 // CUDA kernels of the single-axis reductions and scans of
 // kernels/cpu/reduce_ext.cpp: argmax/argmin, cumsum/cumprod and
-// cummax/cummin, over strided inputs, for the real dtypes (the CPU's complex
-// cumsum/cumprod are left to the CPU).
+// cummax/cummin, over strided inputs, for the real dtypes and, for
+// cumsum/cumprod, complex.
 //
 // Note [CUDA line kernels]
 // As on the CPU, each kernel walks "lines": the elements along the axis for
@@ -56,11 +56,14 @@ template <typename A> __device__ __forceinline__ bool is_nan(A v) {
 // A scan: combine(a, b) with a before b along the line; identity() is the
 // empty prefix; write stores the running result at element offset `at`.
 template <typename T> struct SumProd {  // cumsum / cumprod
-  using Acc = std::conditional_t<std::is_integral_v<T>, T, compute_t<T>>;
+  using Acc = std::conditional_t<std::is_integral_v<T>, T, value_t<T>>;
   bool prod;
-  __device__ Acc identity() const { return prod ? Acc(1) : Acc(0); }
+  __device__ Acc identity() const {
+    if constexpr (is_cx_v<Acc>) return Acc{decltype(Acc{}.re)(prod ? 1 : 0), 0};
+    else return prod ? Acc(1) : Acc(0);
+  }
   __device__ Acc lift(const T* p, int64_t) const { return Acc(ld(p)); }
-  __device__ Acc combine(Acc a, Acc b) const { return prod ? cpu::wrap_mul(a, b) : cpu::wrap_add(a, b); }
+  __device__ Acc combine(Acc a, Acc b) const { return prod ? v_mul(a, b) : v_add(a, b); }
   __device__ void write(T* vo, int64_t*, int64_t at, Acc a) const { st(vo + at, a); }
 };
 
@@ -156,10 +159,13 @@ void run_scan(const char* api, const Tensor& x, Tensor& vals, int64_t* idx, int6
 
 // attrs: axis, reverse.
 template <bool Prod> void cumsum_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
-  visit_ordered(in[0].dtype(), [&](auto tag) {
+  auto go = [&](auto tag) {
     using T = decltype(tag);
     run_scan<T>(Prod ? "oar.cumprod" : "oar.cumsum", in[0], out[0], nullptr, a.i(0), a.b(1), SumProd<T>{Prod});
-  });
+  };
+  if (in[0].dtype() == DType::Complex64) go(complex64{});
+  else if (in[0].dtype() == DType::Complex128) go(complex128{});
+  else visit_ordered(in[0].dtype(), go);
 }
 
 // attrs: axis; outputs values and int64 indices.
@@ -258,8 +264,8 @@ template <bool Max> void arg_kernel(std::span<const Tensor> in, std::span<Tensor
 
 const bool r1 = register_real("argmax", arg_kernel<true>, OAR_REAL_DTYPES);
 const bool r2 = register_real("argmin", arg_kernel<false>, OAR_REAL_DTYPES);
-const bool r3 = register_real("cumsum", cumsum_kernel<false>, OAR_NUMERIC_DTYPES);
-const bool r4 = register_real("cumprod", cumsum_kernel<true>, OAR_NUMERIC_DTYPES);
+const bool r3 = register_all("cumsum", cumsum_kernel<false>, OAR_NUMERIC_DTYPES);
+const bool r4 = register_all("cumprod", cumsum_kernel<true>, OAR_NUMERIC_DTYPES);
 const bool r5 = register_real("cummax", cumext_kernel<true>, OAR_REAL_DTYPES);
 const bool r6 = register_real("cummin", cumext_kernel<false>, OAR_REAL_DTYPES);
 

@@ -1,7 +1,7 @@
 """``to_static(full_graph=False)``: symbolic bytecode execution with guards
 and graph breaks (Note [segments and graph breaks] in interpreter.py).
 
-A function converted in the default mode is run by a bytecode interpreter
+A function converted with full_graph=False is run by a bytecode interpreter
 written in Python. Stretches of it (segments) are captured as programs,
 guarded by the Python values they depend on, and cached per instruction; what
 cannot be captured (a graph break) runs eagerly, and capture resumes after
@@ -14,7 +14,7 @@ __all__ = ["GraphBreak", "SotReport", "sot_report"]
 
 
 def run(static_function, stats, args, kwargs):
-    """Runs one call of a StaticFunction in the default mode; returns its result."""
+    """Runs one call of a StaticFunction with full_graph=False; returns its result."""
     runner = Runner(stats, static_function._named_state)
     runner.build_strategy = static_function._build_strategy
     if static_function._input_spec is not None:

@@ -38,7 +38,7 @@ class SotStats:
             self.breaks[brk] = None
 
 
-# Stats of every StaticFunction that ran in the default mode, for sot_report().
+# Stats of every StaticFunction that ran with full_graph=False, for sot_report().
 _all_stats = weakref.WeakSet()
 
 
@@ -48,7 +48,7 @@ def register(stats):
 
 class SotReport:
     """What ``oar.jit.sot_report()`` returns: one row per function that ran in
-    the default mode, with its breaks and segment counts.
+    the graph-breaking mode (full_graph=False), with its breaks and segment counts.
 
     ``functions`` holds (name, compile_count, recompile_count, breaks) rows and
     ``breaks`` every GraphBreak of every function; ``str()`` is a table.
@@ -87,8 +87,8 @@ class SotReport:
 
 
 def sot_report():
-    """A report of every ``to_static`` function run in the default mode
-    (``full_graph=False``): its graph breaks (file:line and reason), the
+    """A report of every ``to_static`` function run with ``full_graph=False``:
+    its graph breaks (file:line and reason), the
     number of segments captured and how many of them were recompilations.
 
     >>> import oar

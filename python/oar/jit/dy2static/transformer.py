@@ -1,0 +1,587 @@
+"""The source rewrite behind ``to_static``: Python control flow becomes calls of the runtime helpers.
+
+``transform(fn)`` parses a function's source and rewrites it in passes:
+
+1. expressions (``_Expressions``): ``a and b`` -> ``_jst.And(lambda: a, lambda: b)``,
+   ``or``, ``not``, ``a if c else b``, comparison chains, ``assert``, and every
+   call ``f(x)`` -> ``_jst.Call(f, x)`` so that called user code is converted too;
+2. exits (``_Exits``): ``return`` inside an ``if`` or a loop, ``break`` and
+   ``continue`` become flag variables; the statements after one that may set a
+   flag run under ``if not flag:``, loop conditions test the flags, and the
+   function ends in one ``return``. After this pass no statement jumps, so
+   branches and loop bodies can become functions;
+3. liveness (``_annotate_live``): for each ``if`` and loop, the names that may
+   be read after it (a superset), which decides what a tensor ``if`` must
+   merge strictly (Note [merging branch values] in convert_ops.py);
+4. control flow (``_ControlFlow``): ``if``/``while``/``for`` become
+   ``_jst.IfElse`` / ``_jst.While`` / ``_jst.For`` calls on nested functions
+   (the branches, the condition, the body) that read and write the enclosing
+   function's variables with ``nonlocal``, plus ``get``/``set`` functions for
+   the variables the statement assigns. Every local of the function starts as
+   ``_jst.UndefinedVar(name)`` so that ``nonlocal`` always has a binding.
+
+Note [line numbers of converted code]
+The parsed tree is shifted to the function's first line in its file, every
+generated node takes the location of the statement it replaces, and the code
+is compiled with the original file name. Tracebacks, and the errors that name
+the user's line (Dy2StaticError), therefore point into the original source
+without a separate line map.
+"""
+import ast
+import inspect
+import textwrap
+
+JST = "_jst"
+_PREFIX = "_oar_"
+
+# Calls that must run in the caller's own frame, or that are never user code worth converting.
+_DIRECT = {"super", "locals", "globals", "vars", "dir", "eval", "exec", "breakpoint", "isinstance", "issubclass",
+           "type", "id", "hasattr", "getattr", "setattr"}
+
+
+class Unconvertible(Exception):
+    """The source cannot be converted: (line, reason, advice)."""
+
+    def __init__(self, lineno, reason, advice):
+        super().__init__(reason)
+        self.lineno, self.reason, self.advice = lineno, reason, advice
+
+
+def _load(name):
+    return ast.Name(id=name, ctx=ast.Load())
+
+
+def _store(name):
+    return ast.Name(id=name, ctx=ast.Store())
+
+
+def _jst(attr):
+    return ast.Attribute(value=_load(JST), attr=attr, ctx=ast.Load())
+
+
+def _jst_call(attr, args, keywords=()):
+    return ast.Call(func=_jst(attr), args=list(args), keywords=list(keywords))
+
+
+def _lambda(body):
+    return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                      body=body)
+
+
+def _assign(name, value):
+    return ast.Assign(targets=[_store(name)], value=value)
+
+
+def _strs(names):
+    return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
+
+
+def _copy(new, src):
+    """Gives ``new`` the first line of ``src`` (a one-line span: Python 3.11 reports some instructions of a
+    multi-line node, e.g. attribute loads, at its last line)."""
+    new.lineno = new.end_lineno = src.lineno
+    new.col_offset = new.end_col_offset = src.col_offset
+    return new
+
+
+def _located(nodes, src):
+    for n in nodes:
+        _copy(n, src)
+    return nodes
+
+
+def _is_jst(node):
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == JST
+
+
+# ---------------------------------------------------------------- scope analysis
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+
+
+def _walk_scope(nodes):
+    """The nodes of ``nodes`` without entering nested scopes (a nested def itself is yielded)."""
+    stack = list(reversed(nodes))
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, _SCOPES):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.extend(reversed(n.decorator_list))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                stack.extend(reversed(n.args.defaults + [d for d in n.args.kw_defaults if d is not None]))
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(n))))
+
+
+def _target_names(target, out):
+    for n in ast.walk(target):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.append(n.id)
+
+
+def assigned(nodes):
+    """Names bound by the statements ``nodes`` in their own scope, in order of first binding."""
+    out = []
+    for n in _walk_scope(nodes):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.append(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.extend((a.asname or a.name).split(".")[0] for a in n.names if a.name != "*")
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.append(n.name)
+    return list(dict.fromkeys(out))
+
+
+def loaded(nodes):
+    """Names read anywhere in ``nodes``, nested scopes included (closures read them too)."""
+    out = set()
+    for node in nodes:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                out.add(n.id)
+    return out
+
+
+def _appended_lists(nodes):
+    """Names X with an ``X.append(...)`` or ``X.pop(...)`` call in ``nodes`` (before or after call wrapping)."""
+    out = []
+    for n in _walk_scope(nodes):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        if _is_jst(f) and f.attr == "Call" and n.args:
+            f = n.args[0]
+        if isinstance(f, ast.Attribute) and f.attr in ("append", "pop") and isinstance(f.value, ast.Name):
+            out.append(f.value.id)
+    return list(dict.fromkeys(out))
+
+
+def _mutated(nodes):
+    """Names X whose value is changed in place: ``X[k] = v``, ``X[k] += v``, ``X.append(v)``, ``X.pop()``."""
+    out = []
+    for n in _walk_scope(nodes):
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name):
+            out.append(n.value.id)
+    return list(dict.fromkeys(out + _appended_lists(nodes)))
+
+
+def _declared(fn, kind):
+    out = set()
+    for n in _walk_scope(fn.body):
+        if isinstance(n, kind):
+            out.update(n.names)
+    return out
+
+
+def _params(fn):
+    a = fn.args
+    names = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+    if a.vararg:
+        names.append(a.vararg.arg)
+    if a.kwarg:
+        names.append(a.kwarg.arg)
+    return names
+
+
+def _is_generator(fn):
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_scope(fn.body))
+
+
+# ---------------------------------------------------------------- pass 1: expressions
+
+
+class _Expressions(ast.NodeTransformer):
+    """and / or / not / conditional expressions / comparison chains / assert / calls -> _jst helpers."""
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        helper = "And" if isinstance(node.op, ast.And) else "Or"
+        result = node.values[-1]
+        for value in reversed(node.values[:-1]):
+            result = _jst_call(helper, [_lambda(value), _lambda(result)])
+        return _copy(result, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return _copy(_jst_call("Not", [node.operand]), node)
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        return _copy(_jst_call("IfExp", [node.test, _lambda(node.body), _lambda(node.orelse)]), node)
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        # a < b < c -> And(a < b, b < c); the middle operands are evaluated twice.
+        parts = []
+        left = node.left
+        for op, right in zip(node.ops, node.comparators):
+            parts.append(_copy(ast.Compare(left=left, ops=[op], comparators=[right]), node))
+            left = right
+        result = parts[-1]
+        for part in reversed(parts[:-1]):
+            result = _jst_call("And", [_lambda(part), _lambda(result)])
+        return _copy(result, node)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if _is_jst(f) or (isinstance(f, ast.Name) and f.id in _DIRECT):
+            return node
+        node.args = [f] + node.args
+        node.func = _copy(_jst("Call"), f)
+        return node
+
+    def visit_Assert(self, node):
+        self.generic_visit(node)
+        args = [node.test] + ([_lambda(node.msg)] if node.msg is not None else [])
+        return _copy(ast.Expr(value=_jst_call("Assert", args)), node)
+
+
+# ---------------------------------------------------------------- pass 2: return / break / continue
+
+
+class _Loop:
+    def __init__(self, k):
+        self.brk, self.cnt = f"{_PREFIX}break_{k}", f"{_PREFIX}continue_{k}"
+        self.used_brk = self.used_cnt = False
+
+
+_RET_FLAG, _RET_VAL = f"{_PREFIX}return_flag", f"{_PREFIX}return_value"
+
+
+def _not_any(flags):
+    """``not (f1 or f2 ...)`` with the helpers, so that tensor flags work."""
+    expr = _load(flags[-1])
+    for f in reversed(flags[:-1]):
+        expr = _jst_call("Or", [_lambda(_load(f)), _lambda(expr)])
+    return _jst_call("Not", [expr])
+
+
+class _Exits:
+    def __init__(self, counter):
+        self.counter = counter
+
+    def function(self, fn):
+        returns = [n for n in _walk_scope(fn.body) if isinstance(n, ast.Return)]
+        top = [s for s in fn.body if isinstance(s, ast.Return)]
+        self.ret = len(returns) > len(top)
+        if self.ret and not isinstance(fn.body[-1], ast.Return):
+            # Falling off the end returns None: explicit, so that a path returning None and one returning a
+            # tensor are merged (and refused) like any other two values.
+            fn.body.append(_copy(ast.Return(value=None), fn.body[-1]))
+        body, _ = self.block(fn.body, None)
+        if self.ret:
+            first = fn.body[0]
+            init = _located([_assign(_RET_FLAG, ast.Constant(False)),
+                             _assign(_RET_VAL, _jst_call("UndefinedVar", [ast.Constant("the return value")]))],
+                            first)
+            end = ast.Return(value=_jst_call("ReturnValue", [_load(_RET_VAL)]))
+            _copy(end, fn.body[-1])
+            body = init + body + [end]
+        fn.body = body
+
+    def block(self, stmts, loop):
+        out, sets = [], set()
+        for i, s in enumerate(stmts):
+            new, got = self.stmt(s, loop)
+            out.extend(new)
+            sets |= got
+            flags = [f for f in ((loop.brk, loop.cnt) if loop else ()) if f in got]
+            if _RET_FLAG in got:
+                flags.append(_RET_FLAG)
+            if flags and i + 1 < len(stmts):
+                rest, rest_sets = self.block(stmts[i + 1:], loop)
+                guard = ast.If(test=_not_any(flags), body=rest, orelse=[])
+                out.append(_copy(guard, stmts[i + 1]))
+                sets |= rest_sets
+                break
+        return out, sets
+
+    def stmt(self, s, loop):
+        if isinstance(s, ast.Return) and self.ret:
+            value = s.value if s.value is not None else ast.Constant(None)
+            return _located([_assign(_RET_VAL, value), _assign(_RET_FLAG, ast.Constant(True))], s), {_RET_FLAG}
+        if isinstance(s, ast.Break) and loop is not None:
+            loop.used_brk = True
+            return _located([_assign(loop.brk, ast.Constant(True))], s), {loop.brk}
+        if isinstance(s, ast.Continue) and loop is not None:
+            loop.used_cnt = True
+            return _located([_assign(loop.cnt, ast.Constant(True))], s), {loop.cnt}
+        if isinstance(s, ast.If):
+            s.body, a = self.block(s.body, loop)
+            s.orelse, b = self.block(s.orelse, loop)
+            return [s], a | b
+        if isinstance(s, ast.With):
+            s.body, a = self.block(s.body, loop)
+            return [s], a
+        if isinstance(s, ast.Try):
+            sets = set()
+            for attr in ("body", "orelse", "finalbody"):
+                new, got = self.block(getattr(s, attr), loop)
+                setattr(s, attr, new)
+                sets |= got
+            for h in s.handlers:
+                h.body, got = self.block(h.body, loop)
+                sets |= got
+            return [s], sets
+        if isinstance(s, (ast.While, ast.For)):
+            return self.loop(s, loop)
+        return [s], set()
+
+    def loop(self, s, outer):
+        self.counter[0] += 1
+        inner = _Loop(self.counter[0])
+        s.body, sets = self.block(s.body, inner)
+        if not s.body:
+            s.body = [_copy(ast.Pass(), s)]
+        pre, post = [], []
+        if inner.used_brk or s.orelse:
+            pre.append(_copy(_assign(inner.brk, ast.Constant(False)), s))
+        if inner.used_cnt:
+            s.body.insert(0, _copy(_assign(inner.cnt, ast.Constant(False)), s.body[0]))
+        stops = ([inner.brk] if inner.used_brk else []) + ([_RET_FLAG] if _RET_FLAG in sets else [])
+        if stops:
+            keep = _not_any(stops)
+            if isinstance(s, ast.While):
+                s.test = _copy(_jst_call("And", [_lambda(keep), _lambda(s.test)]), s.test)
+            else:
+                s._oar_keep = keep
+        out_sets = sets & {_RET_FLAG}
+        if s.orelse:
+            orelse, got = self.block(s.orelse, outer)
+            out_sets |= got
+            post.append(_copy(ast.If(test=_jst_call("Not", [_load(inner.brk)]), body=orelse, orelse=[]),
+                                          s.orelse[0]))
+            s.orelse = []
+        return pre + [s] + post, out_sets
+
+
+# ---------------------------------------------------------------- pass 3: liveness
+
+
+def _annotate_live(stmts, after, in_loop):
+    """Sets ``_oar_live`` on each if/while/for: the names that may be read after it."""
+    suffix = [set() for _ in stmts]
+    acc = set()
+    for i in range(len(stmts) - 1, -1, -1):
+        suffix[i] = set(acc)
+        acc |= loaded([stmts[i]])
+    for i, s in enumerate(stmts):
+        live = suffix[i] | after | in_loop
+        if isinstance(s, ast.If):
+            s._oar_live = live
+            _annotate_live(s.body, live, in_loop)
+            _annotate_live(s.orelse, live, in_loop)
+        elif isinstance(s, (ast.While, ast.For)):
+            s._oar_live = live
+            keep = [s._oar_keep] if hasattr(s, "_oar_keep") else []
+            _annotate_live(s.body, live, in_loop | loaded([s] + keep))
+        elif isinstance(s, ast.With):
+            _annotate_live(s.body, live, in_loop)
+        elif isinstance(s, ast.Try):
+            for block in (s.body, s.orelse, s.finalbody):
+                _annotate_live(block, live, in_loop)
+            for h in s.handlers:
+                _annotate_live(h.body, live, in_loop)
+
+
+# ---------------------------------------------------------------- pass 4: control flow
+
+
+class _ControlFlow:
+    def __init__(self, counter, globals_):
+        self.counter = counter
+        self.globals = globals_
+        self.in_try = 0  # depth of `try` bodies with except clauses around the statement
+
+    def _guarded(self):
+        """The keyword that tells a helper it runs inside try/except (a tensor condition is then refused)."""
+        return [ast.keyword(arg="in_try", value=ast.Constant(True))] if self.in_try else []
+
+    def next(self):
+        self.counter[0] += 1
+        return self.counter[0]
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s):
+        if isinstance(s, ast.If):
+            return self.if_(s)
+        if isinstance(s, ast.While):
+            return self.while_(s)
+        if isinstance(s, ast.For):
+            return self.for_(s)
+        if isinstance(s, ast.With):
+            s.body = self.block(s.body)
+        elif isinstance(s, ast.Try):
+            self.in_try += bool(s.handlers)
+            s.body = self.block(s.body)
+            self.in_try -= bool(s.handlers)
+            s.orelse, s.finalbody = self.block(s.orelse), self.block(s.finalbody)
+            for h in s.handlers:
+                h.body = self.block(h.body)
+        return [s]
+
+    def _names(self, nodes):
+        """The variables a statement's blocks change: assigned, or changed in place (copied per branch)."""
+        return [n for n in dict.fromkeys(assigned(nodes) + _mutated(nodes)) if n not in self.globals]
+
+    def _def(self, name, body, names, src, args=()):
+        decl = []
+        if names:
+            decl.append(ast.Nonlocal(names=list(names)))
+        glob = [n for n in assigned(body) if n in self.globals]
+        if glob:
+            decl.append(ast.Global(names=glob))
+        fn = ast.FunctionDef(
+            name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=a) for a in args], kwonlyargs=[],
+                                          kw_defaults=[], defaults=[]),
+            body=decl + (body or [ast.Pass()]), decorator_list=[], returns=None, type_params=[])
+        return _copy(fn, src)
+
+    def _get_set(self, k, names, src):
+        values = ast.Tuple(elts=[_load(n) for n in names], ctx=ast.Load())
+        get = self._def(f"{_PREFIX}get_{k}", [ast.Return(value=values)], (), src)
+        if names:
+            store = [ast.Assign(targets=[ast.Tuple(elts=[_store(n) for n in names], ctx=ast.Store())],
+                                value=_load(f"{_PREFIX}values"))]
+        else:
+            store = []
+        put = self._def(f"{_PREFIX}set_{k}", store, names, src, args=(f"{_PREFIX}values",))
+        return [get, put], _load(f"{_PREFIX}get_{k}"), _load(f"{_PREFIX}set_{k}")
+
+    def if_(self, s):
+        k = self.next()
+        names = self._names(s.body + s.orelse)
+        body, orelse = self.block(s.body), self.block(s.orelse)
+        t = self._def(f"{_PREFIX}true_fn_{k}", body, names, s)
+        f = self._def(f"{_PREFIX}false_fn_{k}", orelse, names, s)
+        gs, get, put = self._get_set(k, names, s)
+        live = [n for n in names if n in getattr(s, "_oar_live", names)]
+        call = _jst_call("IfElse", [s.test, _load(t.name), _load(f.name), get, put, _strs(names), _strs(live)],
+                         self._guarded())
+        return _located([t, f] + gs + [ast.Expr(value=call)], s)
+
+    def while_(self, s):
+        k = self.next()
+        lists = [n for n in _appended_lists(s.body) if n not in self.globals]
+        names = list(dict.fromkeys(self._names(s.body) + lists))
+        body = self.block(s.body)
+        test = self._def(f"{_PREFIX}cond_{k}", [ast.Return(value=s.test)], (), s)
+        fn = self._def(f"{_PREFIX}body_{k}", body, names, s)
+        gs, get, put = self._get_set(k, names, s)
+        live = [n for n in names if n in getattr(s, "_oar_live", names)]
+        call = _jst_call("While", [_load(test.name), _load(fn.name), get, put, _strs(names), _strs(live),
+                                   _strs(lists)], self._guarded())
+        return _located([test, fn] + gs + [ast.Expr(value=call)], s)
+
+    def for_(self, s):
+        k = self.next()
+        targets = []
+        _target_names(s.target, targets)
+        targets = [n for n in targets if n not in self.globals]
+        lists = [n for n in _appended_lists(s.body) if n not in self.globals]
+        names = list(dict.fromkeys(targets + self._names(s.body) + lists))
+        body = self.block(s.body)
+        value = f"{_PREFIX}item"
+        set_target = self._def(f"{_PREFIX}target_{k}", [ast.Assign(targets=[s.target], value=_load(value))],
+                               targets, s, args=(value,))
+        fn = self._def(f"{_PREFIX}body_{k}", body, names, s)
+        gs, get, put = self._get_set(k, names, s)
+        live = [n for n in names if n in getattr(s, "_oar_live", names)]
+        keep = getattr(s, "_oar_keep", None)
+        keywords = ([ast.keyword(arg="keep", value=_lambda(keep))] if keep is not None else []) + self._guarded()
+        call = _jst_call("For", [s.iter, _load(set_target.name), _load(fn.name), get, put, _strs(names),
+                                 _strs(live), _strs(lists)], keywords)
+        return _located([set_target, fn] + gs + [ast.Expr(value=call)], s)
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _user_functions(tree):
+    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+
+
+def _convert_function(fn, counter):
+    """Passes 2-4 on one function's own scope (its nested functions are converted separately)."""
+    if _is_generator(fn):
+        return False
+    globals_ = _declared(fn, ast.Global)
+    nonlocals = _declared(fn, ast.Nonlocal)
+    _Exits(counter).function(fn)
+    _annotate_live(fn.body, set(), set())
+    params = set(_params(fn))
+    local = [n for n in assigned(fn.body) if n not in params and n not in globals_ and n not in nonlocals]
+    fn.body = _ControlFlow(counter, globals_).block(fn.body)
+    # Every local starts bound, so the nonlocal declarations of the helpers always resolve.
+    init = [_assign(n, _jst_call("UndefinedVar", [ast.Constant(n)])) for n in local]
+    decls = [s for s in fn.body if isinstance(s, (ast.Global, ast.Nonlocal))]
+    rest = [s for s in fn.body if not isinstance(s, (ast.Global, ast.Nonlocal))]
+    fn.body = decls + _located(init, fn.body[0] if fn.body else fn) + rest
+    return True
+
+
+def parse_function(fn):
+    """The FunctionDef of ``fn``'s source, shifted to its lines in the file (Note [line numbers of converted code])."""
+    lines, first = inspect.getsourcelines(fn)
+    source = textwrap.dedent("".join(lines))
+    tree = ast.parse(source)
+    if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        # A lambda or generated code: nothing to convert, it runs as written.
+        raise OSError("the source is not a def statement")
+    node = tree.body[0]
+    ast.increment_lineno(tree, first - 1)
+    return node
+
+
+def transform(fn, class_name=None):
+    """Rewrites ``fn``; returns (module tree, name of the outer factory function).
+
+    The module defines ``_oar_factory(_jst, <free variables of fn>)`` returning
+    the converted function (inside ``class <class_name>`` when fn is a method, so
+    that private names are mangled as in the original and ``super()`` works).
+    """
+    node = parse_function(fn)
+    if isinstance(node, ast.AsyncFunctionDef):
+        raise Unconvertible(node.lineno, "it is an async function", "")
+    if _is_generator(node):
+        raise Unconvertible(node.lineno, f"'{node.name}' is a generator (it contains yield)",
+                            "A generator's values cannot be captured in a program; return a list or tuple of "
+                            "tensors instead, or call it outside the to_static function.")
+    node.decorator_list = []
+    node = _Expressions().visit(node)
+    counter = [0]
+    for f in _user_functions(node):
+        _convert_function(f, counter)
+    freevars = [v for v in fn.__code__.co_freevars if v != "__class__" or class_name is None]
+    inner = [node]
+    if class_name is not None:
+        cls = ast.ClassDef(name=class_name, bases=[], keywords=[], body=[node], decorator_list=[], type_params=[])
+        inner = [_copy(cls, node),
+                 _copy(ast.Return(value=ast.Attribute(value=_load(class_name), attr="__dict__",
+                                                                  ctx=ast.Load())), node)]
+        ret = None
+    else:
+        ret = _copy(ast.Return(value=_load(node.name)), node)
+    factory = ast.FunctionDef(
+        name=f"{_PREFIX}factory",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=a) for a in [JST] + freevars], kwonlyargs=[],
+                           kw_defaults=[], defaults=[]),
+        body=inner + ([ret] if ret is not None else []), decorator_list=[], returns=None, type_params=[])
+    _copy(factory, node)
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    return module, node.name, freevars
