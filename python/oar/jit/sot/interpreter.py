@@ -323,7 +323,7 @@ class Runner:
         if kind is None:
             outs = [outs]
         elif kind is not list:
-            outs = list(outs)
+            outs = _ir._flatten(outs)[0]
         memo = {}
         if seg.returns:
             frame.retval = rebuild(seg.ret_node, outs, paths, memo)
@@ -463,7 +463,7 @@ class Runner:
                 if ret == ("o", 0) and n == 1:
                     program._out_kind = None
                 elif ret == ("t", [("o", i) for i in range(n)]) and n:
-                    program._out_kind = tuple
+                    program._out_kind = _ir._flatten(tuple(tb.outputs))[1]
         else:
             seg.l_nodes, seg.s_nodes = result["L"], result["S"]
             seg.end = end[1]
