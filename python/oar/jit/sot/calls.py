@@ -227,6 +227,11 @@ def call(frame, f, args, kwargs):
 
             g = ctx.cap.guards
             g.add(f"layer_state({g.const(layer)}) == {g.const(layer_state(layer))}")
+    if kind == "direct" and ctx.tracing and f is len and args and isinstance(args[0], Tensor):
+        from .opcodes import data_dependent_size
+
+        if data_dependent_size(args[0]):
+            ctx.brk("len() of a tensor whose size depends on the data: read when the program runs")
     if kind == "direct" and ctx.tracing and _has_ndarray(args, kwargs):
         ctx.brk(f"call to {describe(f)} with a NumPy array: runs eagerly (the tensor it makes is an input "
                 f"of the next segment)")

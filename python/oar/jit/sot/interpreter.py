@@ -27,6 +27,7 @@ On a cache hit nothing is interpreted: the guards are checked, the program
 runs (through api._run, so autograd flows across segments and breaks) and the
 frame is rebuilt from the template.
 """
+import functools
 import os
 import sys
 import types
@@ -233,9 +234,21 @@ class Runner:
     # ---- entry
 
     def run_function(self, func, args, kwargs):
+        while isinstance(func, functools.partial):
+            args, kwargs = func.args + tuple(args), {**func.keywords, **kwargs}
+            func = func.func
         if isinstance(func, types.MethodType):
             args = (func.__self__,) + tuple(args)
             func = func.__func__
+        if not isinstance(func, types.FunctionType):
+            if type(func).__name__ == "StaticFunction":
+                return self.run_function(func._target, args, kwargs)
+            code = getattr(type(func).__call__, "__code__", None)
+            if code is None:  # a callable object without Python code: nothing to interpret
+                self.stats.add_break(GraphBreak("<unknown>", 0, f"call to {type(func).__name__}: not Python code, "
+                                                                f"runs eagerly"))
+                return func(*args, **kwargs)
+            return self.run_function(types.MethodType(type(func).__call__, func), args, kwargs)
         info = code_info(func.__code__)
         if info.unsupported:
             self.stats.add_break(GraphBreak(func.__code__.co_filename, func.__code__.co_firstlineno,
@@ -258,8 +271,9 @@ class Runner:
         except Exception as e:
             if not _is_internal(e) or self.side_effects:
                 raise
-            code = getattr(func, "__code__", None) or func.__func__.__code__
-            self.stats.add_break(GraphBreak(code.co_filename, code.co_firstlineno,
+            code = getattr(getattr(func, "__func__", func), "__code__", None)
+            self.stats.add_break(GraphBreak(code.co_filename if code else "<unknown>",
+                                            code.co_firstlineno if code else 0,
                                             f"internal error of the bytecode executor ({type(e).__name__}: {e}): "
                                             f"the call ran eagerly"))
             return func(*args, **kwargs)

@@ -7,6 +7,7 @@ BEFORE changing the frame, so that the frame at the break is the state before
 the instruction; in a concrete step those calls do nothing and the handler
 simply performs the instruction on real values.
 """
+import keyword
 import operator
 import sys
 import types
@@ -200,12 +201,27 @@ def op_store_global(frame, inst):
         del frame.globals[inst.argval]
 
 
+def attr_expr(base, name):
+    """The guard expression of attribute `name` of `base` (any name getattr accepts)."""
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return f"{base}.{name}"
+    return f"getattr({base}, {name!r})"
+
+
+def data_dependent_size(t):
+    """Whether t's size is unknown until the program runs (a masked selection, a dynamic input dim)."""
+    shape = _C._ir_traced_shape(t)
+    return shape is not None and -1 in shape
+
+
 def load_attr(frame, obj, name):
     """getattr with the guard the read needs (Note [guard policy])."""
     ctx = frame.ctx
     if isinstance(obj, Tensor):
         if name == "grad" or name == "gradient":
             ctx.brk(f"Tensor.{name}: reads a gradient, which is set outside the program")
+        if name in ("shape", "size") and ctx.tracing and data_dependent_size(obj):
+            ctx.brk(f"Tensor.{name} of a tensor whose size depends on the data: read when the program runs")
         v = getattr(obj, name)
         return ctx.made(v) if isinstance(v, Tensor) else v
     v = getattr(obj, name)
@@ -217,9 +233,9 @@ def load_attr(frame, obj, name):
                 # A method looked up on an object whose type is guarded.
                 d = getattr(obj, "__dict__", None)
                 if d is not None and name in d:
-                    cap.loaded(base, f".{name}", v)
+                    cap.guard(attr_expr(base, name), v, initial=False)
             else:
-                cap.loaded(base, f".{name}", v)
+                cap.guard(attr_expr(base, name), v, initial=False)
     return v
 
 
@@ -756,6 +772,8 @@ def op_get_iter(frame, inst):
     S = frame.S
     v = S[-1]
     ctx = frame.ctx
+    if ctx.tracing and isinstance(v, Tensor) and data_dependent_size(v):
+        ctx.brk("iterating a tensor whose size depends on the data")
     if ctx.tracing and not isinstance(v, (list, tuple, dict, range, str, set, frozenset, Tensor, bytes)):
         t = type(v)
         if not (t.__module__ == "builtins" or t.__module__.startswith("oar")):
