@@ -1055,3 +1055,32 @@ def test_tensor_list_with_dynamic_batch_saves_and_loads(tmp_path):
     loaded = oar.jit.load(path)
     for x, k, ref in refs:
         np.testing.assert_allclose(loaded(x, oar.to_tensor(k)).numpy(), ref, rtol=1e-5)
+
+
+_CALLS = 0
+
+
+def _global_counter(x):
+    global _CALLS
+    _CALLS += 1
+    return x * float(_CALLS)
+
+
+class _AttributeCounter(oar.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.built = False
+
+    def forward(self, x):
+        self.built = True  # a flag set to the same value on every call is fine
+        self.calls += 1
+        return x * float(self.calls)
+
+
+def test_changes_to_python_state_are_refused_not_baked_in():
+    layer = _AttributeCounter()
+    for fn, what in ((_global_counter, "_CALLS"), (layer, "self.calls")):
+        with pytest.raises(oar.jit.Dy2StaticError, match=r"changing the Python value of " + what):
+            oar.jit.to_static(fn, full_graph=True)(oar.ones([2]))
+    assert _CALLS == 0 and layer.calls == 0  # refused before the write

@@ -26,10 +26,4 @@ KNOWN_DEFAULT_FAILURES = {
 KNOWN_WRONG_RESULTS = {
     ("nms_python_while", "full_graph"):
         'input set 2: out: shape [2] != [4]',
-    ("python_attribute_counter", "full_graph"):
-        ("the program keeps the Python counter's trace-time value; later calls with the same input"
-         ' signature reuse it (needs a guard on the attribute)'),
-    ("global_statement_counter", "full_graph"):
-        ("the program keeps the global's trace-time value; later calls with the same input "
-         'signature reuse it (needs a guard on the global)'),
 }

@@ -969,6 +969,26 @@ def Assert(test, msg_fn=None):
         raise AssertionError(msg_fn())
 
 
+_STATE_ADVICE = ("A program cannot replay changes to Python state: the value would change once, at trace time, "
+                 "and every later call would reuse it. Keep such state in a tensor (a buffer registered with "
+                 "register_buffer, updated in place), move the update out of the to_static function, or use "
+                 "to_static(..., full_graph=False), which runs it in Python on every call.")
+
+
+def StateWrite(what, value):
+    """Checks a write to Python state outside the function (``self.n += 1``, ``global`` names):
+    a Python number or string written while a program is captured raises Dy2StaticError;
+    returns ``value``.
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> _jst.StateWrite("self.calls", 3)  # outside a capture: allowed
+    3
+    """
+    if _tracing() and isinstance(value, (bool, int, float, complex, str)):
+        raise origin.error(origin.here(), f"changing the Python value of {what}", _STATE_ADVICE)
+    return value
+
+
 def Print(*args, **kwargs):
     """``print``: prints when it runs; with tensor arguments in a trace it becomes an op of the program
     that prints their values each time the program runs (and not while tracing).

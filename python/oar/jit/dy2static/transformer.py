@@ -28,6 +28,7 @@ the user's line (Dy2StaticError), therefore point into the original source
 without a separate line map.
 """
 import ast
+import copy
 import inspect
 import textwrap
 
@@ -195,7 +196,33 @@ def _is_generator(fn):
 
 
 class _Expressions(ast.NodeTransformer):
-    """and / or / not / conditional expressions / comparison chains / assert / calls -> _jst helpers."""
+    """and / or / not / conditional expressions / comparison chains / assert / calls -> _jst helpers;
+    writes to Python state outside the function checked by _jst.StateWrite."""
+
+    def __init__(self, tree):
+        self.globals = {n for g in ast.walk(tree) if isinstance(g, ast.Global) for n in g.names}
+
+    def _state_check(self, target, node):
+        """``_jst.StateWrite("self.n", self.n)``, run before an augmented assignment changes it."""
+        load = copy.deepcopy(target)
+        for n in ast.walk(load):
+            if hasattr(n, "ctx"):
+                n.ctx = ast.Load()
+        return _copy(ast.Expr(value=_jst_call("StateWrite", [ast.Constant(ast.unparse(target)), load])), node)
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        t = node.target
+        if isinstance(t, ast.Attribute) or (isinstance(t, ast.Name) and t.id in self.globals):
+            return [self._state_check(t, node), node]
+        return node
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        names = [t.id for t in node.targets if isinstance(t, ast.Name) and t.id in self.globals]
+        if names:
+            node.value = _copy(_jst_call("StateWrite", [ast.Constant(f"global {names[0]}"), node.value]), node)
+        return node
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
@@ -562,7 +589,7 @@ def transform(fn, class_name=None):
                             "A generator's values cannot be captured in a program; return a list or tuple of "
                             "tensors instead, or call it outside the to_static function.")
     node.decorator_list = []
-    node = _Expressions().visit(node)
+    node = _Expressions(node).visit(node)
     counter = [0]
     for f in _user_functions(node):
         _convert_function(f, counter)
