@@ -5,6 +5,7 @@ A break is recorded where the user's code made capture stop (file, line, and
 why), once per distinct location and reason for each StaticFunction, whether
 it happened in the function itself or in a function it called.
 """
+import os
 import weakref
 from collections import namedtuple
 
@@ -80,10 +81,19 @@ class SotReport:
                 lines.append(head + "none")
                 continue
             for i, b in enumerate(row.breaks):
-                lines.append((head if i == 0 else " " * len(head)) + f"{b.filename}:{b.lineno} {b.reason}")
+                lines.append((head if i == 0 else " " * len(head)) + f"{_short(b.filename)}:{b.lineno} {b.reason}")
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _short(filename):
+    """A file name relative to the working directory when it is under it (for the table only)."""
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:  # another drive
+        return filename
+    return filename if rel.startswith("..") else rel
 
 
 def sot_report():
