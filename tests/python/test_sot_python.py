@@ -291,3 +291,21 @@ def test_what_the_tracer_refuses_runs_eagerly():
 
     s = run_twice(f, T([1.0, 2.0, 3.0, 4.0]))
     assert any(b.reason.startswith("not capturable:") for b in s.graph_breaks)
+
+
+def test_grad_mode_and_default_dtype_are_guarded():
+    def f(x):
+        scale = 2.0 if oar.is_grad_enabled() else 3.0
+        return x * scale + oar.ones([2])
+
+    s = sot(f)
+    x = T([1.0, 2.0])
+    assert_same(s(x), f(x))
+    with oar.no_grad():
+        assert_same(s(x), f(x))
+    oar.set_default_dtype("float64")
+    try:
+        assert_same(s(x), f(x))
+    finally:
+        oar.set_default_dtype("float32")
+    assert s.compile_count == 3

@@ -35,6 +35,7 @@ import warnings
 
 from ... import _C, _ir
 from ...autograd import no_grad as _no_grad
+from ...framework import get_default_dtype
 from .. import _guard
 from ..._C import Tensor
 from . import opcodes
@@ -391,6 +392,9 @@ class Runner:
         g = cap.guards
         g.add(f"L.keys() == {g.const(set(frame.L))}")
         g.add(f"len(S) == {len(frame.S)}")
+        # Global modes that Python code and oar functions may read: grad mode, the default dtype.
+        g.add(f"{g.const(_C.is_grad_enabled)}() is {bool(_C.is_grad_enabled())}")
+        g.add(f"{g.const(get_default_dtype)}() == {g.const(get_default_dtype())}")
         for k, v in frame.L.items():
             cap.guard(f"L[{k}]", v, initial=True)
         for j, v in enumerate(frame.S):
