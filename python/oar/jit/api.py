@@ -723,6 +723,17 @@ def to_static(function=None, input_spec=None, build_strategy=None, full_graph=Tr
     shape runs the forward a few times to trace it, which advances the random
     generator more than an eager call would.
 
+    ``full_graph=False`` (Paddle 3.x's default; oar's default stays True)
+    interprets the function's bytecode instead (oar.jit.sot): stretches of it
+    are captured as programs, guarded by the Python values they read
+    (globals, attributes such as ``self.training``, closure contents,
+    arguments, tensor dtypes and shapes) and cached; what cannot be captured
+    (a graph break: a tensor used as a Python bool, ``x.item()``, NumPy,
+    ``print``, ``loss.backward()``, an optimizer step, writes to objects from
+    outside the function) runs eagerly and capture resumes after it, so the
+    results are those of eager execution. ``graph_breaks``, ``compile_count``,
+    ``recompile_count`` and ``oar.jit.sot_report()`` say where and why.
+
     >>> import oar
     >>> from oar.static import InputSpec
     >>> @oar.jit.to_static(input_spec=[InputSpec([None, 2], "float32")])
