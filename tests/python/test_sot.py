@@ -594,3 +594,19 @@ def test_batch_norm_statistics_update_once_per_call_across_breaks():
     ref.eval()
     x = T(rand(6, 3))
     assert_same(net(x), ref(x))
+
+
+def test_internal_error_of_the_executor_runs_the_call_eagerly(monkeypatch):
+    from oar.jit.sot import interpreter, opcodes
+
+    def broken(frame, inst):
+        raise interpreter.InternalError("a handler failed")
+
+    monkeypatch.setitem(opcodes.HANDLERS, "BINARY_OP", broken)
+
+    def f(x):
+        return oar.exp(x) * 2.0
+
+    s, _ = check(f, T([0.5, 1.0]))
+    assert any("internal error of the bytecode executor" in b.reason and "ran eagerly" in b.reason
+               for b in s.graph_breaks), s.graph_breaks

@@ -309,3 +309,17 @@ def test_grad_mode_and_default_dtype_are_guarded():
     finally:
         oar.set_default_dtype("float32")
     assert s.compile_count == 3
+
+
+def test_long_lists_of_numbers_are_guarded_by_value():
+    def f(x, weights):
+        for w in weights:
+            x = x * w
+        return x
+
+    s = sot(f)
+    ws = [1.0] * 12
+    assert_same(s(T([2.0]), ws), f(T([2.0]), ws))
+    ws[5] = 3.0
+    assert_same(s(T([2.0]), ws), f(T([2.0]), ws))
+    assert s.compile_count == 2

@@ -82,6 +82,11 @@ class Capture:
         if depth > 8:  # deeply nested data: by identity
             g.add(f"{expr} is {g.const(v)}")
             return
+        if (t is list or t is tuple) and len(v) > 8 and all(type(x) in (int, float, str, bool) for x in v):
+            # A long list of plain values: one comparison (list(v) is a snapshot, not the live list).
+            g.add(f"type({expr}) is {t.__name__} and {expr} == {g.const(t(v))}")
+            g.add(f"[type(x) for x in {expr}] == {g.const([type(x) for x in v])}")
+            return
         if t is list or t is tuple:
             g.add(f"type({expr}) is {t.__name__} and len({expr}) == {len(v)}")
             for i, x in enumerate(v):
