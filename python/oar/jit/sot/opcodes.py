@@ -45,7 +45,7 @@ def _jump(frame, inst):
 
 # ---------------------------------------------------------------- no-ops and stack
 
-@handler("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE", "NOT_TAKEN", "END_FOR_NOP")
+@handler("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE", "NOT_TAKEN")
 def op_nop(frame, inst):
     return None
 
