@@ -70,8 +70,7 @@ def line_of(fn, text):
 
 def programs(fn):
     """The programs of the captured segments of fn's code, in capture order of start index."""
-    info = code_info(fn.__code__)
-    return [seg.program for segs in info.segments.values() for seg in segs if seg.program is not None]
+    return [seg.program for seg in code_info(fn.__code__).all_segments() if seg.program is not None]
 
 
 # ---------------------------------------------------------------- data-dependent control flow

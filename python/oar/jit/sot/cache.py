@@ -35,7 +35,7 @@ class CodeInfo:
         self.lines = lines
         ncell = len([c for c in code.co_cellvars if c not in code.co_varnames])
         self.nlocalsplus = code.co_nlocals + ncell + len(code.co_freevars)
-        self.segments = {}  # start index -> [Segment]
+        self.segments = {}  # start index -> {dispatch key -> [Segment]}
         self.forced = {}  # index -> reason: instructions that always end a segment
         self.unsupported = self._unsupported()
 
@@ -57,7 +57,10 @@ class CodeInfo:
         return None
 
     def lookup(self, i, frame):
-        segs = self.segments.get(i)
+        by_key = self.segments.get(i)
+        if not by_key:
+            return None
+        segs = by_key.get(dispatch_key(frame))
         if not segs:
             return None
         closure = frame.closure
@@ -68,10 +71,26 @@ class CodeInfo:
         return None
 
     def add(self, seg):
-        segs = self.segments.setdefault(seg.start, [])
+        by_key = self.segments.setdefault(seg.start, {})
+        segs = by_key.setdefault(seg.key, [])
         segs.append(seg)
         if len(segs) > MAX_SEGMENTS_PER_PC:
             del segs[0]
+
+    def all_segments(self):
+        """Every cached segment, by start index then capture order."""
+        return [seg for i in sorted(self.segments) for segs in self.segments[i].values() for seg in segs]
+
+
+_KEY_TYPES = (int, bool, str, type(None))
+
+
+def dispatch_key(frame):
+    """The plain values (ints, bools, strings, None) of a frame state: segments are filed under
+    it, so that a loop counter's many segments (one per iteration around a break) are found by
+    one dict lookup instead of trying every guard. Guards check these values anyway."""
+    return tuple((k, v) for k, v in frame.L.items() if type(v) in _KEY_TYPES) + \
+        tuple((j, v) for j, v in enumerate(frame.S) if type(v) in _KEY_TYPES)
 
 
 _infos = {}
@@ -93,7 +112,7 @@ class Segment:
     program's outputs (variables.rebuild).
     """
 
-    __slots__ = ("start", "guard", "get_inputs", "get_paths", "program", "returns", "ret_node", "l_nodes",
+    __slots__ = ("start", "key", "guard", "get_inputs", "get_paths", "program", "returns", "ret_node", "l_nodes",
                  "s_nodes", "kw_names", "end", "brk", "guard_count")
 
     def __init__(self, start):

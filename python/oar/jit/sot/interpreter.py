@@ -39,7 +39,7 @@ from ...framework import get_default_dtype
 from .. import _guard
 from ..._C import Tensor
 from . import opcodes
-from .cache import Segment, code_info
+from .cache import Segment, code_info, dispatch_key
 from .report import GraphBreak
 from .state import Capture
 from .variables import TemplateBuilder, Unrebuildable, rebuild
@@ -386,6 +386,7 @@ class Runner:
 
     def _capture_once(self, frame, start):
         info = frame.info
+        key = dispatch_key(frame)
         cap = Capture()
         if start == 0 and self.dynamic and self.trail is not None and not self.trail:
             cap.dyn = self.dynamic
@@ -464,6 +465,7 @@ class Runner:
             program.optimize(build_strategy=self.build_strategy)
         tb, end = result["tb"], result["end"]
         seg = Segment(start)
+        seg.key = key
         seg.program = program
         seg.guard = g.compile()
         seg.guard_count = len(g.checks)
