@@ -609,3 +609,18 @@ def test_internal_error_of_the_executor_runs_the_call_eagerly(monkeypatch):
     s, _ = check(f, T([0.5, 1.0]))
     assert any("internal error of the bytecode executor" in b.reason and "ran eagerly" in b.reason
                for b in s.graph_breaks), s.graph_breaks
+
+
+def test_tensors_only_passed_on_keep_their_shapes_guarded():
+    def f(x, ys):
+        a = x * 2.0
+        v = a.sum().item()  # a break: the next segment starts with ys in the frame
+        if ys[0].shape[0] > 2 and ys[1].shape[0] > 2:  # shapes read by Python, no op reads ys
+            return a + v
+        return a - v
+
+    s = sot(f)
+    x = T([1.0, 2.0])
+    for n in (3, 1, 3, 1):
+        ys = [T(rand(n)), T(rand(n)), T(rand(n))]
+        check(s, x, ys)

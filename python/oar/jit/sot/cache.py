@@ -112,7 +112,7 @@ class Segment:
     program's outputs (variables.rebuild).
     """
 
-    __slots__ = ("start", "key", "guard", "get_inputs", "get_paths", "program", "returns", "ret_node", "l_nodes",
+    __slots__ = ("start", "key", "inputs", "guard", "get_inputs", "get_paths", "program", "returns", "ret_node", "l_nodes",
                  "s_nodes", "kw_names", "end", "brk", "guard_count")
 
     def __init__(self, start):

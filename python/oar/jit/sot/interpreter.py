@@ -28,6 +28,7 @@ runs (through api._run, so autograd flows across segments and breaks) and the
 frame is rebuilt from the template.
 """
 import functools
+import json
 import os
 import sys
 import types
@@ -67,6 +68,38 @@ class _Abort(Exception):
         super().__init__(reason)
         self.idx = idx
         self.reason = reason
+
+
+class _SkippedTensorRead(Exception):
+    """A capture without some frame tensors as inputs read one of them after all."""
+
+
+def _used_inputs(program):
+    """Indices of the program inputs some op reads, or None when the program cannot tell."""
+    try:
+        doc = json.loads(_C._ir_to_json(program._prog))
+    except Exception:  # a program the format cannot write (a py_layer op, ...): keep every input
+        return None
+    ids = {inp["id"]: k for k, inp in enumerate(doc.get("inputs", ()))}
+    used = set()
+    stack = [doc.get("ops", [])]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for v in node.get("operands", ()):
+                if isinstance(v, int) and v in ids:
+                    used.add(ids[v])
+            stack.extend(v for k, v in node.items() if k != "operands" and isinstance(v, (list, dict)))
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, (list, dict)))
+    for out in doc.get("outputs", ()):
+        if out.get("id") in ids:
+            used.add(ids[out["id"]])
+    for upd in doc.get("state_updates", ()):
+        for v in upd.values():
+            if isinstance(v, int) and v in ids:
+                used.add(ids[v])
+    return used
 
 
 class _Retry(Exception):
@@ -369,6 +402,7 @@ class Runner:
                     return self._empty(seg, frame, a.reason)
                 continue
             break
+        seg = self._without_unused_inputs(seg, frame, start)
         self.stats.compile_count += 1
         if recompile:
             self.stats.recompile_count += 1
@@ -379,15 +413,36 @@ class Runner:
         self.replay(seg, frame)
         return seg
 
+    def _without_unused_inputs(self, seg, frame, start):
+        """The segment captured again without the frame tensors no op read, when there are a few.
+
+        Every tensor of the frame state is an input of the first capture, but a segment often
+        only passes most of them on (a list that grows in a loop with a break in its body).
+        Those are better rebuilt from the frame by identity than run through the program,
+        guarded and gathered on each call."""
+        used = _used_inputs(seg.program)
+        if used is None:
+            return seg
+        unused = {id(t) for k, t in enumerate(seg.inputs) if k not in used}
+        if len(unused) < 2:
+            return seg
+        try:
+            lean, _ = self._capture_once(frame, start, skip=unused)
+        except (_Retry, _Abort, _SkippedTensorRead):
+            return seg
+        return lean
+
     def _empty(self, seg, frame, reason):
         info = frame.info
         seg.brk = GraphBreak(info.code.co_filename, info.lines[seg.start], reason)
         return seg
 
-    def _capture_once(self, frame, start):
+    def _capture_once(self, frame, start, skip=None):
         info = frame.info
         key = dispatch_key(frame)
         cap = Capture()
+        if skip:
+            cap.skip = skip
         if start == 0 and self.dynamic and self.trail is not None and not self.trail:
             cap.dyn = self.dynamic
         g = cap.guards
@@ -414,6 +469,8 @@ class Runner:
                 end = self._run_traced(tf, start)
             finally:
                 _guard._state.converting -= 1
+            if skip and any(_C._ir_traced_shape(t) is not None for _, t, _ in cap.skipped):
+                raise _SkippedTensorRead()
             tb = TemplateBuilder(cap)
             try:
                 if end[0] == "return":
@@ -441,7 +498,7 @@ class Runner:
         try:
             program, _ = _ir.trace(thunk, cap.inputs, dyn if any(dyn) else None, parameters=self._named)
         except BaseException as e:
-            if isinstance(e, _Abort) or not isinstance(e, Exception):
+            if isinstance(e, (_Abort, _SkippedTensorRead)) or not isinstance(e, Exception):
                 raise
             if _is_internal(e) and not isinstance(e, InternalError):
                 raise _Abort(tf.ctx.outer_idx, f"internal error of the bytecode executor "
@@ -466,6 +523,7 @@ class Runner:
         tb, end = result["tb"], result["end"]
         seg = Segment(start)
         seg.key = key
+        seg.inputs = list(cap.inputs)
         seg.program = program
         seg.guard = g.compile()
         seg.guard_count = len(g.checks)

@@ -34,6 +34,8 @@ class Capture:
         self.origin = {}  # id -> (obj, instruction index) of values made in the segment
         self.keep = []
         self.dyn = {}  # id(tensor) -> axes traced as dynamic dims (input_spec -1)
+        self.skip = ()  # ids of frame tensors that are not inputs: no op reads them, they are passed on
+        self.skipped = []  # (id, tensor, expr) of those met
 
     # ---- guards (Note [guard policy])
 
@@ -43,6 +45,15 @@ class Capture:
             g.add(f"{expr} is {g.const(NULL)}")
             return
         if isinstance(v, Tensor):
+            if initial and id(v) in self.skip:
+                if id(v) not in self.src:
+                    self.src[id(v)] = (v, expr)
+                    self.outside[id(v)] = v
+                    self.skipped.append((id(v), v, expr))
+                # Python may still read its dtype and shape: those stay guarded.
+                g.add(f"isinstance({expr}, Tensor) and {expr}.dtype == {g.const(v.dtype)} and "
+                      f"{expr}.shape == {list(v.shape)!r} and {expr}.stop_gradient is {bool(v.stop_gradient)}")
+                return
             if initial:
                 k = self.input_index.get(id(v))
                 if k is not None:  # one tensor in two slots: one input, aliasing guarded

@@ -180,6 +180,9 @@ class TemplateBuilder:
             k = cap.input_index.get(id(v))
             if k is not None:
                 return self._path(cap.input_exprs[k])
+            src = cap.src.get(id(v))
+            if src is not None:  # a frame tensor passed on without being an input
+                return self._path(src[1])
             if _C._ir_traced_shape(v) is None:
                 return ("k", v)  # never read by the trace: the same tensor object
             k = self._out_index.get(id(v))
