@@ -1084,3 +1084,42 @@ def test_changes_to_python_state_are_refused_not_baked_in():
         with pytest.raises(oar.jit.Dy2StaticError, match=r"changing the Python value of " + what):
             oar.jit.to_static(fn, full_graph=True)(oar.ones([2]))
     assert _CALLS == 0 and layer.calls == 0  # refused before the write
+
+
+def test_returns_in_every_branch_of_nested_ifs():
+    def f(x):
+        if x[0] > 0:
+            if x[1] > 0:
+                return x + 1.0
+            return x - 1.0
+        else:
+            if x[1] > 0:
+                return x * 2.0
+            return x * -2.0
+
+    check(f, [([1.0, 2.0],), ([1.0, -5.0],), ([-1.0, -2.0],), ([-1.0, 4.0],)])
+
+
+def test_enumerate_over_rows_of_a_static_tensor_gives_python_indices():
+    def f(x):
+        acc = oar.zeros([2])
+        for i, row in enumerate(x):
+            acc = acc + row * float(i)  # i is a Python int, as in eager code
+        return acc
+
+    s = check(f, [(np.arange(6, dtype="float32").reshape(3, 2),), (np.ones([3, 2], "float32"),)])
+    assert "while_loop" not in _ops(s.concrete_program)
+
+
+def test_augmented_assignment_to_a_tensor_inside_a_branch():
+    def f(x):
+        y = x * 1.0
+        if y.sum() > 0:
+            y += 1.0
+            y *= 2.0
+        else:
+            y -= 1.0
+        return y
+
+    s = check(f, [([1.0, 2.0],), ([-1.0, -2.0],)])
+    assert "cond" in _ops(s.concrete_program)

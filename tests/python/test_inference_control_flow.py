@@ -357,3 +357,52 @@ def test_cpp_example_runs_a_control_flow_model(tmp_path):
                                capture_output=True, text=True, timeout=300)
             assert r.returncode == 0, r.stderr
             np.testing.assert_allclose(np.load(out + "_out0.npy"), _eager(net, [x, k]), rtol=2e-5, atol=2e-6)
+
+
+class PythonFlowNet(oar.nn.Layer):
+    """Plain Python control flow on tensor values, converted by to_static(full_graph=True)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = oar.nn.Linear(3, 3)
+
+    def forward(self, x, n):
+        h = self.fc(x)
+        if h.mean() > 0:
+            h = h * 2.0
+        else:
+            h = h - 1.0
+        i = 0
+        while i < n:
+            h = h + 0.5
+            i += 1
+        for _ in range(n):
+            h = h * 0.9
+            if h.max() > 10.0:
+                break
+        return h
+
+
+def test_converted_python_control_flow_runs_in_the_runtime(tmp_path):
+    oar.seed(5)
+    net = PythonFlowNet()
+    net.eval()
+    specs = [InputSpec([None, 3], "float32", "x"), InputSpec([], "int64", "n")]
+    prefix = str(tmp_path / "pyflow")
+    oar.jit.save(oar.jit.to_static(net, input_spec=specs, full_graph=True), prefix, input_spec=specs)
+    text = open(prefix + ".json").read()
+    assert '"cond"' in text and '"while_loop"' in text
+    cases = [(np.abs(_x(2, 3)) + 1.0, np.array(n, "int64")) for n in (0, 2)]
+    cases += [(-np.abs(_x(4, 3)) - 1.0, np.array(n, "int64")) for n in (1, 40)]
+    _check(prefix, net, cases)
+    exe = os.path.join(BUILD, "oar_infer_example")
+    if not os.path.isfile(exe):
+        pytest.skip(f"oar_infer_example is not built (cmake --build {BUILD})")
+    for x, k in cases:  # and with no Python in the process
+        np.save(tmp_path / "x.npy", x)
+        np.save(tmp_path / "n.npy", k)
+        out = str(tmp_path / "y")
+        r = subprocess.run([exe, prefix, "--input", f"x={tmp_path / 'x.npy'}", "--input", f"n={tmp_path / 'n.npy'}",
+                            "--out", out], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        np.testing.assert_allclose(np.load(out + "_out0.npy"), _eager(net, [x, k]), rtol=2e-5, atol=2e-6)

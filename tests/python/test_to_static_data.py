@@ -93,3 +93,48 @@ def test_in_place_parameter_updates_apply_once_per_call():
     for _ in range(4):
         np.testing.assert_allclose(static(x, y).numpy(), eager(x, y).numpy(), rtol=1e-6)
         np.testing.assert_allclose(static.w.numpy(), eager.w.numpy(), rtol=1e-6)
+
+
+def test_python_loop_over_a_dynamic_batch_is_traced_per_size():
+    from oar.static import InputSpec
+
+    def f(x):
+        acc = oar.zeros([3])
+        for i in range(x.shape[0]):  # a Python loop over an InputSpec's None dim
+            acc = acc + x[i] * float(i + 1)
+        return acc
+
+    sf = oar.jit.to_static(f, input_spec=[InputSpec([None, 3])], full_graph=True)
+    with pytest.warns(UserWarning, match=r"traced again for each new input shape"):
+        sf(oar.ones([2, 3]))
+    for n in (2, 5, 3):
+        x = oar.to_tensor(np.random.default_rng(n).standard_normal((n, 3)).astype("float32"))
+        np.testing.assert_allclose(sf(x).numpy(), f(x).numpy(), rtol=1e-6)
+    assert len(sf.program_cache) == 3
+    with pytest.raises(ValueError, match=r"\[oar.jit.save\] the forward fixes a dynamic input dim"):
+        oar.jit.save(sf, "/tmp/unused_prefix", input_spec=[InputSpec([None, 3])])
+
+
+def test_reading_a_data_dependent_size_in_python_is_refused():
+    def f(scores):
+        kept = oar.masked_select(scores, scores > 0.5)
+        total = oar.zeros([])
+        for i in range(kept.shape[0]):  # the count differs between calls with the same input shape
+            total = total + kept[i]
+        return total
+
+    with pytest.raises(oar.jit.Dy2StaticError, match=r"whose size depends on tensor data"):
+        oar.jit.to_static(f, full_graph=True)(oar.to_tensor([0.9, 0.1, 0.7]))
+
+    def g(scores):  # len() reads the count as a tensor of the program: converts
+        kept = oar.masked_select(scores, scores > 0.5)
+        total = oar.zeros([])
+        for i in range(len(kept)):
+            total = total + kept[i]
+        return total
+
+    sg = oar.jit.to_static(g, full_graph=True)
+    for s in ([0.9, 0.1, 0.7], [0.1, 0.2, 0.3], [0.6, 0.7, 0.8]):
+        t = oar.to_tensor(s)
+        np.testing.assert_allclose(sg(t).numpy(), g(t).numpy(), rtol=1e-6)
+    assert len(sg.program_cache) == 1

@@ -51,6 +51,8 @@ class _State(threading.local):
     # trace is too.
     converting = 0  # depth of to_static traces on this thread
     suspended = 0  # > 0 while printing a tensor: reading values for display is harmless
+    dynamic_inputs = False  # the innermost to_static trace has dynamic input dims (an InputSpec's None)
+    shape_read = False  # Python read the size of a dynamic dim in it (Note [reading dynamic sizes])
 
 
 _state = _State()
@@ -83,6 +85,34 @@ _GUARDED = {
     "tolist": ("Tensor.tolist()", _NUMBERS),
     "backward": ("Tensor.backward()", _TRAINING),
 }
+
+
+# Note [reading dynamic sizes]
+# Python that reads x.shape in a to_static function gets ints, and what it
+# computes from them (a loop count, a reshape target) is fixed in the program.
+# For a dim that is dynamic because of an InputSpec's None, the program is
+# then right only for the traced size: the StaticFunction traces again for
+# each input shape (as it does when an op fixes such a dim). A dim that is
+# dynamic because of the data (the count masked_select or nonzero returns)
+# differs between calls with the same input shapes, so no cache key can
+# tell the programs apart: reading it in Python is refused (len(x) and the
+# converted `for` loops read it as a tensor instead).
+
+
+def dynamic_size_read(what):
+    """Called when Python reads the size of a dim that is dynamic (-1) in the innermost trace."""
+    s = _state
+    if not s.converting or s.suspended or not _C._ir_is_tracing():
+        return
+    if s.dynamic_inputs:
+        s.shape_read = True  # traced again per input shape, in which the data-dependent dims stay -1
+        return
+    raise Dy2StaticError(_message(
+        f"reading {what}, whose size depends on tensor data (e.g. the count that masked_select or nonzero "
+        f"returns),",
+        "The program must work for every count. Use len(x) (a tensor in the program), compute with tensor ops "
+        "(oar.where, masks) instead of Python numbers, or use to_static(..., full_graph=False), which runs that "
+        "Python with the actual count."))
 
 
 def refuse_while_converting(what, advice=_TRAINING):

@@ -335,6 +335,7 @@ class StaticFunction:
         self._cache = ProgramCache()
         self._specialized = set()  # keys whose programs fixed a dynamic dim: cached per concrete shape
         self._last_program = None
+        self._read_dynamic_size = False  # the last trace read a dynamic dim's size in Python
         self._converted = None  # the converted target, see _converted_target
         self._sot_stats = None  # counters of the graph-breaking mode (full_graph=False), made on its first call
         functools.update_wrapper(self, function, updated=())
@@ -583,9 +584,10 @@ class StaticFunction:
         out = None
         if program is None:
             program, out = self._trace(pos_t, kw_t, leaves, dyn, self._named_state())
-            if program.notes and any(dyn):
+            if (program.notes or self._read_dynamic_size) and any(dyn):
+                why = "; ".join(program.notes) or "Python read the size of a dynamic dim (x.shape)"
                 warnings.warn(f"[oar.jit.to_static] {self._name}: the traced program keeps some dynamic input dims "
-                              f"fixed ({'; '.join(program.notes)}), e.g. a reshape computed from x.shape; it is "
+                              f"fixed ({why}), e.g. a reshape computed from x.shape; it is "
                               f"traced again for each new input shape", stacklevel=4)
                 self._specialized.add(key)
                 key = (tuple(concrete),) + rest
@@ -611,16 +613,21 @@ class StaticFunction:
         buffers = list(named or ())
         with no_grad():
             saved = [_C.clone(b) for _, b in buffers]
-        _guard._state.converting += 1
+        state = _guard._state
+        outer = state.dynamic_inputs, state.shape_read
+        state.converting += 1
+        state.dynamic_inputs, state.shape_read = any(dyn), False
         try:
             program, out = _ir.trace(thunk, leaves, dyn, parameters=named)
+            self._read_dynamic_size = program._reads_dynamic_size = state.shape_read
         except Exception as e:
             if not isinstance(e, _guard.Dy2StaticError):
                 e.add_note(f"[oar.jit.to_static] raised while tracing {self._name}; oar.jit.enable_to_static(False) "
                            f"runs it eagerly")
             raise
         finally:
-            _guard._state.converting -= 1
+            state.converting -= 1
+            state.dynamic_inputs, state.shape_read = outer
             changed = []
             with no_grad():
                 for (n, b), s in zip(buffers, saved):

@@ -106,11 +106,12 @@ def save(layer, path, input_spec=None, **configs):
     if not path or path.endswith(os.sep) or os.path.isdir(path):
         raise ValueError(f"[oar.jit.save] path must be a file prefix, got {path!r}")
     program, owner = _concrete_program(layer, input_spec)
-    if program.notes and any(-1 in shape for _, shape in program.input_types):
+    if (program.notes or getattr(program, "_reads_dynamic_size", False)) and \
+            any(-1 in shape for _, shape in program.input_types):
         # The program holds the example's size where the spec says "any": it
         # would fail on other sizes, so it is not worth saving.
         raise ValueError(f"[oar.jit.save] the forward fixes a dynamic input dim while tracing "
-                         f"({'; '.join(program.notes)}); give those dims a size in input_spec, or compute "
+                         f"({'; '.join(program.notes) or 'Python reads x.shape'}); give those dims a size in input_spec, or compute "
                          f"shapes without the input's size (e.g. reshape([-1, n]) or oar.flatten)")
     named = dict(owner.named_parameters()) if isinstance(owner, Layer) else {}
     weights, kinds = {}, {}

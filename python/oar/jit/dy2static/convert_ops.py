@@ -425,6 +425,14 @@ def For(iterable, set_target, body_fn, get_args, set_args, names, live=(), lists
         iterable = iterable.python_range()
     if isinstance(iterable, TensorList):
         iterable = iterable.data
+    if isinstance(iterable, (Tensor, _TensorEnumerate)) and _tracing():
+        # Over the rows of a tensor whose dim 0 is static: unrolled, as a loop
+        # over range(n) of a Python n is, so the index stays a Python int.
+        x = iterable.x if isinstance(iterable, _TensorEnumerate) else iterable
+        traced = _C._ir_traced_shape(x)
+        if x.ndim > 0 and (traced is None or traced[0] >= 0):
+            rows = [x[i] for i in range(x.shape[0])]
+            iterable = rows if isinstance(iterable, Tensor) else builtins.enumerate(rows, iterable.start)
     if isinstance(iterable, (Tensor, _TensorRange, _TensorEnumerate)) and _tracing():
         _refuse_in_try(in_try, "a `for` loop")
         _traced_for(iterable, set_target, body_fn, get_args, set_args, names, live, lists, keep, origin.here())
@@ -823,6 +831,68 @@ def _concat(fn):
             return _oar().flatten(moved, axis, axis + 1)
         return fn(x, axis=axis)
     return call
+
+
+# ast operator name -> (in-place, out-of-place) functions of the operator module.
+_AUG = {"Add": ("iadd", "add"), "Sub": ("isub", "sub"), "Mult": ("imul", "mul"), "Div": ("itruediv", "truediv"),
+        "FloorDiv": ("ifloordiv", "floordiv"), "Mod": ("imod", "mod"), "Pow": ("ipow", "pow"),
+        "MatMult": ("imatmul", "matmul"), "BitAnd": ("iand", "and_"), "BitOr": ("ior", "or_"),
+        "BitXor": ("ixor", "xor"), "LShift": ("ilshift", "lshift"), "RShift": ("irshift", "rshift")}
+
+
+def AugAssign(op, target, value):
+    """``target op= value`` for a local name: Python's in-place operator, except on a tensor in a
+    trace, where the out-of-place form gives the new value (a branch or loop body of a converted
+    control-flow op may not write in place to a tensor from outside it).
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> _jst.AugAssign("Add", [1], [2])
+    [1, 2]
+    """
+    import operator
+
+    inplace, outplace = _AUG[op]
+    return getattr(operator, outplace if isinstance(target, Tensor) and _tracing() else inplace)(target, value)
+
+
+def Shape(x):
+    """``x.shape``: Python's value, with reads of dynamic dims reported while tracing
+    (Note [reading dynamic sizes] in oar/jit/_guard.py).
+
+    >>> import oar
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> _jst.Shape(oar.ones([3, 2]))
+    [3, 2]
+    """
+    shape = x.shape
+    if isinstance(x, Tensor) and _tracing():
+        traced = _C._ir_traced_shape(x)
+        if traced is not None and -1 in traced:
+            return _TracedShape(shape, traced)
+    return shape
+
+
+class _TracedShape(list):
+    """x.shape of a traced tensor with dynamic dims: reading one of those (an index, a slice,
+    unpacking) is reported; the static dims read as usual."""
+
+    def __init__(self, shape, traced):
+        super().__init__(shape)
+        self._traced = list(traced)
+
+    def _read(self, dims):
+        if -1 in dims:
+            from .._guard import dynamic_size_read
+
+            dynamic_size_read(f"x.shape of a tensor of shape {self._traced} (-1: dynamic)")
+
+    def __getitem__(self, i):
+        self._read(self._traced[i] if isinstance(i, slice) else [self._traced[i]])
+        return super().__getitem__(i)
+
+    def __iter__(self):
+        self._read(self._traced)
+        return super().__iter__()
 
 
 def Len(x):

@@ -210,11 +210,21 @@ class _Expressions(ast.NodeTransformer):
                 n.ctx = ast.Load()
         return _copy(ast.Expr(value=_jst_call("StateWrite", [ast.Constant(ast.unparse(target)), load])), node)
 
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if node.attr == "shape" and isinstance(node.ctx, ast.Load):
+            return _copy(_jst_call("Shape", [node.value]), node)
+        return node
+
     def visit_AugAssign(self, node):
         self.generic_visit(node)
         t = node.target
         if isinstance(t, ast.Attribute) or (isinstance(t, ast.Name) and t.id in self.globals):
             return [self._state_check(t, node), node]
+        if isinstance(t, ast.Name):
+            # y += v -> y = _jst.AugAssign("Add", y, v): out of place on traced tensors.
+            call = _jst_call("AugAssign", [ast.Constant(type(node.op).__name__), _load(t.id), node.value])
+            return _copy(ast.Assign(targets=[_store(t.id)], value=_copy(call, node)), node)
         return node
 
     def visit_Assign(self, node):
@@ -292,6 +302,19 @@ def _not_any(flags):
     return _jst_call("Not", [expr])
 
 
+def _always_exits(stmts):
+    """Whether running ``stmts`` always ends in a return or raise (an if/else both of whose
+    branches do counts), so that nothing after them runs."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return bool(last.orelse) and _always_exits(last.body) and _always_exits(last.orelse)
+    return False
+
+
 class _Exits:
     def __init__(self, counter):
         self.counter = counter
@@ -300,7 +323,7 @@ class _Exits:
         returns = [n for n in _walk_scope(fn.body) if isinstance(n, ast.Return)]
         top = [s for s in fn.body if isinstance(s, ast.Return)]
         self.ret = len(returns) > len(top)
-        if self.ret and not isinstance(fn.body[-1], ast.Return):
+        if self.ret and not _always_exits(fn.body):
             # Falling off the end returns None: explicit, so that a path returning None and one returning a
             # tensor are merged (and refused) like any other two values.
             fn.body.append(_copy(ast.Return(value=None), fn.body[-1]))
