@@ -9,7 +9,7 @@ import pytest
 
 import oar
 from oar import nn
-from test_sot import T, assert_same, rand, sot
+from test_sot import T, assert_same, check, rand, sot
 
 COUNTER = {"n": 0}
 
@@ -225,14 +225,87 @@ def test_errors_raised_by_user_code_propagate():
         sot(add_one)(T([1.0]), 2)
 
 
-def test_with_block_runs_eagerly_and_is_reported():
+class Recorder:
+    """A user context manager: its __exit__ is user code."""
+
+    def __init__(self):
+        self.events = []
+
+    def __enter__(self):
+        self.events.append("enter")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.events.append("exit" if kind is None else f"exit {kind.__name__}")
+        return kind is KeyError  # swallows KeyError only
+
+
+def test_with_blocks_run_their_context_like_eager():
     def f(x):
         with oar.no_grad():
             y = x * 2.0
-        return y + 1.0
+        return y + x
 
-    s = run_twice(f, T([1.0, 2.0]))
-    assert "with block" in s.graph_breaks[0].reason
+    x = T([1.0, 2.0])
+    x.stop_gradient = False
+    s = sot(f)
+    for _ in range(2):
+        got, want = s(x), f(x)
+        assert_same(got, want)
+        assert got.stop_gradient == want.stop_gradient
+    assert oar.is_grad_enabled()
+    assert any("entering a with block" in b.reason for b in s.graph_breaks)
+
+
+def test_user_context_manager_sees_exceptions_like_eager():
+    def f(x, d, rec):
+        with rec:
+            y = x * d["scale"]  # a KeyError is swallowed by Recorder.__exit__
+            x = x + 1.0
+        with rec:
+            z = x * 3.0
+        return z
+
+    s = sot(f)
+    for d in ({"scale": 2.0}, {}, {"scale": 3.0}):
+        r1, r2 = Recorder(), Recorder()
+        assert_same(s(T([1.0]), d, r1), f(T([1.0]), d, r2))
+        assert r1.events == r2.events
+    with pytest.raises(ZeroDivisionError):
+        sot(lambda x, rec: _divide_inside(x, rec))(T([1.0]), Recorder())
+
+
+def _divide_inside(x, rec):
+    with rec:
+        return x * (1 / 0)
+
+
+def test_try_except_finally_match_eager():
+    def lookup(d, key):
+        try:
+            return d[key]
+        except KeyError:
+            return 0.5
+
+    def f(x, d):
+        log = []
+        try:
+            y = x * d["scale"]
+        except KeyError as e:
+            log.append(str(e))
+            y = x - 1.0
+        else:
+            y = y + 1.0
+        finally:
+            log.append("done")
+        return y * lookup(d, "other"), log
+
+    s = sot(f)
+    for d in ({"scale": 2.0}, {}, {"scale": 2.0, "other": 4.0}, {}):
+        check(s, T([1.0, 2.0]), d)
+    n = s.compile_count
+    check(s, T([3.0, 2.0]), {"scale": 2.0})
+    assert s.compile_count == n
 
 
 def test_break_inside_a_comprehension_and_keyword_call_breaks(capsys):

@@ -35,6 +35,7 @@ class CodeInfo:
         self.lines = lines
         ncell = len([c for c in code.co_cellvars if c not in code.co_varnames])
         self.nlocalsplus = code.co_nlocals + ncell + len(code.co_freevars)
+        self.handlers = _exception_table(code)  # [(start, end, target, depth, lasti)] by offset
         self.segments = {}  # start index -> {dispatch key -> [Segment]}
         self.forced = {}  # index -> reason: instructions that always end a segment
         self.unsupported = self._unsupported()
@@ -45,7 +46,7 @@ class CodeInfo:
             return f"Python {sys.version_info[0]}.{sys.version_info[1]} bytecode is not supported"
         if code.co_flags & _CO_GENERATOR_LIKE:
             return "generator or coroutine function: runs eagerly"
-        if getattr(code, "co_exceptiontable", b""):
+        if getattr(code, "co_exceptiontable", b"") and self.handlers is None:
             return "try/except/finally or with block: the function runs eagerly"
         if any(i.opname in ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH") for i in self.insts):
             return "try/except/finally or with block: the function runs eagerly"
@@ -54,6 +55,16 @@ class CodeInfo:
         missing = sorted({i.opname for i in self.insts if i.opname not in HANDLERS})
         if missing:
             return f"bytecode {', '.join(missing)} is not supported: the function runs eagerly"
+        return None
+
+    def handler_for(self, i):
+        """The exception-table entry covering instruction i, or None."""
+        if not self.handlers:
+            return None
+        off = self.insts[i].offset
+        for entry in self.handlers:
+            if entry[0] <= off < entry[1]:
+                return entry
         return None
 
     def lookup(self, i, frame):
@@ -80,6 +91,20 @@ class CodeInfo:
     def all_segments(self):
         """Every cached segment, by start index then capture order."""
         return [seg for i in sorted(self.segments) for segs in self.segments[i].values() for seg in segs]
+
+
+def _exception_table(code):
+    """The code's exception table as (start, end, target, depth, lasti) offsets (end exclusive);
+    [] when there is none, None when this Python cannot decode it."""
+    if not getattr(code, "co_exceptiontable", b""):
+        return []
+    parse = getattr(dis, "_parse_exception_table", None)
+    if parse is None:
+        return None
+    try:
+        return [(e.start, e.end, e.target, e.depth, e.lasti) for e in parse(code)]
+    except Exception:  # a private helper of dis: its form may change
+        return None
 
 
 _KEY_TYPES = (int, bool, str, type(None))

@@ -117,7 +117,7 @@ class Frame:
     """One interpreted function activation."""
 
     __slots__ = ("info", "L", "S", "globals", "builtins", "func", "closure", "kw_names", "depth", "ctx",
-                 "retval")
+                 "retval", "exc_info")
 
     def __init__(self, info, L, S, func, ctx, depth):
         self.info = info
@@ -132,6 +132,7 @@ class Frame:
         self.depth = depth
         self.ctx = ctx
         self.retval = None
+        self.exc_info = None  # the exception being handled (PUSH_EXC_INFO / POP_EXCEPT)
 
 
 class Ctx:
@@ -354,7 +355,22 @@ class Runner:
         handler = opcodes.HANDLERS.get(inst.opname)
         if handler is None:
             raise InternalError(f"bytecode {inst.opname} is not supported")
-        nxt = handler(frame, inst)
+        try:
+            nxt = handler(frame, inst)
+        except BaseException as e:
+            if isinstance(e, InternalError):
+                raise
+            entry = frame.info.handler_for(i)
+            if entry is None:
+                raise
+            # The code's own handler takes it (an except clause, a with block's __exit__).
+            _, _, target, depth, lasti = entry
+            del frame.S[depth:]
+            if lasti:
+                frame.S.append(inst.offset)
+            frame.S.append(e)
+            frame.kw_names = None
+            return frame.info.index[target]
         if nxt is RETURN:
             return RETURN
         return i + 1 if nxt is None else nxt
@@ -578,9 +594,19 @@ class Runner:
                 # What the tracer refuses (a data-dependent output shape, a write into a
                 # parameter through a view, ...) runs eagerly instead.
                 msg = str(e)
-                if "[oar.ir.trace]" not in msg and "being traced" not in msg:
+                if "[oar.ir.trace]" in msg or "being traced" in msg:
+                    raise _Abort(i, f"not capturable: {msg.splitlines()[0]}") from None
+                if info.handler_for(i) is not None:
+                    raise _Abort(i, "an exception inside a try or with block: handled eagerly") from None
+                raise
+            except Exception as e:
+                # (An error of the executor itself would show again when the instruction runs
+                # concretely, so a covered instruction is always retried that way.)
+                if isinstance(e, (_Abort, InternalError)) or info.handler_for(i) is None:
                     raise
-                raise _Abort(i, f"not capturable: {msg.splitlines()[0]}") from None
+                # The code catches exceptions here: the instruction runs concretely, where the
+                # exception table is followed.
+                raise _Abort(i, "an exception inside a try or with block: handled eagerly") from None
             if nxt is RETURN:
                 return ("return",)
             S = tf.S
@@ -602,7 +628,15 @@ class Runner:
                 handler = handlers.get(inst.opname)
                 if handler is None:
                     raise BreakHere(f"bytecode {inst.opname} is not supported")
-                nxt = handler(fr, inst)
+                try:
+                    nxt = handler(fr, inst)
+                except (BreakHere, InternalError):
+                    raise
+                except Exception as e:
+                    if info.handler_for(i) is None:
+                        raise
+                    # Caught by the callee's own try/with: the call runs as its own frames.
+                    raise BreakHere("an exception inside a try or with block: handled eagerly") from None
                 if nxt is RETURN:
                     return fr.retval
                 i = i + 1 if nxt is None else nxt

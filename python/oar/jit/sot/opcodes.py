@@ -819,7 +819,9 @@ def op_raise_varargs(frame, inst):
     frame.ctx.brk("raise statement: runs eagerly")
     S = frame.S
     if inst.arg == 0:
-        raise RuntimeError("No active exception to reraise")
+        if frame.exc_info is None:
+            raise _user_error(RuntimeError("No active exception to reraise"))
+        raise frame.exc_info
     if inst.arg == 2:
         cause = S.pop()
         exc = S.pop()
@@ -985,3 +987,59 @@ def op_call_function_ex(frame, inst):
     r = calls.call(frame, f, tuple(args), dict(kwargs) if kwargs else {})
     del S[len(S) - n:]
     S.append(r)
+
+
+# ---------------------------------------------------------------- with blocks and exception handlers
+# Entering a context and the handler code run concretely (they are breaks when capturing): the
+# handlers are reached only through an exception, which a concrete step routes by the code's
+# exception table (Runner.concrete_step).
+
+@handler("BEFORE_WITH")
+def op_before_with(frame, inst):
+    S = frame.S
+    mgr = S[-1]
+    frame.ctx.brk(f"entering a with block ({type(mgr).__name__}): runs eagerly")
+    cls = type(mgr)
+    exit_fn = types.MethodType(cls.__exit__, mgr)
+    result = cls.__enter__(mgr)
+    S.pop()
+    S.append(exit_fn)
+    S.append(result)
+
+
+@handler("PUSH_EXC_INFO")
+def op_push_exc_info(frame, inst):
+    frame.ctx.brk("exception handler: runs eagerly")
+    S = frame.S
+    v = S.pop()
+    S.append(frame.exc_info)
+    S.append(v)
+    frame.exc_info = v
+
+
+@handler("POP_EXCEPT")
+def op_pop_except(frame, inst):
+    frame.ctx.brk("exception handler: runs eagerly")
+    frame.exc_info = frame.S.pop()
+
+
+@handler("CHECK_EXC_MATCH")
+def op_check_exc_match(frame, inst):
+    frame.ctx.brk("exception handler: runs eagerly")
+    S = frame.S
+    S[-1] = isinstance(S[-2], S[-1])
+
+
+@handler("RERAISE")
+def op_reraise(frame, inst):
+    frame.ctx.brk("exception handler: runs eagerly")
+    exc = frame.S.pop()
+    raise exc
+
+
+@handler("WITH_EXCEPT_START")
+def op_with_except_start(frame, inst):
+    frame.ctx.brk("leaving a with block by an exception: runs eagerly")
+    S = frame.S
+    val = S[-1]
+    S.append(S[-4](type(val), val, val.__traceback__))
