@@ -26,6 +26,12 @@ segment: writes to those are breaks themselves, found before they happen.
 On a cache hit nothing is interpreted: the guards are checked, the program
 runs (through api._run, so autograd flows across segments and breaks) and the
 frame is rebuilt from the template.
+
+Exceptions: code inside ``try`` and ``with`` is captured like any other. An
+instruction that raises where the code's exception table covers it is retried
+as a break; its concrete step routes the exception to the handler the table
+names (unwinding the stack as CPython does), and the handler code, like
+entering a ``with`` block, runs concretely.
 """
 import functools
 import json
