@@ -13,8 +13,9 @@ from . import _guard, dy2static
 from ._guard import Dy2StaticError
 from .api import StaticFunction, enable_to_static, ignore_module, not_to_static, to_static
 from .io import TranslatedLayer, load, save
+from .sot import GraphBreak, sot_report
 
 __all__ = ["to_static", "not_to_static", "enable_to_static", "ignore_module", "StaticFunction", "Dy2StaticError",
-           "save", "load", "TranslatedLayer", "dy2static"]
+           "save", "load", "TranslatedLayer", "dy2static", "GraphBreak", "sot_report"]
 
 _guard.install()

@@ -337,6 +337,7 @@ class StaticFunction:
         self._last_program = None
         self._read_dynamic_size = False  # the last trace read a dynamic dim's size in Python
         self._converted = None  # the converted target, see _converted_target
+        self._sot_stats = None  # counters of the graph-breaking mode (full_graph=False), made on its first call
         functools.update_wrapper(self, function, updated=())
 
     def _make_positional_names(self):
@@ -477,8 +478,45 @@ class StaticFunction:
         # function): run as Python so its ops join the enclosing program.
         if not _enabled[0] or getattr(self._function, "_oar_not_to_static", False) or _C._ir_is_tracing():
             return self._call_python(args, kwargs)
+        if not self._full_graph:
+            # Graph-breaking mode: the bytecode is interpreted and captured in segments between breaks.
+            from . import sot
+
+            if self._sot_stats is None:
+                self._sot_stats = sot.SotStats(self._name)
+                sot.register(self._sot_stats)
+            return sot.run(self, self._sot_stats, args, kwargs)
         _, out = self._lookup_or_trace(args, kwargs, run=True)
         return out
+
+    @property
+    def graph_breaks(self):
+        """The graph breaks met so far with ``full_graph=False``, one
+        ``oar.jit.GraphBreak(filename, lineno, reason)`` per distinct location and reason,
+        those inside functions it called included.
+
+        >>> import oar
+        >>> @oar.jit.to_static(full_graph=False)
+        ... def f(x):
+        ...     if x.sum() > 0:
+        ...         return x + 1.0
+        ...     return x - 1.0
+        >>> f(oar.to_tensor([1.0, 2.0])).numpy().tolist()
+        [2.0, 3.0]
+        >>> [b.reason for b in f.graph_breaks]
+        ['Tensor used as a Python bool (data-dependent control flow)']
+        """
+        return list(self._sot_stats.breaks) if self._sot_stats is not None else []
+
+    @property
+    def compile_count(self):
+        """Segments captured so far with ``full_graph=False`` (first captures and recompilations)."""
+        return self._sot_stats.compile_count if self._sot_stats is not None else 0
+
+    @property
+    def recompile_count(self):
+        """Captures with ``full_graph=False`` caused by a guard miss where a segment already existed."""
+        return self._sot_stats.recompile_count if self._sot_stats is not None else 0
 
     def _bind(self, args, kwargs):
         if self._sig is None or (not kwargs and len(args) == self._plain_arity):
@@ -691,6 +729,17 @@ def to_static(function=None, input_spec=None, build_strategy=None, full_graph=Tr
     backward program (see the module docstring); its first call per input
     shape runs the forward a few times to trace it, which advances the random
     generator more than an eager call would.
+
+    ``full_graph=False`` (Paddle 3.x's default; oar's default stays True)
+    interprets the function's bytecode instead (oar.jit.sot): stretches of it
+    are captured as programs, guarded by the Python values they read
+    (globals, attributes such as ``self.training``, closure contents,
+    arguments, tensor dtypes and shapes) and cached; what cannot be captured
+    (a graph break: a tensor used as a Python bool, ``x.item()``, NumPy,
+    ``print``, ``loss.backward()``, an optimizer step, writes to objects from
+    outside the function) runs eagerly and capture resumes after it, so the
+    results are those of eager execution. ``graph_breaks``, ``compile_count``,
+    ``recompile_count`` and ``oar.jit.sot_report()`` say where and why.
 
     >>> import oar
     >>> from oar.static import InputSpec

@@ -1,0 +1,79 @@
+"""Guards: the checks that decide whether a captured segment may run for a
+new frame state, compiled to one Python function per segment.
+
+A guard is a Python expression over the frame state at the segment's start:
+``L`` (the locals by slot), ``S`` (the value stack) and ``CL`` (the closure
+cells of the function), plus constants ``K0, K1, ...`` the segment holds on
+to. Tensors are checked by dtype, shape and stop_gradient; numbers, strings
+and tuples of them by type and value; functions, classes, modules and layers
+by identity; attributes, globals and closure contents the segment read, by
+their expression (``K3.training == True``).
+"""
+import types
+
+from ... import _C
+
+Tensor = _C.Tensor
+
+
+def layer_state(layer):
+    """What an oar layer called directly depends on besides its inputs: the training
+    flags of it and its sublayers, and which tensors are their parameters and buffers."""
+    out, stack, seen = [], [layer], set()
+    while stack:
+        sub = stack.pop()
+        if id(sub) in seen:
+            continue
+        seen.add(id(sub))
+        out.append(bool(sub.training))
+        out.extend(map(id, sub._parameters.values()))
+        out.extend(map(id, sub._buffers.values()))
+        stack.extend(v for v in sub._sub_layers.values() if v is not None)
+    return tuple(out)
+
+
+class GuardSet:
+    """Collects guard expressions and the constants they name, then compiles them."""
+
+    def __init__(self):
+        self.checks = []
+        self._seen = set()
+        self.consts = []
+        self._const_names = {}
+
+    def const(self, obj):
+        """The name under which guard code refers to obj (kept alive by the set)."""
+        name = self._const_names.get(id(obj))
+        if name is None:
+            name = f"K{len(self.consts)}"
+            self.consts.append(obj)
+            self._const_names[id(obj)] = name
+        return name
+
+    def add(self, check):
+        if check not in self._seen:
+            self._seen.add(check)
+            self.checks.append(check)
+
+    def namespace(self):
+        ns = {f"K{i}": c for i, c in enumerate(self.consts)}
+        ns.update(Tensor=Tensor, CellType=types.CellType, layer_state=layer_state)
+        return ns
+
+    def compile(self):
+        """One function (L, S, CL) -> bool; an exception while checking is a miss."""
+        body = "\n".join(f"        if not ({c}): return False" for c in self.checks)
+        src = f"def _guard(L, S, CL):\n    try:\n{body or '        pass'}\n        return True\n" \
+              f"    except Exception:\n        return False\n"
+        ns = self.namespace()
+        exec(compile(src, "<oar.jit.sot guard>", "exec"), ns)
+        fn = ns["_guard"]
+        fn.source = src
+        return fn
+
+    def compile_getter(self, exprs):
+        """One function (L, S, CL) -> list of the values of exprs."""
+        src = f"def _get(L, S, CL):\n    return [{', '.join(exprs)}]\n"
+        ns = self.namespace()
+        exec(compile(src, "<oar.jit.sot getter>", "exec"), ns)
+        return ns["_get"]
