@@ -379,14 +379,14 @@ def test_to_static_converts_if_and_while_on_tensors():
         return x
 
     for fn in (f, g):
-        s = oar.jit.to_static(fn)
+        s = oar.jit.to_static(fn, full_graph=True)
         for v in ([1.0, 2.0], [-1.0, 0.5], [30.0, 1.0]):
             np.testing.assert_allclose(s(t(v)).numpy(), fn(t(v)).numpy())
         assert len(s.program_cache) == 1
 
 
 def test_to_static_value_feeding_python_control_flow_names_the_line_and_the_advice():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         if x.sum().item() > 0:  # the line the error names
             return x * 2.0
@@ -400,7 +400,7 @@ def test_to_static_value_feeding_python_control_flow_names_the_line_and_the_advi
 
 
 def test_to_static_captures_cond_and_while_loop():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         y = nn.cond(x.sum() > 0, lambda: x * 2.0, lambda: x - 1.0)
         return nn.while_loop(lambda v: v.abs().sum() < 100.0, lambda v: v * 3.0, [y])[0]
@@ -445,7 +445,7 @@ def test_batch_norm_statistics_are_state_updates():
 
 def test_to_static_batch_norm_statistics_follow_eager():
     bn = oar.nn.BatchNorm1D(2, momentum=0.5)
-    sbn = oar.jit.to_static(copy.deepcopy(bn))
+    sbn = oar.jit.to_static(copy.deepcopy(bn), full_graph=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(3):

@@ -36,7 +36,7 @@ def _close(a, b):
 
 def check(fn, inputs, programs=1, spec=None):
     """Runs fn eagerly and converted on each argument tuple; checks results and the number of programs."""
-    static = oar.jit.to_static(fn, input_spec=spec)
+    static = oar.jit.to_static(fn, input_spec=spec, full_graph=True)
     for args in inputs:
         args = tuple(oar.to_tensor(a) if isinstance(a, (list, float)) or isinstance(a, np.ndarray) else a
                      for a in args)
@@ -120,7 +120,7 @@ def test_python_condition_stays_python():
             return x + 1.0
         return x - 1.0
 
-    s = oar.jit.to_static(f)
+    s = oar.jit.to_static(f, full_graph=True)
     assert s(oar.to_tensor([1.0]), True).numpy().tolist() == [2.0]
     assert s(oar.to_tensor([1.0]), False).numpy().tolist() == [0.0]
     assert "cond" not in _ops(s.concrete_program)
@@ -140,7 +140,7 @@ def test_python_values_equal_in_both_branches_are_kept():
 
 
 def test_python_values_differing_between_branches_name_the_line():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         if x.sum() > 0:
             mode = "a"
@@ -158,7 +158,7 @@ def test_python_values_differing_between_branches_name_the_line():
 
 
 def test_returning_none_on_one_path_and_a_tensor_on_another_is_an_error():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         if x.sum() > 0:
             return x
@@ -168,7 +168,7 @@ def test_returning_none_on_one_path_and_a_tensor_on_another_is_an_error():
 
 
 def test_undefined_variable_used_after_the_if_names_it():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         if x.sum() > 0:
             label = "pos"
@@ -177,7 +177,7 @@ def test_undefined_variable_used_after_the_if_names_it():
     with pytest.raises(Dy2StaticError, match=r"variable 'label'"):
         f(oar.to_tensor([1.0]))
 
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def g(x):
         while x.sum() < 5.0:
             x = x + 1.0
@@ -189,7 +189,7 @@ def test_undefined_variable_used_after_the_if_names_it():
                                              rf"assigned in a `while` loop on a tensor"):
         g(oar.to_tensor([1.0]))
 
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def h(x):
         while x.sum() < 5.0:
             x = x + 1.0
@@ -201,7 +201,7 @@ def test_undefined_variable_used_after_the_if_names_it():
 
 
 def test_branches_with_different_dtypes_are_an_error():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         if x.sum() > 0:
             y = x
@@ -214,7 +214,7 @@ def test_branches_with_different_dtypes_are_an_error():
 
 
 def test_if_on_a_multi_element_tensor_is_an_error():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         if x > 0:
             x = x + 1.0
@@ -380,7 +380,7 @@ def test_nested_loops():
 
 
 def test_loop_variable_changing_dtype_is_an_error():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         y = x.astype("int64")
         while x.sum() < 10.0:
@@ -447,7 +447,7 @@ def test_python_and_or_keep_short_circuit_values():
         scale = opts and opts.get("scale") or 1.0
         return x * scale
 
-    s = oar.jit.to_static(f)
+    s = oar.jit.to_static(f, full_graph=True)
     assert s(oar.to_tensor([2.0]), {"scale": 3.0}).numpy().tolist() == [6.0]
     assert s(oar.to_tensor([2.0]), None).numpy().tolist() == [2.0]
 
@@ -460,7 +460,7 @@ def test_assert_on_tensor_is_checked_when_the_program_runs():
         assert x.sum() > 0, "must be positive"
         return x + 1.0
 
-    s = oar.jit.to_static(f)
+    s = oar.jit.to_static(f, full_graph=True)
     line = f.__code__.co_firstlineno + 1
     assert s(oar.to_tensor([1.0])).numpy().tolist() == [2.0]
     # The traced example passed the assert; the program checks each input.
@@ -472,7 +472,7 @@ def test_assert_on_tensor_is_checked_when_the_program_runs():
 
 
 def test_python_assert_still_checks():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x, n):
         assert n > 0, "n must be positive"
         return x * n
@@ -482,7 +482,7 @@ def test_python_assert_still_checks():
 
 
 def test_print_of_a_tensor_prints_each_time_the_program_runs(capsys):
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         print("value:", x, "end")
         i = oar.zeros([], "int64")
@@ -563,7 +563,7 @@ def test_layer_methods_sublayers_and_training_flag():
     oar.seed(1)
     net = Net()
     eager = [net(oar.to_tensor(v)).numpy() for v in ([[1.0, 2.0, 3.0]], [[-1.0, -2.0, 0.5]])]
-    snet = oar.jit.to_static(net, input_spec=[InputSpec([None, 3], "float32")])
+    snet = oar.jit.to_static(net, input_spec=[InputSpec([None, 3], "float32")], full_graph=True)
     for v, e in zip(([[1.0, 2.0, 3.0]], [[-1.0, -2.0, 0.5]]), eager):
         np.testing.assert_allclose(snet(oar.to_tensor(v)).numpy(), e, rtol=1e-5)
     assert len(snet.forward.program_cache) == 1
@@ -617,11 +617,11 @@ def test_generator_is_an_error_naming_the_function():
         yield x
 
     with pytest.raises(Dy2StaticError, match=r"(?s)gen.*generator.*test_dy2static.py"):
-        oar.jit.to_static(gen)(oar.to_tensor([1.0]))
+        oar.jit.to_static(gen, full_graph=True)(oar.to_tensor([1.0]))
 
 
 def test_numpy_feeding_python_control_flow_names_the_line():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         if x.numpy().sum() > 0:
             return x
@@ -634,7 +634,7 @@ def test_numpy_feeding_python_control_flow_names_the_line():
 
 
 def test_error_in_converted_code_reports_the_original_line():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         if x.sum() > 0:
             y = x + 1.0
@@ -683,7 +683,7 @@ def test_get_concrete_program_and_save_load(tmp_path):
     xs = [oar.to_tensor([[5.0, 5.0]]), oar.to_tensor([[-5.0, -5.0]])]
     xs = [x if (net(x).sum() > 0) == (i == 0) else -x for i, x in enumerate(xs)]
     eager = [net(x).numpy() for x in xs]
-    snet = oar.jit.to_static(net, input_spec=[InputSpec([None, 2], "float32")])
+    snet = oar.jit.to_static(net, input_spec=[InputSpec([None, 2], "float32")], full_graph=True)
     prog = snet.forward.get_concrete_program(InputSpec([None, 2], "float32"))
     assert "cond" in _ops(prog)
     path = str(tmp_path / "model")
@@ -720,7 +720,7 @@ def test_training_through_converted_control_flow_matches_eager(opt):
         oar.seed(7)
         net = MLP()
         if static:
-            net = oar.jit.to_static(net)
+            net = oar.jit.to_static(net, full_graph=True)
         make = oar.optimizer.SGD if opt == "sgd" else oar.optimizer.Adam
         o = make(learning_rate=0.05, parameters=net.parameters())
         rng = np.random.default_rng(0)
@@ -766,7 +766,7 @@ class _Child(_Base):
 def test_super_private_names_and_staticmethods_convert():
     net = _Child()
     eager = [net(oar.to_tensor(v)).numpy() for v in ([1.0, 2.0], [-4.0, 1.0], [0.5, -0.6])]
-    snet = oar.jit.to_static(_Child())
+    snet = oar.jit.to_static(_Child(), full_graph=True)
     for v, e in zip(([1.0, 2.0], [-4.0, 1.0], [0.5, -0.6]), eager):
         np.testing.assert_allclose(snet(oar.to_tensor(v)).numpy(), e)
     assert len(snet.forward.program_cache) == 1
@@ -803,7 +803,7 @@ def test_ignore_module_keeps_python_semantics(tmp_path, monkeypatch):
     oar.jit.ignore_module([d2s_ignored_mod])
     try:
         with pytest.raises(Dy2StaticError, match="bool"):  # not converted: `if tensor:` runs in Python
-            oar.jit.to_static(f)(oar.to_tensor([1.0]))
+            oar.jit.to_static(f, full_graph=True)(oar.to_tensor([1.0]))
     finally:
         from oar.jit import api
         api._ignored_modules.remove(d2s_ignored_mod)
@@ -843,7 +843,7 @@ def test_loop_over_range_of_shape_stays_python_and_dynamic_batch_loop_converts()
 
 
 def test_tensor_control_flow_inside_try_except_is_refused():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         try:
             if x.sum() > 0:
@@ -856,7 +856,7 @@ def test_tensor_control_flow_inside_try_except_is_refused():
     with pytest.raises(Dy2StaticError, match=rf"(?s)an `if` on a tensor inside a try block.*line {line}"):
         f(oar.to_tensor([1.0]))
 
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def g(x):
         try:
             y = x * 2.0
@@ -990,7 +990,7 @@ def test_user_layers_inside_sequential_are_converted():
             return x - 1.0
 
     net = oar.nn.Sequential(oar.nn.Linear(2, 2), Gate(), Gate())
-    s = oar.jit.to_static(oar.nn.Sequential(*[layer for layer in net.children()]))
+    s = oar.jit.to_static(oar.nn.Sequential(*[layer for layer in net.children()]), full_graph=True)
     for v in ([[1.0, 2.0]], [[-3.0, 1.0]], [[0.2, -0.1]]):
         x = oar.to_tensor(v)
         np.testing.assert_allclose(s(x).numpy(), net(x).numpy(), rtol=1e-5)
@@ -1010,7 +1010,7 @@ def test_layer_called_in_a_tensor_loop():
 
     oar.seed(0)
     net = Step()
-    s = oar.jit.to_static(net)
+    s = oar.jit.to_static(net, full_graph=True)
     for n in (2, 4, 0):
         x = oar.to_tensor([[1.0, 2.0, 3.0]])
         np.testing.assert_allclose(s(x, oar.to_tensor(n)).numpy(), net.forward.dygraph_function(net, x, n).numpy(),
@@ -1021,12 +1021,12 @@ def test_layer_called_in_a_tensor_loop():
 def test_function_without_source_runs_as_traced_and_warns_when_that_fails():
     namespace = {}
     exec("def f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n", {}, namespace)
-    s = oar.jit.to_static(namespace["f"])
+    s = oar.jit.to_static(namespace["f"], full_graph=True)
     with pytest.warns(UserWarning, match=r"ran without source conversion.*could not be read"):
         with pytest.raises(Dy2StaticError, match="bool"):
             s(oar.to_tensor([1.0]))
     exec("def g(x):\n    return x * 2.0\n", {}, namespace)
-    assert oar.jit.to_static(namespace["g"])(oar.to_tensor([1.0])).numpy().tolist() == [2.0]
+    assert oar.jit.to_static(namespace["g"], full_graph=True)(oar.to_tensor([1.0])).numpy().tolist() == [2.0]
 
 
 def test_tensor_list_with_dynamic_batch_saves_and_loads(tmp_path):
@@ -1046,7 +1046,7 @@ def test_tensor_list_with_dynamic_batch_saves_and_loads(tmp_path):
     net = Unroll()
     xs = [oar.to_tensor([[1.0, 2.0]]), oar.to_tensor([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]])]
     refs = [(x, k, net.forward.__func__(net, x, k).numpy()) for x in xs for k in (1, 3)]
-    s = oar.jit.to_static(net, input_spec=[InputSpec([None, 2]), InputSpec([], "int64")])
+    s = oar.jit.to_static(net, input_spec=[InputSpec([None, 2]), InputSpec([], "int64")], full_graph=True)
     for x, k, ref in refs:
         np.testing.assert_allclose(s(x, oar.to_tensor(k)).numpy(), ref, rtol=1e-5)
     assert len(s.forward.program_cache) == 1

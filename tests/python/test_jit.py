@@ -19,7 +19,7 @@ RNG = np.random.default_rng(7)
 
 
 class DecoratedMLP(MLP):
-    @oar.jit.to_static(input_spec=[InputSpec([None, 4], "float32", name="x")])
+    @oar.jit.to_static(input_spec=[InputSpec([None, 4], "float32", name="x")], full_graph=True)
     def forward(self, x):
         return self.fc2(self.act(self.fc1(x)))
 
@@ -52,15 +52,15 @@ def _conversion_on():
 def test_function_decorator_forms():
     x = rand(3, 4)
 
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(a, b):
         return oar.tanh(a) * b + 1.0
 
-    @oar.jit.to_static(input_spec=[InputSpec([None, 4]), InputSpec([None, 4])])
+    @oar.jit.to_static(input_spec=[InputSpec([None, 4]), InputSpec([None, 4])], full_graph=True)
     def g(a, b):
         return oar.tanh(a) * b + 1.0
 
-    h = oar.jit.to_static(lambda a, b: oar.tanh(a) * b + 1.0)
+    h = oar.jit.to_static(lambda a, b: oar.tanh(a) * b + 1.0, full_graph=True)
     want = np.tanh(x) * x + 1.0
     for fn in (f, g, h):
         assert isinstance(fn, StaticFunction)
@@ -75,7 +75,7 @@ def test_layer_call_form_matches_eager_and_numpy():
     net = MLP()
     x = rand(5, 4)
     eager = net(oar.to_tensor(x)).numpy()
-    static = oar.jit.to_static(net, input_spec=[InputSpec([None, 4])])
+    static = oar.jit.to_static(net, input_spec=[InputSpec([None, 4])], full_graph=True)
     assert static is net and isinstance(net.forward, StaticFunction)
     got = check_mlp(net, net, x)
     np.testing.assert_allclose(got, eager, rtol=1e-6, atol=1e-6)
@@ -109,7 +109,7 @@ def test_decorated_forward_has_one_cache_per_instance():
 
 
 def test_layer_call_hooks_still_run():
-    net = oar.jit.to_static(MLP())
+    net = oar.jit.to_static(MLP(), full_graph=True)
     net.register_forward_post_hook(lambda layer, inp, out: out * 2.0)
     x = rand(2, 4)
     np.testing.assert_allclose(net(oar.to_tensor(x)).numpy(), 2.0 * np_mlp(net, x), rtol=1e-5, atol=1e-5)
@@ -119,7 +119,7 @@ def test_layer_call_hooks_still_run():
 
 
 def test_dynamic_batch_reuses_the_program():
-    net = oar.jit.to_static(MLP(), input_spec=[InputSpec([None, 4])])
+    net = oar.jit.to_static(MLP(), input_spec=[InputSpec([None, 4])], full_graph=True)
     for batch in (3, 7, 1, 0):
         x = rand(batch, 4)
         assert list(net(oar.to_tensor(x)).shape) == [batch, 3]
@@ -129,7 +129,7 @@ def test_dynamic_batch_reuses_the_program():
 
 
 def test_static_batch_retraces():
-    net = oar.jit.to_static(MLP())
+    net = oar.jit.to_static(MLP(), full_graph=True)
     check_mlp(net, net, rand(3, 4))
     check_mlp(net, net, rand(3, 4))
     assert len(net.forward.program_cache) == 1
@@ -139,7 +139,7 @@ def test_static_batch_retraces():
 
 
 def test_dtype_and_python_arguments_are_part_of_the_key():
-    @oar.jit.to_static(input_spec=[InputSpec([-1])])
+    @oar.jit.to_static(input_spec=[InputSpec([-1])], full_graph=True)
     def f(x, k=2, mode="mul"):
         return x * float(k) if mode == "mul" else x + float(k)
 
@@ -154,7 +154,7 @@ def test_dtype_and_python_arguments_are_part_of_the_key():
 
 
 def test_one_tensor_passed_twice_is_not_confused_with_two():
-    f = oar.jit.to_static(lambda a, b: a * b + a)
+    f = oar.jit.to_static(lambda a, b: a * b + a, full_graph=True)
     x = np.array([1.0, 2.0], np.float32)
     y = np.array([3.0, 4.0], np.float32)
     xt = oar.to_tensor(x)
@@ -175,7 +175,7 @@ def test_training_flag_change_retraces():
         def forward(self, x):
             return self.drop(x)
 
-    net = oar.jit.to_static(Net(), input_spec=[InputSpec([None, 64])])
+    net = oar.jit.to_static(Net(), input_spec=[InputSpec([None, 64])], full_graph=True)
     x = np.ones((4, 64), np.float32)
     train_out = net(oar.to_tensor(x)).numpy()
     assert set(np.unique(train_out)) <= {0.0, 2.0} and (train_out == 0).any()
@@ -189,7 +189,7 @@ def test_training_flag_change_retraces():
 
 def test_batch_norm_normalises_and_updates_statistics_like_eager():
     bn = nn.BatchNorm1D(2, momentum=0.5)
-    sbn = oar.jit.to_static(copy.deepcopy(bn), input_spec=[InputSpec([None, 2])])
+    sbn = oar.jit.to_static(copy.deepcopy(bn), input_spec=[InputSpec([None, 2])], full_graph=True)
     x = rand(4, 2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the statistics update is captured: no warning
@@ -214,7 +214,7 @@ def test_batch_norm_normalises_and_updates_statistics_like_eager():
 
 
 def test_weight_updates_are_seen_without_retracing():
-    net = oar.jit.to_static(MLP(), input_spec=[InputSpec([None, 4])])
+    net = oar.jit.to_static(MLP(), input_spec=[InputSpec([None, 4])], full_graph=True)
     opt = oar.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
     x = rand(6, 4)
     before = check_mlp(net, net, x)
@@ -231,7 +231,7 @@ def test_weight_updates_are_seen_without_retracing():
 
 def test_gradients_equal_eager():
     net = MLP()
-    static = oar.jit.to_static(copy.deepcopy(net), input_spec=[InputSpec([None, 4])])
+    static = oar.jit.to_static(copy.deepcopy(net), input_spec=[InputSpec([None, 4])], full_graph=True)
     x, g = rand(5, 4), rand(5, 3)
     grads = []
     for model in (net, static, static):  # the second static call runs the cached program
@@ -260,7 +260,7 @@ def test_training_runs_a_captured_backward_program():
         def forward(self, x):
             return oar.tanh(self.used(x))
 
-    net = oar.jit.to_static(Partly())
+    net = oar.jit.to_static(Partly(), full_graph=True)
     x = rand(4, 3)
     xt = oar.to_tensor(x, stop_gradient=False)
     y = net(xt)
@@ -297,7 +297,7 @@ def test_training_runs_a_captured_backward_program():
 
 def test_training_under_autocast_matches_eager():
     net = MLP()
-    static_net = oar.jit.to_static(copy.deepcopy(net), input_spec=[InputSpec([None, 4])])
+    static_net = oar.jit.to_static(copy.deepcopy(net), input_spec=[InputSpec([None, 4])], full_graph=True)
     x = rand(5, 4)
     grads = []
     for model in (net, static_net, static_net):
@@ -319,7 +319,7 @@ def test_control_flow_trains_with_eager_autograd_over_the_program():
         h = lin(x)
         return oar.static.nn.cond(h.sum() > 0, lambda: h * 2.0, lambda: h * -3.0)
 
-    static_f = oar.jit.to_static(f)
+    static_f = oar.jit.to_static(f, full_graph=True)
     for sign in (1.0, -1.0):
         x = sign * np.abs(rand(3, 2)) * 10
         grads = []
@@ -333,7 +333,7 @@ def test_control_flow_trains_with_eager_autograd_over_the_program():
 def test_enable_to_static_false_runs_eagerly():
     calls = []
 
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         calls.append(1)
         return x * 2.0
@@ -355,9 +355,9 @@ def test_not_to_static_and_nesting():
     def helper(x):
         return x + 1.0
 
-    inner = oar.jit.to_static(MLP())
+    inner = oar.jit.to_static(MLP(), full_graph=True)
 
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def outer(x):
         return helper(inner(x))
 
@@ -370,7 +370,7 @@ def test_not_to_static_and_nesting():
         calls.append(1)
         return x * 2.0
 
-    s = oar.jit.to_static(oar.jit.not_to_static(counted))
+    s = oar.jit.to_static(oar.jit.not_to_static(counted), full_graph=True)
     s(oar.ones([1]))
     s(oar.ones([1]))
     assert len(calls) == 2 and len(s.program_cache) == 0
@@ -380,7 +380,7 @@ def test_not_to_static_and_nesting():
 
 
 def test_shape_dependent_reshape_warns_and_retraces():
-    @oar.jit.to_static(input_spec=[InputSpec([None, 4])])
+    @oar.jit.to_static(input_spec=[InputSpec([None, 4])], full_graph=True)
     def f(x):
         return x.reshape([x.shape[0], 2, 2]) * 2.0
 
@@ -395,7 +395,7 @@ def test_shape_dependent_reshape_warns_and_retraces():
 
 
 def test_nested_list_arguments_and_outputs():
-    @oar.jit.to_static(input_spec=[[InputSpec([None, 2]), InputSpec([None, 2])]])
+    @oar.jit.to_static(input_spec=[[InputSpec([None, 2]), InputSpec([None, 2])]], full_graph=True)
     def f(xs, alpha=1.0):
         return xs[0] + xs[1] * alpha, xs[0] - xs[1]
 
@@ -410,13 +410,13 @@ def test_nested_list_arguments_and_outputs():
 
 
 def test_concrete_program_from_input_spec_before_any_call():
-    net = oar.jit.to_static(MLP(), input_spec=[InputSpec([None, 4])])
+    net = oar.jit.to_static(MLP(), input_spec=[InputSpec([None, 4])], full_graph=True)
     prog = net.forward.concrete_program
     assert prog.input_types == [("float32", [-1, 4])]
     check_mlp(net, net, rand(9, 4))
     assert len(net.forward.program_cache) == 1
     with pytest.raises(ValueError, match=r"\[oar.jit.to_static\] .*needs a call first"):
-        oar.jit.to_static(lambda x: x).concrete_program
+        oar.jit.to_static(lambda x: x, full_graph=True).concrete_program
 
 
 # ---------------------------------------------------------------- errors
@@ -425,7 +425,7 @@ def test_concrete_program_from_input_spec_before_any_call():
 def test_bool_of_tensor_names_this_file_and_line():
     # `if tensor:` converts (tests/python/test_dy2static.py); bool() called
     # directly is Python reading the tensor's value, which tracing cannot keep.
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         flag = bool(x.sum() > 0)  # the line the error must name
         return x * 2.0 if flag else x
@@ -451,7 +451,7 @@ def test_bool_of_tensor_names_this_file_and_line():
     lambda t: np.asarray(t),
 ])
 def test_python_values_of_tensors_are_rejected(use):
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         s = x.sum()
         return x * use(s)
@@ -466,7 +466,7 @@ def test_python_values_of_tensors_are_rejected(use):
 
 
 def test_printing_inside_a_trace_is_allowed(capsys):
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         print(x)
         return x + 1.0
@@ -476,7 +476,7 @@ def test_printing_inside_a_trace_is_allowed(capsys):
 
 
 def test_input_spec_mismatch():
-    net = oar.jit.to_static(MLP(), input_spec=[InputSpec([None, 4], name="x")])
+    net = oar.jit.to_static(MLP(), input_spec=[InputSpec([None, 4], name="x")], full_graph=True)
     with pytest.raises(ValueError, match=r"^\[oar.jit.to_static\] argument 'x' expects shape \[-1, 4\] .*"
                                          r"got shape \[2, 5\]"):
         net(oar.ones([2, 5]))
@@ -484,18 +484,18 @@ def test_input_spec_mismatch():
         net(oar.ones([4]))
     with pytest.raises(ValueError, match=r"argument 'x' expects a Tensor"):
         net(3.0)
-    f = oar.jit.to_static(lambda a: a, input_spec=[InputSpec([2]), InputSpec([2])])
+    f = oar.jit.to_static(lambda a: a, input_spec=[InputSpec([2]), InputSpec([2])], full_graph=True)
     with pytest.raises(ValueError, match=r"input_spec has 2 entries"):
         f(oar.ones([2]))
     with pytest.raises(TypeError, match=r"\[oar.jit.to_static\] .*missing"):
         net()
     with pytest.raises(TypeError, match=r"\[oar.jit.to_static\] input_spec must be a list"):
-        oar.jit.to_static(lambda a: a, input_spec="x")
+        oar.jit.to_static(lambda a: a, input_spec="x", full_graph=True)
     assert len(net.forward.program_cache) == 0
 
 
 def test_trace_errors_propagate_with_a_note():
-    @oar.jit.to_static
+    @oar.jit.to_static(full_graph=True)
     def f(x):
         raise KeyError("user")
 
@@ -543,7 +543,7 @@ def test_build_strategy_runs_the_fusions_and_keeps_results():
     bs = oar.static.BuildStrategy()
     net = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 3))
     eager = copy.deepcopy(net)
-    snet = oar.jit.to_static(net, input_spec=[InputSpec([None, 4])], build_strategy=bs)
+    snet = oar.jit.to_static(net, input_spec=[InputSpec([None, 4])], build_strategy=bs, full_graph=True)
     x = rand(5, 4)
     got = snet(oar.to_tensor(x)).numpy()
     text = str(snet.forward.concrete_program)

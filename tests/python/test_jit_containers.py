@@ -52,7 +52,7 @@ def test_nested_inputs_and_outputs_match_eager():
         return {"sum": p.a + p.b, "list": [d["k"] * 2.0, None, 3],
                 "out": Out(p.a * d["k"], (p.b - fr.x,)), "pair": Pair(fr.x * fr.n, "s")}
 
-    sf = oar.jit.to_static(f)
+    sf = oar.jit.to_static(f, full_graph=True)
     for s in (1.0, 2.0, -3.0):
         args = (Pair(oar.full([2], s), oar.ones([2])), {"k": oar.full([2], 3.0)}, Frozen(oar.full([2], s * s), 2))
         _same(sf(*args), f(*args))
@@ -69,7 +69,7 @@ def test_gradients_flow_through_nested_outputs():
         h = lin(x)
         return Out(h, {"sq": (h * h,)})
 
-    sf = oar.jit.to_static(f)
+    sf = oar.jit.to_static(f, full_graph=True)
     x = oar.randn([4, 3])
     out = sf(x)
     (out.y.sum() + out.extra["sq"][0].sum()).backward()
@@ -105,7 +105,7 @@ def test_jit_save_load_nested_outputs(tmp_path):
 
 
 def test_jit_save_refuses_outputs_it_cannot_write(tmp_path):
-    f = oar.jit.to_static(lambda x: (x * 2.0, np.float64(1.5).tobytes()))
+    f = oar.jit.to_static(lambda x: (x * 2.0, np.float64(1.5).tobytes()), full_graph=True)
     with pytest.raises(TypeError, match=r"\[oar.jit.save\] the function returns a bytes"):
         oar.jit.save(f, str(tmp_path / "f"), input_spec=[InputSpec([2])])
 

@@ -225,7 +225,7 @@ class DistModel:
                 incr_every_n_steps=amp.incr_every_n_steps, decr_every_n_nan_or_inf=amp.decr_every_n_nan_or_inf,
                 use_dynamic_loss_scaling=amp.use_dynamic_loss_scaling))
         self._optimizer = self._wrap_optimizer(optimizer, strategy) if optimizer is not None else None
-        self._forward = _jit_to_static(layer, input_spec=input_spec) if strategy.full_graph else layer
+        self._forward = _jit_to_static(layer, input_spec=input_spec, full_graph=True) if strategy.full_graph else layer
         self._mode = "train" if optimizer is not None and loss is not None else "eval" if loss is not None \
             else "predict"
 

@@ -35,7 +35,7 @@ class Dy2StaticError(TypeError):
     message names the user's file and line and says what to write instead.
 
     >>> import oar
-    >>> @oar.jit.to_static
+    >>> @oar.jit.to_static(full_graph=True)
     ... def f(x):
     ...     return x * 2.0 if x.sum().item() > 0 else x
     >>> try:

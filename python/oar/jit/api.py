@@ -1,13 +1,14 @@
 """``to_static``: capture a function or a Layer's forward as cached programs.
 
-Each call is matched against a cache of traced programs by its input
-signature (see StaticFunction). A miss traces the Python code once with the
-call's own tensors as examples (oar._ir.trace); a hit runs the cached program
-op by op through the same op definitions as eager code, with autocast. With
-``full_graph=True`` the code traced is the function with its source
-converted (oar.jit.dy2static): Python control flow on tensors is recorded as
-cond / while_loop ops, so a program decides branches and loop counts at run
-time.
+By default (``full_graph=False``) a call runs through oar.jit.sot, which
+interprets the bytecode and captures the stretches between graph breaks as
+guarded programs. With ``full_graph=True`` each call is matched against a
+cache of whole programs by its input signature (see StaticFunction). A miss
+traces the Python code once with the call's own tensors as examples
+(oar._ir.trace), the function's source converted (oar.jit.dy2static) so that
+Python control flow on tensors is recorded as cond / while_loop ops; a hit
+runs the cached program op by op through the same op definitions as eager
+code, with autocast.
 
 Training: a call that needs gradients (grad mode on, and a parameter or an
 input that requires grad) runs a captured forward program, and its backward
@@ -284,17 +285,18 @@ class ProgramCache:
 class StaticFunction:
     """A function or Layer forward converted by ``to_static``; calls run cached programs.
 
-    The cache key of a call is, per tensor argument, its dtype and its shape
+    With ``full_graph=True`` the cache key of a call is, per tensor argument, its dtype and its shape
     with the dims the input_spec marks dynamic replaced by -1; plus the values
     of the non-tensor arguments, the ``training`` flags of the layer and its
     sublayers, the identity of the layer's parameters and buffers, and the
     default dtype. A call with a new key traces the Python code once; calls
-    with a known key run the cached program.
+    with a known key run the cached program. With ``full_graph=False`` (the
+    default) calls run through oar.jit.sot's guarded segments instead.
 
     >>> import oar
     >>> from oar.static import InputSpec
     >>> net = oar.nn.Linear(4, 2)
-    >>> net = oar.jit.to_static(net, input_spec=[InputSpec([None, 4])])
+    >>> net = oar.jit.to_static(net, input_spec=[InputSpec([None, 4])], full_graph=True)
     >>> net(oar.ones([3, 4])).shape, net(oar.ones([5, 4])).shape
     ([3, 2], [5, 2])
     >>> len(net.forward.program_cache)
@@ -303,7 +305,7 @@ class StaticFunction:
     [('float32', [-1, 4])]
     """
 
-    def __init__(self, function, input_spec=None, build_strategy=None, full_graph=True, backend=None, layer=None):
+    def __init__(self, function, input_spec=None, build_strategy=None, full_graph=False, backend=None, layer=None):
         if isinstance(function, types.MethodType) and layer is None:
             layer, function = function.__self__, function.__func__
         if not callable(function):
@@ -336,6 +338,7 @@ class StaticFunction:
         self._specialized = set()  # keys whose programs fixed a dynamic dim: cached per concrete shape
         self._last_program = None
         self._read_dynamic_size = False  # the last trace read a dynamic dim's size in Python
+        self._last_call_specs = None  # full_graph=False: (args, kwargs) of the last capturing call, as InputSpecs
         self._converted = None  # the converted target, see _converted_target
         self._sot_stats = None  # counters of the graph-breaking mode (full_graph=False), made on its first call
         functools.update_wrapper(self, function, updated=())
@@ -392,6 +395,11 @@ class StaticFunction:
     @property
     def concrete_program(self):
         """The Program of the last call, or one traced from a full input_spec before any call."""
+        if not self._full_graph and self._last_call_specs is not None and self._input_spec is None:
+            # Graph-breaking mode: the whole function traced (its source converted) for the last
+            # capturing call's argument shapes, as Paddle's concrete_program is.
+            args, kwargs = self._last_call_specs
+            return self.get_concrete_program(*args, **kwargs)
         if self._last_program is not None:
             return self._last_program
         return self.get_concrete_program()
@@ -447,7 +455,9 @@ class StaticFunction:
     # ---- calls
 
     def _call_python(self, args, kwargs):
-        if self._full_graph and _C._ir_is_tracing() and not getattr(self._function, "_oar_not_to_static", False):
+        # Inside a trace the source is converted in both modes: the trace is a
+        # whole program (concrete_program, jit.save, an enclosing capture).
+        if _C._ir_is_tracing() and not getattr(self._function, "_oar_not_to_static", False):
             target = self._converted_target()
             try:
                 return target(*args, **kwargs)
@@ -485,7 +495,13 @@ class StaticFunction:
             if self._sot_stats is None:
                 self._sot_stats = sot.SotStats(self._name)
                 sot.register(self._sot_stats)
-            return sot.run(self, self._sot_stats, args, kwargs)
+            compiles = self._sot_stats.compile_count
+            out = sot.run(self, self._sot_stats, args, kwargs)
+            if self._sot_stats.compile_count != compiles:
+                # The arguments of a call that captured something, as InputSpecs: what
+                # concrete_program and jit.save trace the whole program from.
+                self._last_call_specs = _spec_of((list(args), dict(kwargs)))
+            return out
         _, out = self._lookup_or_trace(args, kwargs, run=True)
         return out
 
@@ -678,6 +694,17 @@ def _state_updates(program):
     return {u["parameter"] for u in doc.get("state_updates", ())}
 
 
+def _spec_of(value):
+    """``value`` with each Tensor replaced by the InputSpec of its shape and dtype."""
+    if isinstance(value, Tensor):
+        return InputSpec.from_tensor(value)
+    if type(value) in (list, tuple):
+        return type(value)(_spec_of(v) for v in value)
+    if type(value) is dict:
+        return {k: _spec_of(v) for k, v in value.items()}
+    return value
+
+
 def _spec_template(value, leaves):
     """Replaces InputSpecs in value by _Leaf markers, collecting the specs."""
     if isinstance(value, InputSpec):
@@ -690,7 +717,7 @@ def _spec_template(value, leaves):
     return value
 
 
-def to_static(function=None, input_spec=None, build_strategy=None, full_graph=True, backend=None, **kwargs):
+def to_static(function=None, input_spec=None, build_strategy=None, full_graph=False, backend=None, **kwargs):
     """Converts a function or a Layer so that calls run a captured program.
 
     Use it as ``@to_static``, ``@to_static(input_spec=[...])``, or
@@ -704,42 +731,42 @@ def to_static(function=None, input_spec=None, build_strategy=None, full_graph=Tr
     static dims. ``build_strategy`` and ``backend`` are accepted for Paddle
     compatibility.
 
-    How it works and what follows from it: the first call with a new input
-    signature runs the Python code once and records the ops it dispatches
-    (tracing); later calls with that signature run the recorded program.
-    With ``full_graph=True`` the code traced is a converted copy of the
-    function (oar.jit.dy2static, as Paddle's dy2static): ``if``/``elif``,
-    ``while``, ``for ... in range(tensor)`` and ``for row in tensor``,
+    Two modes, as in Paddle 3.x:
+
+    ``full_graph=False`` (the default) interprets the function's bytecode
+    (oar.jit.sot): stretches of it are captured as programs, guarded by the
+    Python values they read (globals, attributes such as ``self.training``,
+    closure contents, arguments, tensor dtypes and shapes) and cached per
+    instruction; what cannot be captured (a graph break: a tensor used as a
+    Python bool, ``x.item()``, NumPy, ``print``, ``loss.backward()``, an
+    optimizer step, writes to objects from outside the function) runs eagerly
+    and capture resumes after it, so the results are those of eager
+    execution. ``graph_breaks``, ``compile_count``, ``recompile_count`` and
+    ``oar.jit.sot_report()`` say where and why.
+
+    ``full_graph=True`` captures the whole function as one program, whose
+    first call per input signature traces a converted copy of the function
+    (oar.jit.dy2static, as Paddle's dy2static): ``if``/``elif``, ``while``,
+    ``for ... in range(tensor)`` and ``for row in tensor``,
     ``break``/``continue``/``return`` inside them, ``and``/``or``/``not`` and
     ``a if c else b`` on tensors become cond / while_loop / logical ops, so the
     program decides for each input; functions, methods and user layers it
     calls are converted too. Other Python runs once, at trace time: loops over
-    Python lists are unrolled, and reading a tensor's value into Python
-    (``bool(x)``, ``x.item()``, ``x.numpy()``, ``float(x)``) raises
-    ``oar.jit.Dy2StaticError`` naming the file and line.
-    Python values computed from shapes are fixed too: ``x.reshape([x.shape[0],
-    -1])`` records the example's batch size; if that makes a dynamic dim
-    static, a warning says so and the function is traced again per shape
+    Python lists are unrolled, and what a program cannot replay raises
+    ``oar.jit.Dy2StaticError`` naming the file and line: reading a tensor's
+    value into Python (``x.item()``, ``x.numpy()``, ``float(x)``), changing
+    Python state (``self.n += 1``), ``loss.backward()`` and optimizer steps.
+    Python reads of a dynamic dim's size (``x.shape[0]`` with an InputSpec's
+    None) make the function traced again per input shape, with a warning
     (write ``x.reshape([-1, n])`` or ``oar.flatten`` to keep it dynamic).
     In-place ops on tensors created in the function are recorded as their
     out-of-place forms, and in-place writes to the layer's buffers as state
-    updates applied on each call. Random ops and state read from Python
-    objects other than the layer (globals, a different layer's ``training``
-    flag) are fixed at trace time. Calls that need gradients run a captured
-    backward program (see the module docstring); its first call per input
-    shape runs the forward a few times to trace it, which advances the random
-    generator more than an eager call would.
+    updates applied on each call. Values read from Python objects other than
+    the layer (a global constant) are fixed at trace time. Calls that need
+    gradients run a captured backward program (see the module docstring).
 
-    ``full_graph=False`` (Paddle 3.x's default; oar's default stays True)
-    interprets the function's bytecode instead (oar.jit.sot): stretches of it
-    are captured as programs, guarded by the Python values they read
-    (globals, attributes such as ``self.training``, closure contents,
-    arguments, tensor dtypes and shapes) and cached; what cannot be captured
-    (a graph break: a tensor used as a Python bool, ``x.item()``, NumPy,
-    ``print``, ``loss.backward()``, an optimizer step, writes to objects from
-    outside the function) runs eagerly and capture resumes after it, so the
-    results are those of eager execution. ``graph_breaks``, ``compile_count``,
-    ``recompile_count`` and ``oar.jit.sot_report()`` say where and why.
+    ``concrete_program``, ``get_concrete_program`` and ``oar.jit.save`` always
+    trace the whole function (converted), in both modes.
 
     >>> import oar
     >>> from oar.static import InputSpec
@@ -750,9 +777,9 @@ def to_static(function=None, input_spec=None, build_strategy=None, full_graph=Tr
     [[2.0, 0.0]]
     >>> f(oar.to_tensor([[3.0, 4.0], [-5.0, 6.0]]), scale=1.0).numpy().tolist()
     [[3.0, 4.0], [0.0, 6.0]]
-    >>> len(f.program_cache)  # a new scale value is a new signature
-    2
-    >>> @oar.jit.to_static
+    >>> f.graph_breaks
+    []
+    >>> @oar.jit.to_static(full_graph=True)
     ... def g(x):
     ...     if x.sum() > 0:
     ...         return x * 2.0

@@ -77,7 +77,8 @@ def _concrete_program(layer, input_spec):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a specialised trace is reported by save itself
             return StaticFunction(function, input_spec, layer=owner).get_concrete_program(), owner
-    if static is not None and (static._last_program is not None or static.input_spec is not None):
+    if static is not None and (static._last_program is not None or static.input_spec is not None
+                               or static._last_call_specs is not None):
         return static.concrete_program, owner
     raise ValueError("[oar.jit.save] needs input_spec, or a to_static layer/function that has been called once")
 

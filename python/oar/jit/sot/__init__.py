@@ -23,8 +23,7 @@ def run(static_function, stats, args, kwargs):
     out = runner.run_top(static_function._target, args, kwargs)
     program = runner.whole_program()
     if program is not None:
-        # No break: the call was one program, which is what concrete_program and program_cache show.
-        static_function._last_program = program
+        # No break: the call was one program, which program_cache shows.
         key = ("sot", id(program))
         if key not in static_function._cache:
             static_function._cache._put(key, program)
