@@ -14,6 +14,7 @@
 #include "ir/serialize.h"
 #include "ir/tracer.h"
 #include "ops/dispatch.h"
+#include "ops/random.h"
 
 namespace oar::bind {
 namespace {
@@ -66,6 +67,9 @@ struct ProgramNode final : Node {
   std::vector<Tensor> params;          // the parameters that get gradients, then inputs[leaf_index]
   std::vector<int64_t> leaf_index;
   Metas out_metas;
+  // The generator's state when the forward program ran: a rerun draws the
+  // same random numbers (Note [random state at run time], ops/random.h).
+  std::pair<uint64_t, uint64_t> rng{0, 0};
   bool released = false;
 
   std::string name() const override { return "to_static_grad"; }
@@ -103,8 +107,17 @@ struct ProgramNode final : Node {
     for (const ir::StateUpdate& u : backward->forward->state_updates())
       for (size_t i = 0; i < params_of.size(); ++i)
         if (params_of[i].value == u.parameter) state.emplace_back(fb[i], ops::clone(fb[i]));
-    Tensors outs = ir::run(*backward->forward, std::span<const Tensor>(leaves.data(), leaves.size()),
-                           std::span<const Tensor>(fb.data(), fb.size()));
+    const auto now = rng_state();
+    set_rng_state(rng.first, rng.second);
+    Tensors outs;
+    try {
+      outs = ir::run(*backward->forward, std::span<const Tensor>(leaves.data(), leaves.size()),
+                     std::span<const Tensor>(fb.data(), fb.size()));
+    } catch (...) {
+      set_rng_state(now.first, now.second);
+      throw;
+    }
+    set_rng_state(now.first, now.second);
     {
       NoGradGuard ng;
       for (auto& [t, v] : state) {
@@ -153,7 +166,8 @@ void bind_static(nb::module_& m) {
   // gradient per output, and returns one gradient per such tensor.
   m.def("_static_attach_backward", [](std::vector<Tensor> outputs, const std::vector<Tensor>& inputs,
                                       std::vector<Tensor> params, std::vector<int64_t> leaf_index,
-                                      std::shared_ptr<BackwardProgram> backward, std::vector<Tensor> saved) {
+                                      std::shared_ptr<BackwardProgram> backward, std::vector<Tensor> saved,
+                                      std::pair<uint64_t, uint64_t> rng) {
     OAR_CHECK(backward->program->inputs().size() == saved.size() + outputs.size() &&
                   backward->program->outputs().size() == params.size() + leaf_index.size() &&
                   backward->diff.size() == outputs.size() && backward->forward->inputs().size() == inputs.size(),
@@ -172,6 +186,7 @@ void bind_static(nb::module_& m) {
     for (int64_t k : leaf_index) node->next.push_back(gradient_edge(inputs[size_t(k)]));
     node->params = std::move(params);
     node->leaf_index = std::move(leaf_index);
+    node->rng = rng;
     for (size_t i = 0; i < outputs.size(); ++i) {
       Tensor& o = outputs[i];
       node->out_metas.push_back(TensorMeta{o.shape(), o.dtype(), {}, 0});
@@ -181,7 +196,7 @@ void bind_static(nb::module_& m) {
       meta.grad_fn = node;
       meta.output_nr = int(i);
     }
-  }, arg("outputs"), arg("inputs"), arg("params"), arg("leaf_index"), arg("backward"), arg("saved"));
+  }, arg("outputs"), arg("inputs"), arg("params"), arg("leaf_index"), arg("backward"), arg("saved"), arg("rng"));
 
   nb::class_<StaticRecorder>(m, "_StaticRecorder")
       .def(nb::init<>())

@@ -7,6 +7,7 @@
 
 #include "ops/grad.h"
 #include "ops/ops.h"
+#include "ops/random.h"
 
 namespace oar {
 
@@ -133,7 +134,21 @@ Metas infer_metas(const OpDef& op, std::span<const Tensor> in, const Attrs& attr
   return metas;
 }
 
+namespace {
+Tensors run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
+}  // namespace
+
 Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  if (op.traits.random && draws_at_run_time(op, attrs)) {
+    // After the trace stage, which records (0, 0): Note [random state at run time].
+    // (The drawn seed may itself be 0: the kernel takes it as it is.)
+    return run_kernel(op, inputs, with_drawn_state(op, inputs, attrs));
+  }
+  return run_kernel(op, inputs, attrs);
+}
+
+namespace {
+Tensors run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
   Metas metas = infer_metas(op, inputs, attrs);
   Tensors outs;
   if (op.traits.view) {
@@ -158,7 +173,7 @@ Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& 
     // random draws are the CPU generator's. Ops with tensor inputs never fall
     // back: they run where their inputs are, or raise NotImplementedError.
     DeviceScope on_cpu(Device{});
-    outs = run_eager(op, inputs, attrs);
+    outs = run_kernel(op, inputs, attrs);
     for (Tensor& o : outs) o = ops::to_device(o, dev);
     return outs;
   }
@@ -182,6 +197,7 @@ Tensors run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& 
   if (t0) profiler::record(op, inputs, profiler::now_ns() - t0, outs);
   return outs;
 }
+}  // namespace
 
 Tensors dispatch(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
   DispatchState& st = dispatch_state();

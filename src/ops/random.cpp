@@ -110,15 +110,34 @@ Metas randperm_meta(std::span<const Tensor>, const Attrs& a) {
 }
 OpDef& kRandperm = OpBuilder("randperm").attrs({"n", "dtype", "seed", "offset"}).meta(randperm_meta).traits({.random = true});
 
-// (seed, offset) for an op using `words`; an explicit seed leaves the global generator alone.
-std::pair<uint64_t, uint64_t> state_for(uint64_t seed, uint64_t words) {
-  if (seed != 0) return {seed, 0};
-  return rng_reserve(words);
-}
-
 uint64_t words_of(int64_t n, uint64_t per) { return uint64_t(n) * per; }
 
+// The 32-bit words the op's kernel draws (kernels/cpu/random.cpp draws the same amount).
+uint64_t random_words(const OpDef& op, std::span<const Tensor> in, const Attrs& a) {
+  if (&op == &kUniform) return words_of(checked_numel(a.ints(0), "oar.random"), uniform_words(a.dtype(1)));
+  if (&op == &kGaussian) return words_of(checked_numel(a.ints(0), "oar.random"), gaussian_words(a.dtype(1)));
+  if (&op == &kRandint) return words_of(checked_numel(a.ints(0), "oar.random"), 2);
+  if (&op == &kBernoulli) return words_of(in[0].numel(), uniform_words(in[0].dtype()));
+  if (&op == &kRandperm) return words_of(a.i(0), 2);
+  OAR_CHECK(&op == &kMultinomial, Runtime, "[oar.", op.name, "] is not a random op of ops/random.cpp");
+  const Tensor& x = in[0];
+  const int64_t rows = x.dim() == 2 ? x.shape()[0] : 1;
+  return words_of(rows * (a.b(1) ? a.i(0) : x.shape()[x.dim() - 1]), 2);
+}
 }  // namespace
+
+bool draws_at_run_time(const OpDef& op, const Attrs& attrs) {
+  return op.traits.random && attrs.size() >= 2 && attrs.i(attrs.size() - 2) == 0;
+}
+
+Attrs with_drawn_state(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  auto [s, off] = rng_reserve(random_words(op, inputs, attrs));
+  Attrs out;
+  for (size_t k = 0; k + 2 < attrs.size(); ++k) out.push_back(attrs[k]);
+  out.push_back(int64_t(s));
+  out.push_back(int64_t(off));
+  return out;
+}
 
 void manual_seed(uint64_t seed) {
   Generator& g = generator();
@@ -148,32 +167,29 @@ std::pair<uint64_t, uint64_t> rng_reserve(uint64_t words) {
 namespace ops {
 
 Tensor uniform(const Dims& shape, DType dtype, double min, double max, uint64_t seed) {
-  int64_t n = checked_numel(shape, "oar.uniform");
+  checked_numel(shape, "oar.uniform");
   check_float(dtype, "oar.uniform");
-  auto [s, off] = state_for(seed, words_of(n, uniform_words(dtype)));
-  return dispatch1(kUniform, std::span<const Tensor>(), Attrs{shape, dtype, min, max, int64_t(s), int64_t(off)});
+  // An explicit seed: fixed numbers; else (0, 0): Note [random state at run time].
+  return dispatch1(kUniform, std::span<const Tensor>(), Attrs{shape, dtype, min, max, int64_t(seed), int64_t(0)});
 }
 
 Tensor gaussian(const Dims& shape, DType dtype, double mean, double std, uint64_t seed) {
-  int64_t n = checked_numel(shape, "oar.normal");
+  checked_numel(shape, "oar.normal");
   check_float(dtype, "oar.normal");
-  auto [s, off] = state_for(seed, words_of(n, gaussian_words(dtype)));
-  return dispatch1(kGaussian, std::span<const Tensor>(), Attrs{shape, dtype, mean, std, int64_t(s), int64_t(off)});
+  return dispatch1(kGaussian, std::span<const Tensor>(), Attrs{shape, dtype, mean, std, int64_t(seed), int64_t(0)});
 }
 
 Tensor randint(int64_t low, int64_t high, const Dims& shape, DType dtype) {
-  int64_t n = checked_numel(shape, "oar.randint");
+  checked_numel(shape, "oar.randint");
   OAR_CHECK(low < high, Value, "[oar.randint] low must be less than high, got low=", low, " high=", high);
-  auto [s, off] = rng_reserve(words_of(n, 2));
-  return dispatch1(kRandint, std::span<const Tensor>(), Attrs{shape, dtype, low, high, int64_t(s), int64_t(off)});
+  return dispatch1(kRandint, std::span<const Tensor>(), Attrs{shape, dtype, low, high, int64_t(0), int64_t(0)});
 }
 
 Tensor bernoulli(const Tensor& x) {
   check_float(x.dtype(), "oar.bernoulli");
-  auto [s, off] = rng_reserve(words_of(x.numel(), uniform_words(x.dtype())));
   // Detached: sampling has no gradient. Contiguous: the kernel reads by flat index.
   Tensor in[1] = {detach(contiguous(x))};
-  return dispatch1(kBernoulli, in, Attrs{int64_t(s), int64_t(off)});
+  return dispatch1(kBernoulli, in, Attrs{int64_t(0), int64_t(0)});
 }
 
 Tensor multinomial(const Tensor& x, int64_t num_samples, bool replacement) {
@@ -183,15 +199,13 @@ Tensor multinomial(const Tensor& x, int64_t num_samples, bool replacement) {
   int64_t cats = x.shape()[x.dim() - 1];
   int64_t rows = x.dim() == 2 ? x.shape()[0] : 1;
   // The draws' count, checked for overflow before any arithmetic on it.
-  const int64_t draws = checked_numel(Dims{rows, replacement ? num_samples : cats}, "oar.multinomial");
-  auto [s, off] = rng_reserve(words_of(draws, 2));
-  return dispatch1(kMultinomial, in, Attrs{num_samples, replacement, int64_t(s), int64_t(off)});
+  checked_numel(Dims{rows, replacement ? num_samples : cats}, "oar.multinomial");
+  return dispatch1(kMultinomial, in, Attrs{num_samples, replacement, int64_t(0), int64_t(0)});
 }
 
 Tensor randperm(int64_t n, DType dtype) {
   OAR_CHECK(n >= 0, Value, "[oar.randperm] n must be non-negative, got ", n);
-  auto [s, off] = rng_reserve(words_of(n, 2));
-  return dispatch1(kRandperm, std::span<const Tensor>(), Attrs{n, dtype, int64_t(s), int64_t(off)});
+  return dispatch1(kRandperm, std::span<const Tensor>(), Attrs{n, dtype, int64_t(0), int64_t(0)});
 }
 
 }  // namespace ops

@@ -1,14 +1,15 @@
 // Random tensor creation (ops/random.cpp, kernels/cpu/random.cpp).
 //
 // Note [counter-based random numbers]: every random op draws from a
-// Philox-4x32-10 stream keyed by a 64-bit seed. The op receives the generator's
-// current (seed, offset) as attributes and the global offset advances by the
-// number of 32-bit words the op consumes, so element i's value depends only on
-// (seed, offset, i): results do not depend on the thread count, and replaying
-// an op with its recorded attributes reproduces it exactly.
+// Philox-4x32-10 stream keyed by a 64-bit seed. The kernel receives the
+// generator's current (seed, offset) as attributes and the global offset
+// advances by the number of 32-bit words the op consumes, so element i's value
+// depends only on (seed, offset, i): results do not depend on the thread count.
+// When the state is drawn: Note [random state at run time].
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include "ops/op.h"
@@ -23,6 +24,19 @@ void set_rng_state(uint64_t seed, uint64_t offset);
 // Returns the current (seed, offset) and advances the offset by `words`
 // (rounded up to whole Philox blocks of 4 words).
 std::pair<uint64_t, uint64_t> rng_reserve(uint64_t words);
+
+// Note [random state at run time]
+// A random op's last two attributes are (seed, offset). The ops functions
+// give an explicit seed as (seed, 0), whose numbers are fixed, and otherwise
+// (0, 0): "take them from the global generator when the op runs". The eager
+// stage of dispatch (and the inference runtime, which runs kernels itself)
+// replaces (0, 0) by rng_reserve of the words the op consumes, just before the
+// kernel. So a recorded program (to_static, a saved model) holds (0, 0) and
+// draws fresh numbers on each run, advancing the generator as the eager code
+// would, instead of repeating the numbers of the traced example.
+bool draws_at_run_time(const OpDef& op, const Attrs& attrs);
+// attrs with (seed, offset) taken from the global generator (the op's words reserved).
+Attrs with_drawn_state(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
 
 namespace ops {
 

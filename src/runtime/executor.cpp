@@ -8,6 +8,7 @@
 #include "kernels/cpu/winograd.h"
 #include "ops/dispatch.h"
 #include "ops/profiler.h"
+#include "ops/random.h"
 #include "runtime/control_flow.h"
 
 namespace oar::runtime {
@@ -200,7 +201,13 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const char*
         }
         if (handoff.step[s]) cpu::set_layout_handoff(true, bool(handoff.keep[s]), bool(handoff.residual_dies[s]));
         const int64_t t0 = profiler::enabled() ? profiler::now_ns() : 0;
-        k(in_span, std::span<Tensor>(outs.data(), outs.size()), *st.attrs);
+        const Attrs* attrs = st.attrs;
+        Attrs drawn;
+        if (op.traits.random && draws_at_run_time(op, *attrs)) {  // Note [random state at run time]
+          drawn = with_drawn_state(op, in_span, *attrs);
+          attrs = &drawn;
+        }
+        k(in_span, std::span<Tensor>(outs.data(), outs.size()), *attrs);
         if (t0) profiler::record(op, in_span, profiler::now_ns() - t0, outs);  // the rows eager kernels use
         if (handoff.step[s]) cpu::set_layout_handoff(false);
       }

@@ -629,6 +629,9 @@ class StaticFunction:
         buffers = list(named or ())
         with no_grad():
             saved = [_C.clone(b) for _, b in buffers]
+        # The trace runs the ops on the examples and the call then runs the program: the random
+        # numbers the trace draws are given back, so that the program draws those eager code would.
+        rng = _C.get_rng_state()
         state = _guard._state
         outer = state.dynamic_inputs, state.shape_read
         state.converting += 1
@@ -644,6 +647,7 @@ class StaticFunction:
         finally:
             state.converting -= 1
             state.dynamic_inputs, state.shape_read = outer
+            _C.set_rng_state(*rng)
             changed = []
             with no_grad():
                 for (n, b), s in zip(buffers, saved):

@@ -56,11 +56,12 @@ class SplitProgram:
         self.leaf_index = leaf_index    # indices of the inputs that get gradients
 
     def __call__(self, leaves):
+        rng = _C.get_rng_state()  # a create_graph rerun of the forward draws the same numbers
         with no_grad():
             flat = self.forward.run(*leaves)
         outs, saved = flat[:self.num_outputs], flat[self.num_outputs:]
         _C._static_attach_backward([outs[i] for i in self.diff], list(leaves), self.params, self.leaf_index,
-                                   self.backward, saved)
+                                   self.backward, saved, rng)
         return outs
 
 
@@ -85,6 +86,7 @@ def build(program, leaves):
     buffers = [t for name, t in bound if name in updated]
     with no_grad():
         saved_buffers = [_C.clone(b) for b in buffers]
+    rng = _C.get_rng_state()  # and the random numbers these runs draw
     try:
         with no_grad():
             outs0 = _run_raw(program, leaves)
@@ -114,6 +116,7 @@ def build(program, leaves):
         except Exception as e:  # e.g. backward through control flow, which tracing does not capture
             raise CannotSplit(str(e)) from e
     finally:
+        _C.set_rng_state(*rng)
         with no_grad():
             for b, s in zip(buffers, saved_buffers):
                 b.copy_(s)

@@ -517,6 +517,8 @@ class Runner:
         with _no_grad():
             saved = [_C.clone(b) for b in buffers]
         dyn = [cap.dyn.get(id(t)) for t in cap.inputs]
+        # The segment's program then runs: the random numbers the trace drew are given back.
+        rng = _C.get_rng_state()
         try:
             program, _ = _ir.trace(thunk, cap.inputs, dyn if any(dyn) else None, parameters=self._named)
         except BaseException as e:
@@ -529,6 +531,7 @@ class Runner:
                        f"(full_graph=False); oar.jit.enable_to_static(False) runs it eagerly")
             raise
         finally:
+            _C.set_rng_state(*rng)
             with _no_grad():
                 for b, v in zip(buffers, saved):
                     b.copy_(v)
