@@ -254,6 +254,21 @@ def op_load_attr(frame, inst):
         S.append(NULL)
 
 
+@handler("LOAD_SUPER_ATTR")
+def op_load_super_attr(frame, inst):
+    # 3.12+: `super().name` (or super(cls, self).name); the stack holds super, the class, self.
+    S = frame.S
+    sup, cls, obj = S[-3], S[-2], S[-1]
+    v = load_attr(frame, sup(cls, obj), inst.argval)
+    del S[-3:]
+    method = inst.arg & 1
+    if method and _PY < (3, 13):
+        S.append(NULL)
+    S.append(v)
+    if method and _PY >= (3, 13):
+        S.append(NULL)
+
+
 @handler("LOAD_METHOD")
 def op_load_method(frame, inst):
     S = frame.S
@@ -861,6 +876,9 @@ def op_make_function(frame, inst):
     annotations = S.pop() if flags & 0x04 else None
     kwdefaults = S.pop() if flags & 0x02 else None
     defaults = S.pop() if flags & 0x01 else None
+    if closure is None and code.co_freevars:
+        # 3.13: SET_FUNCTION_ATTRIBUTE gives the closure next; cells stand in until then.
+        closure = tuple(types.CellType() for _ in code.co_freevars)
     fn = types.FunctionType(code, frame.globals, code.co_name, defaults, closure)
     fn.__qualname__ = qualname
     if kwdefaults:
@@ -890,6 +908,8 @@ def op_set_function_attribute(frame, inst):
         fn.__defaults__ = v
     elif flag == 0x02:
         fn.__kwdefaults__ = v
+    elif flag == 0x04:
+        fn.__annotations__ = dict(zip(v[::2], v[1::2])) if isinstance(v, tuple) else v
     S.append(fn)
 
 
