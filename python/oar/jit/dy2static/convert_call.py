@@ -190,6 +190,9 @@ def _special():
         builtins.len: convert_ops.Len,
         builtins.range: convert_ops.Range,
         builtins.enumerate: convert_ops.Enumerate,
+        builtins.str: convert_ops._formatting(builtins.str),
+        builtins.repr: convert_ops._formatting(builtins.repr),
+        builtins.format: convert_ops._formatting(builtins.format),
         oar.stack: convert_ops._stack(oar.stack),
         oar.concat: convert_ops._concat(oar.concat),
     }

@@ -44,8 +44,8 @@ from . import origin
 
 Tensor = _C.Tensor
 
-__all__ = ["IfElse", "While", "For", "Range", "Len", "And", "Or", "Not", "IfExp", "Assert", "Print", "Call",
-           "UndefinedVar", "TensorList", "ReturnValue"]
+__all__ = ["IfElse", "While", "For", "Range", "Len", "And", "Or", "Not", "Compare", "IfExp", "Assert", "Print",
+           "FormatValue", "Call", "UndefinedVar", "TensorList", "ReturnValue"]
 
 _CF_ADVICE = ("Tensor-dependent control flow is converted to cond/while ops, whose branches and loop bodies "
               "must produce tensors of the same dtype and rank for each variable they assign.")
@@ -944,6 +944,35 @@ def Or(x_fn, y_fn):
     return y_fn()
 
 
+_COMPARE = {"Eq": "eq", "NotEq": "ne", "Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge", "Is": "is_",
+            "IsNot": "is_not"}
+
+
+def Compare(left, ops, rights):
+    """A comparison chain ``a < b < c``: each operand evaluated once, as Python does, the links joined
+    with ``And`` (a logical_and of tensors in a trace, Python's short circuit otherwise).
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> _jst.Compare(1, ("Lt", "Lt"), (lambda: 2, lambda: 3))
+    True
+    >>> _jst.Compare(3, ("Lt", "Lt"), (lambda: 2, lambda: 1 / 0))  # the chain is decided: 1 / 0 never runs
+    False
+    """
+    import operator
+
+    right = rights[0]()
+    op = ops[0]
+    if op == "In":
+        first = left in right
+    elif op == "NotIn":
+        first = left not in right
+    else:
+        first = getattr(operator, _COMPARE[op])(left, right)
+    if len(ops) == 1:
+        return first
+    return And(lambda: first, lambda: Compare(right, ops[1:], rights[1:]))
+
+
 def Not(x):
     """``not x``: logical_not of a tensor in a trace, Python's ``not`` otherwise.
 
@@ -1017,7 +1046,10 @@ def Assert(test, msg_fn=None):
     """
     if isinstance(test, Tensor) and _tracing():
         where = origin.here()
-        msg = msg_fn() if msg_fn is not None else None
+        try:
+            msg = msg_fn() if msg_fn is not None else None
+        except origin.dy2static_error():
+            msg = None  # f"{tensor}": the example's values would be misleading; the line is named below
         if isinstance(msg, Tensor):
             msg = None
 
@@ -1057,6 +1089,37 @@ def StateWrite(what, value):
     if _tracing() and isinstance(value, (bool, int, float, complex, str)):
         raise origin.error(origin.here(), f"changing the Python value of {what}", _STATE_ADVICE)
     return value
+
+
+def _refuse_format(value):
+    if isinstance(value, Tensor) and _tracing():
+        raise origin.error(origin.here(2), "formatting a Tensor into a Python string (an f-string, str(), repr(), "
+                           "format())",
+                           "The string would hold the values of the example the program was traced with, and "
+                           "every later call would reuse it. print(tensor) inside the function prints the values "
+                           "each time the program runs; or return the tensor and format it outside the "
+                           "to_static function (f\"{t.shape}\" and f\"{t.dtype}\" are fine).")
+
+
+def FormatValue(value):
+    """A value of an f-string (``f"{value}"``): refused for a tensor while a program is captured.
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> f"{_jst.FormatValue(2):>3}"
+    '  2'
+    """
+    _refuse_format(value)
+    return value
+
+
+def _formatting(fn):
+    def call(*args, **kwargs):
+        for a in args:
+            _refuse_format(a)
+        for a in kwargs.values():
+            _refuse_format(a)
+        return fn(*args, **kwargs)
+    return call
 
 
 def Print(*args, **kwargs):
@@ -1099,5 +1162,7 @@ def Call(fn, /, *args, **kwargs):
     for a in kwargs.values():
         if type(a) is UndefinedVar:
             a._oar_fail()
+    if getattr(fn, "__name__", None) == "format" and type(getattr(fn, "__self__", None)) is str:
+        fn = _formatting(fn)  # "{}".format(tensor)
     return convert_callable(fn)(*args, **kwargs)
 

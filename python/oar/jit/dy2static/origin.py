@@ -51,3 +51,10 @@ def error(where, what, advice):
     from .._guard import Dy2StaticError
 
     return Dy2StaticError(f"[oar.jit.to_static] {what}\n  {where}\n{advice}")
+
+
+def dy2static_error():
+    """The Dy2StaticError class (imported late: oar.jit imports this package)."""
+    from .._guard import Dy2StaticError
+
+    return Dy2StaticError

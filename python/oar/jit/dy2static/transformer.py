@@ -69,6 +69,30 @@ def _lambda(body):
                       body=body)
 
 
+def _eager_lambda(body):
+    """``lambda _oar_v=body: _oar_v``: ``body`` is evaluated where the lambda is made, in the enclosing
+    scope, so that a ``name := value`` in it binds the function's variable (for operands that Python
+    always evaluates, such as the first of ``a and b``)."""
+    if _walrus(body) is None:
+        return _lambda(body)
+    v = f"{_PREFIX}v"
+    return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v)], kwonlyargs=[], kw_defaults=[],
+                                         defaults=[body]), body=_load(v))
+
+
+def _lazy_lambda(body):
+    """``lambda: body`` for an operand Python may skip; one with ``name := value`` is refused (in a lambda
+    it would bind a name of the lambda, not of the function)."""
+    w = _walrus(body)
+    if w is not None:
+        raise Unconvertible(w.lineno, f"the assignment expression `{ast.unparse(w)}` is in an operand that is "
+                            "evaluated only on some paths (after `and`/`or`, in a branch of `a if c else b`, or "
+                            "after the second operand of a comparison chain)",
+                            "Assign the variable in a statement before the expression, or move the `:=` to the "
+                            "first operand.")
+    return _lambda(body)
+
+
 def _assign(name, value):
     return ast.Assign(targets=[_store(name)], value=value)
 
@@ -110,7 +134,7 @@ def _walk_scope(nodes):
         if isinstance(n, _SCOPES):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 stack.extend(reversed(n.decorator_list))
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 stack.extend(reversed(n.args.defaults + [d for d in n.args.kw_defaults if d is not None]))
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(n))))
@@ -134,7 +158,15 @@ def assigned(nodes):
             out.extend((a.asname or a.name).split(".")[0] for a in n.names if a.name != "*")
         elif isinstance(n, ast.ExceptHandler) and n.name:
             out.append(n.name)
+        elif isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            # `[y := f(v) for v in xs]` binds y in the enclosing scope.
+            out.extend(w.target.id for w in ast.walk(n) if isinstance(w, ast.NamedExpr))
     return list(dict.fromkeys(out))
+
+
+def _walrus(node):
+    """The first ``name := value`` in ``node``'s own scope, or None."""
+    return next((n for n in _walk_scope([node]) if isinstance(n, ast.NamedExpr)), None)
 
 
 def loaded(nodes):
@@ -234,12 +266,21 @@ class _Expressions(ast.NodeTransformer):
             node.value = _copy(_jst_call("StateWrite", [ast.Constant(f"global {names[0]}"), node.value]), node)
         return node
 
+    def visit_FormattedValue(self, node):
+        # f"{t}": a tensor's values formatted at trace time would be fixed in the program; refused.
+        self.generic_visit(node)
+        node.value = _copy(_jst_call("FormatValue", [node.value]), node.value)
+        return node
+
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         helper = "And" if isinstance(node.op, ast.And) else "Or"
         result = node.values[-1]
-        for value in reversed(node.values[:-1]):
-            result = _jst_call(helper, [_lambda(value), _lambda(result)])
+        for k in range(len(node.values) - 2, -1, -1):
+            value = node.values[k]
+            first = _eager_lambda(value) if k == 0 else _lazy_lambda(value)
+            result = _jst_call(helper, [first, _lazy_lambda(result) if k == len(node.values) - 2 else
+                                        _lambda(result)])
         return _copy(result, node)
 
     def visit_UnaryOp(self, node):
@@ -250,22 +291,18 @@ class _Expressions(ast.NodeTransformer):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        return _copy(_jst_call("IfExp", [node.test, _lambda(node.body), _lambda(node.orelse)]), node)
+        return _copy(_jst_call("IfExp", [node.test, _lazy_lambda(node.body), _lazy_lambda(node.orelse)]), node)
 
     def visit_Compare(self, node):
         self.generic_visit(node)
         if len(node.ops) == 1:
             return node
-        # a < b < c -> And(a < b, b < c); the middle operands are evaluated twice.
-        parts = []
-        left = node.left
-        for op, right in zip(node.ops, node.comparators):
-            parts.append(_copy(ast.Compare(left=left, ops=[op], comparators=[right]), node))
-            left = right
-        result = parts[-1]
-        for part in reversed(parts[:-1]):
-            result = _jst_call("And", [_lambda(part), _lambda(result)])
-        return _copy(result, node)
+        # a < b < c -> Compare(a, ("Lt", "Lt"), (lambda: b, lambda: c)): each operand is evaluated once,
+        # and later ones only while the chain is not decided (Python's short circuit).
+        ops = _strs([type(op).__name__ for op in node.ops])
+        rights = ast.Tuple(elts=[_eager_lambda(c) if k == 0 else _lazy_lambda(c)
+                                 for k, c in enumerate(node.comparators)], ctx=ast.Load())
+        return _copy(_jst_call("Compare", [node.left, ops, rights]), node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -382,9 +419,23 @@ class _Exits:
                 h.body, got = self.block(h.body, loop)
                 sets |= got
             return [s], sets
+        if isinstance(s, ast.While) and _walrus(s.test) is not None:
+            self._walrus_while(s)
         if isinstance(s, (ast.While, ast.For)):
             return self.loop(s, loop)
         return [s], set()
+
+    @staticmethod
+    def _walrus_while(s):
+        """``while (n := f()) > 0: body else: tail`` -> ``while True: if not (...): tail; break`` + ``body``:
+        the condition's assignment then runs in the loop body, which carries it like any other variable."""
+        if any(isinstance(n, (ast.Break, ast.Continue)) for b in s.orelse for n in ast.walk(b)):
+            raise Unconvertible(s.lineno, "a `while` loop with `:=` in its condition has an `else` clause "
+                                "containing break or continue", "Assign the variable inside the loop instead.")
+        stop = ast.If(test=_jst_call("Not", [s.test]), body=s.orelse + [_copy(ast.Break(), s)], orelse=[])
+        s.body = [_copy(stop, s)] + s.body
+        s.test = _copy(ast.Constant(True), s.test)
+        s.orelse = []
 
     def loop(self, s, outer):
         self.counter[0] += 1
@@ -586,13 +637,18 @@ def _convert_function(fn, counter):
 
 def parse_function(fn):
     """The FunctionDef of ``fn``'s source, shifted to its lines in the file (Note [line numbers of converted code])."""
-    lines, first = inspect.getsourcelines(fn)
+    # The source of the code object: inspect.getsourcelines(fn) follows __wrapped__, so for a
+    # functools.wraps wrapper it would give the wrapped function's source instead of the wrapper's.
+    code = fn.__code__
+    lines, first = inspect.getsourcelines(code)
     source = textwrap.dedent("".join(lines))
     tree = ast.parse(source)
     if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
         # A lambda or generated code: nothing to convert, it runs as written.
         raise OSError("the source is not a def statement")
     node = tree.body[0]
+    if node.name != code.co_name:
+        raise OSError(f"the source found for {code.co_name!r} defines {node.name!r}")
     ast.increment_lineno(tree, first - 1)
     return node
 
