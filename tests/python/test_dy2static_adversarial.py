@@ -209,3 +209,120 @@ def test_fstring_of_shapes_and_assert_messages_still_work():
     s = oar.jit.to_static(f, full_graph=True)
     with pytest.raises(AssertionError, match="an assert of a to_static function failed"):
         s(oar.to_tensor(np.full([1, 3], -50.0, "float32")))
+
+
+# ---------------------------------------------------------------- state changed inside branches and loops
+
+
+class _Acc:
+    def __init__(self):
+        self.total = None
+
+
+def test_attribute_of_a_local_object_assigned_in_a_tensor_loop_is_carried():
+    # The attribute kept the traced example's final value for every later call.
+    def f(x):
+        a = _Acc()
+        a.total = x * 0.0
+        i = oar.zeros([], "int64")
+        while i < x.sum().astype("int64"):
+            a.total = a.total + x
+            i = i + 1
+        return a.total
+
+    check(f, [(P,), ([[1.0, 1.0, 0.0]],), (N,)])
+
+
+def test_attribute_of_a_local_object_assigned_in_a_tensor_branch_is_carried():
+    def f(x):
+        a = _Acc()
+        a.total = x
+        if x.sum() > 0:
+            a.total = x * 2.0
+        else:
+            a.total += 1.0
+        return a.total
+
+    check(f, [(P,), (N,)])
+
+
+def test_attribute_of_self_assigned_in_a_tensor_loop_is_carried():
+    class Net(oar.nn.Layer):
+        def forward(self, x):
+            self.h = x * 0.0
+            for i in range(x.sum().astype("int64")):
+                self.h = self.h + x
+            return self.h
+
+    net = Net()
+    static = oar.jit.to_static(Net(), full_graph=True)
+    for a in (P, [[1.0, 1.0, 0.0]]):
+        t = oar.to_tensor(np.asarray(a, "float32"))
+        _close(static(t), net(t))
+
+
+def test_nonlocal_write_by_a_nested_function_called_in_a_tensor_loop():
+    def f(x):
+        state = x * 0.0
+
+        def step():
+            nonlocal state
+            state = state + 1.0
+
+        i = oar.zeros([], "int64")
+        while i < x.sum().astype("int64"):
+            step()
+            i = i + 1
+        return state
+
+    check(f, [(P,), ([[1.0, 1.0, 0.0]],)])
+
+
+def test_nonlocal_write_by_a_nested_function_called_in_a_tensor_branch():
+    def f(x):
+        state = x
+
+        def put(v):
+            nonlocal state
+            state = v
+
+        if x.sum() > 0:
+            put(x * 2.0)
+        return state
+
+    check(f, [(P,), (N,)])
+
+
+def test_append_by_a_nested_function_called_in_a_tensor_loop():
+    def f(x):
+        lst = []
+
+        def push(v):
+            lst.append(v)
+
+        i = oar.zeros([], "int64")
+        while i < x.sum().astype("int64"):
+            push(x * i.astype("float32"))
+            i = i + 1
+        return oar.stack(lst).sum(0)
+
+    check(f, [(P,), ([[1.0, 1.0, 0.0]],)])
+
+
+def test_augmented_assignment_to_items_of_lists_and_dicts_in_branches_and_loops():
+    # a[0] += 1 on a tensor item wrote in place to a tensor from outside the cond region (untyped error).
+    def f(x):
+        a = [x * 1.0, x * 2.0]
+        d = {"k": x * 1.0}
+        if x.sum() > 0:
+            a[0] += 1.0
+            d["k"] *= 3.0
+        else:
+            a[1] -= 1.0
+        i = oar.zeros([], "int64")
+        while i < x.sum().astype("int64"):
+            a[1] += x
+            i = i + 1
+        return a[0], a[1], d["k"]
+
+    check(f, [(P,), (N,), ([[1.0, 1.0, 0.0]],)])

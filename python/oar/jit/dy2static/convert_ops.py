@@ -119,6 +119,39 @@ for _name in ("__bool__", "__len__", "__iter__", "__getitem__", "__setitem__", "
     setattr(UndefinedVar, _name, UndefinedVar._oar_fail)
 
 
+def GetAttr(obj, attr, label=None):
+    """``obj.attr`` carried through a converted statement (Note [carried attributes] in transformer.py):
+    an UndefinedVar named ``label`` where it has no value.
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> class Box: pass
+    >>> b = Box()
+    >>> _jst.GetAttr(b, "v", "b.v")
+    UndefinedVar('b.v')
+    >>> _jst.SetAttr(b, "v", 3); _jst.GetAttr(b, "v")
+    3
+    """
+    if isinstance(obj, UndefinedVar):
+        return UndefinedVar(label or attr)
+    try:
+        return getattr(obj, attr)
+    except AttributeError:
+        return UndefinedVar(label or attr)
+
+
+def SetAttr(obj, attr, value):
+    """Stores a carried ``obj.attr`` (see GetAttr); an UndefinedVar removes the attribute again."""
+    if isinstance(obj, UndefinedVar):
+        return
+    if isinstance(value, UndefinedVar):
+        if attr in getattr(obj, "__dict__", {}):
+            delattr(obj, attr)
+        return
+    if _same(getattr(obj, attr, UndefinedVar(attr)), value):
+        return  # unchanged: no write (a Layer's parameter stays registered as it is)
+    setattr(obj, attr, value)
+
+
 def ReturnValue(value):
     """The value a converted function returns: None where no ``return`` ran."""
     return None if isinstance(value, UndefinedVar) else value
@@ -853,6 +886,18 @@ def AugAssign(op, target, value):
 
     inplace, outplace = _AUG[op]
     return getattr(operator, outplace if isinstance(target, Tensor) and _tracing() else inplace)(target, value)
+
+
+def AugItem(op, container, index, value):
+    """``container[index] op= value``: the item is updated with AugAssign (out of place on a traced
+    tensor) and stored back, so that it works on a list or dict of tensors inside a branch or loop body.
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> a = [1, 2]
+    >>> _jst.AugItem("Add", a, 0, 5); a
+    [6, 2]
+    """
+    container[index] = AugAssign(op, container[index], value)
 
 
 def Shape(x):

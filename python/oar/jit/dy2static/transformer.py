@@ -194,11 +194,15 @@ def _appended_lists(nodes):
 
 
 def _mutated(nodes):
-    """Names X whose value is changed in place: ``X[k] = v``, ``X[k] += v``, ``X.append(v)``, ``X.pop()``."""
+    """Names X whose value is changed in place: ``X[k] = v``, ``X[k] += v`` (``_jst.AugItem``), ``X.append(v)``,
+    ``X.pop()``."""
     out = []
     for n in _walk_scope(nodes):
         if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name):
             out.append(n.value.id)
+        elif (isinstance(n, ast.Call) and _is_jst(n.func) and n.func.attr == "AugItem"
+              and isinstance(n.args[1], ast.Name)):
+            out.append(n.args[1].id)  # X[k] += v after pass 1
     return list(dict.fromkeys(out + _appended_lists(nodes)))
 
 
@@ -251,6 +255,16 @@ class _Expressions(ast.NodeTransformer):
     def visit_AugAssign(self, node):
         self.generic_visit(node)
         t = node.target
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+            # obj.a += v -> obj.a = _jst.AugAssign("Add", obj.a, v): out of place on traced tensors, so that
+            # it also works in a branch or loop body (Note [carried attributes]).
+            load = ast.Attribute(value=_load(t.value.id), attr=t.attr, ctx=ast.Load())
+            call = _jst_call("AugAssign", [ast.Constant(type(node.op).__name__), load, node.value])
+            return [self._state_check(t, node), _copy(ast.Assign(targets=[t], value=_copy(call, node)), node)]
+        if isinstance(t, ast.Subscript):
+            # a[i] += v -> _jst.AugItem("Add", a, i, v): a and i evaluated once.
+            call = _jst_call("AugItem", [ast.Constant(type(node.op).__name__), t.value, t.slice, node.value])
+            return _copy(ast.Expr(value=_copy(call, node)), node)
         if isinstance(t, ast.Attribute) or (isinstance(t, ast.Name) and t.id in self.globals):
             return [self._state_check(t, node), node]
         if isinstance(t, ast.Name):
@@ -497,10 +511,55 @@ def _annotate_live(stmts, after, in_loop):
 # ---------------------------------------------------------------- pass 4: control flow
 
 
+def _calls_user_code(nodes):
+    return any(isinstance(n, ast.Call) and (not _is_jst(n.func) or n.func.attr == "Call") for n in _walk_scope(nodes))
+
+
+def _attr_targets(nodes):
+    """``X.attr`` assigned in ``nodes`` where X is a name the statements do not rebind (Note [carried attributes])."""
+    rebound = set(assigned(nodes))
+    out = []
+    for n in _walk_scope(nodes):
+        if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
+                and n.value.id not in rebound):
+            out.append(f"{n.value.id}.{n.attr}")
+    return list(dict.fromkeys(out))
+
+
+def _indirect_writes(fn, own):
+    """The variables of ``fn`` (names in ``own``) that its nested functions change: declared ``nonlocal`` there,
+    or appended to / popped from there; and the latter alone. A call of such a function inside a converted
+    statement changes them as an assignment in the statement would."""
+    written, lists = [], []
+    for inner in ast.walk(fn):
+        if inner is fn or not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        body = inner.body if isinstance(inner.body, list) else [inner.body]
+        if not isinstance(inner, ast.Lambda):
+            written += [n for n in _declared(inner, ast.Nonlocal) if n in own]
+        bound = set(assigned(body)) | set(_params(inner))
+        lists += [n for n in _appended_lists(body) if n in own and n not in bound]
+    return list(dict.fromkeys(written + lists)), list(dict.fromkeys(lists))
+
+
+# Note [carried attributes]
+# A branch or loop body that assigns ``obj.attr`` (obj a name it does not
+# rebind: a local object, ``self``) changes state the statement's result must
+# include: while tracing, a loop's body runs once symbolically and the
+# example's remaining iterations run eagerly, so an attribute left as Python
+# state would keep the example's final value for every later call (and a cond
+# branch would leave a tensor of its region behind). Such attributes are
+# carried like variables: ``get`` reads them (UndefinedVar where missing) and
+# ``set`` writes them back (``_jst.GetAttr`` / ``_jst.SetAttr``). Variables a
+# nested function changes (``nonlocal``, ``lst.append``) are carried by every
+# statement that calls user code, for the same reason.
+
+
 class _ControlFlow:
-    def __init__(self, counter, globals_):
+    def __init__(self, counter, globals_, indirect=(), indirect_lists=()):
         self.counter = counter
         self.globals = globals_
+        self.indirect, self.indirect_lists = list(indirect), list(indirect_lists)
         self.in_try = 0  # depth of `try` bodies with except clauses around the statement
 
     def _guarded(self):
@@ -536,8 +595,14 @@ class _ControlFlow:
         return [s]
 
     def _names(self, nodes):
-        """The variables a statement's blocks change: assigned, or changed in place (copied per branch)."""
-        return [n for n in dict.fromkeys(assigned(nodes) + _mutated(nodes)) if n not in self.globals]
+        """The variables a statement's blocks change: assigned, or changed in place (copied per branch), or
+        changed by a nested function the blocks may call."""
+        extra = self.indirect if _calls_user_code(nodes) else []
+        return [n for n in dict.fromkeys(assigned(nodes) + _mutated(nodes) + extra) if n not in self.globals]
+
+    def _lists(self, nodes):
+        extra = self.indirect_lists if _calls_user_code(nodes) else []
+        return [n for n in dict.fromkeys(_appended_lists(nodes) + extra) if n not in self.globals]
 
     def _def(self, name, body, names, src, args=()):
         decl = []
@@ -552,39 +617,48 @@ class _ControlFlow:
             body=decl + (body or [ast.Pass()]), decorator_list=[], returns=None, type_params=[])
         return _copy(fn, src)
 
-    def _get_set(self, k, names, src):
-        values = ast.Tuple(elts=[_load(n) for n in names], ctx=ast.Load())
+    def _get_set(self, k, names, src, attrs=()):
+        """``get``/``set`` functions of the variables ``names`` and the attributes ``attrs`` ("obj.attr")."""
+        split = [a.split(".", 1) for a in attrs]
+        values = ast.Tuple(elts=[_load(n) for n in names] +
+                           [_jst_call("GetAttr", [_load(o), ast.Constant(a), ast.Constant(f"{o}.{a}")]) for o, a in split], ctx=ast.Load())
         get = self._def(f"{_PREFIX}get_{k}", [ast.Return(value=values)], (), src)
+        store = []
         if names:
-            store = [ast.Assign(targets=[ast.Tuple(elts=[_store(n) for n in names], ctx=ast.Store())],
-                                value=_load(f"{_PREFIX}values"))]
-        else:
-            store = []
+            target = ast.Tuple(elts=[_store(n) for n in names], ctx=ast.Store())
+            value = ast.Subscript(value=_load(f"{_PREFIX}values"), slice=ast.Slice(upper=ast.Constant(len(names))),
+                                  ctx=ast.Load())
+            store.append(ast.Assign(targets=[target], value=value))
+        for j, (o, a) in enumerate(split):
+            item = ast.Subscript(value=_load(f"{_PREFIX}values"), slice=ast.Constant(len(names) + j), ctx=ast.Load())
+            store.append(ast.Expr(value=_jst_call("SetAttr", [_load(o), ast.Constant(a), item])))
         put = self._def(f"{_PREFIX}set_{k}", store, names, src, args=(f"{_PREFIX}values",))
         return [get, put], _load(f"{_PREFIX}get_{k}"), _load(f"{_PREFIX}set_{k}")
 
     def if_(self, s):
         k = self.next()
         names = self._names(s.body + s.orelse)
+        attrs = _attr_targets(s.body + s.orelse)
         body, orelse = self.block(s.body), self.block(s.orelse)
         t = self._def(f"{_PREFIX}true_fn_{k}", body, names, s)
         f = self._def(f"{_PREFIX}false_fn_{k}", orelse, names, s)
-        gs, get, put = self._get_set(k, names, s)
-        live = [n for n in names if n in getattr(s, "_oar_live", names)]
-        call = _jst_call("IfElse", [s.test, _load(t.name), _load(f.name), get, put, _strs(names), _strs(live)],
-                         self._guarded())
+        gs, get, put = self._get_set(k, names, s, attrs)
+        live = [n for n in names if n in getattr(s, "_oar_live", names)] + attrs
+        call = _jst_call("IfElse", [s.test, _load(t.name), _load(f.name), get, put, _strs(names + attrs),
+                                    _strs(live)], self._guarded())
         return _located([t, f] + gs + [ast.Expr(value=call)], s)
 
     def while_(self, s):
         k = self.next()
-        lists = [n for n in _appended_lists(s.body) if n not in self.globals]
+        lists = self._lists(s.body)
         names = list(dict.fromkeys(self._names(s.body) + lists))
+        attrs = _attr_targets(s.body)
         body = self.block(s.body)
         test = self._def(f"{_PREFIX}cond_{k}", [ast.Return(value=s.test)], (), s)
         fn = self._def(f"{_PREFIX}body_{k}", body, names, s)
-        gs, get, put = self._get_set(k, names, s)
-        live = [n for n in names if n in getattr(s, "_oar_live", names)]
-        call = _jst_call("While", [_load(test.name), _load(fn.name), get, put, _strs(names), _strs(live),
+        gs, get, put = self._get_set(k, names, s, attrs)
+        live = [n for n in names if n in getattr(s, "_oar_live", names)] + attrs
+        call = _jst_call("While", [_load(test.name), _load(fn.name), get, put, _strs(names + attrs), _strs(live),
                                    _strs(lists)], self._guarded())
         return _located([test, fn] + gs + [ast.Expr(value=call)], s)
 
@@ -593,18 +667,19 @@ class _ControlFlow:
         targets = []
         _target_names(s.target, targets)
         targets = [n for n in targets if n not in self.globals]
-        lists = [n for n in _appended_lists(s.body) if n not in self.globals]
+        lists = self._lists(s.body)
         names = list(dict.fromkeys(targets + self._names(s.body) + lists))
+        attrs = _attr_targets(s.body)
         body = self.block(s.body)
         value = f"{_PREFIX}item"
         set_target = self._def(f"{_PREFIX}target_{k}", [ast.Assign(targets=[s.target], value=_load(value))],
                                targets, s, args=(value,))
         fn = self._def(f"{_PREFIX}body_{k}", body, names, s)
-        gs, get, put = self._get_set(k, names, s)
-        live = [n for n in names if n in getattr(s, "_oar_live", names)]
+        gs, get, put = self._get_set(k, names, s, attrs)
+        live = [n for n in names if n in getattr(s, "_oar_live", names)] + attrs
         keep = getattr(s, "_oar_keep", None)
         keywords = ([ast.keyword(arg="keep", value=_lambda(keep))] if keep is not None else []) + self._guarded()
-        call = _jst_call("For", [s.iter, _load(set_target.name), _load(fn.name), get, put, _strs(names),
+        call = _jst_call("For", [s.iter, _load(set_target.name), _load(fn.name), get, put, _strs(names + attrs),
                                  _strs(live), _strs(lists)], keywords)
         return _located([set_target, fn] + gs + [ast.Expr(value=call)], s)
 
@@ -626,7 +701,8 @@ def _convert_function(fn, counter):
     _annotate_live(fn.body, set(), set())
     params = set(_params(fn))
     local = [n for n in assigned(fn.body) if n not in params and n not in globals_ and n not in nonlocals]
-    fn.body = _ControlFlow(counter, globals_).block(fn.body)
+    indirect, indirect_lists = _indirect_writes(fn, set(local) | params)
+    fn.body = _ControlFlow(counter, globals_, indirect, indirect_lists).block(fn.body)
     # Every local starts bound, so the nonlocal declarations of the helpers always resolve.
     init = [_assign(n, _jst_call("UndefinedVar", [ast.Constant(n)])) for n in local]
     decls = [s for s in fn.body if isinstance(s, (ast.Global, ast.Nonlocal))]
