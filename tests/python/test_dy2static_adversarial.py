@@ -326,3 +326,34 @@ def test_augmented_assignment_to_items_of_lists_and_dicts_in_branches_and_loops(
         return a[0], a[1], d["k"]
 
     check(f, [(P,), (N,), ([[1.0, 1.0, 0.0]],)])
+
+
+# ---------------------------------------------------------------- raise
+
+
+def test_raise_in_a_tensor_branch_raises_when_the_program_takes_it():
+    # Both branches run while tracing: the raise stopped every call, whichever branch the input took.
+    def f(x):
+        if x.sum() < -1:
+            raise ValueError("too small")
+        return x * 2.0
+
+    static = check(f, [(P,), ([[0.0, 0.0, 0.0]],)])
+    with pytest.raises(ValueError, match="too small") as info:
+        static(oar.to_tensor(np.asarray(N, "float32")))
+    assert "when its program ran" in " ".join(getattr(info.value, "__notes__", []))
+    _close(static(oar.to_tensor(np.asarray(P, "float32"))), f(oar.to_tensor(np.asarray(P, "float32"))))
+    assert len(static.program_cache) == 1
+
+
+def test_raise_in_a_loop_over_python_values_with_tensor_conditions():
+    def f(x):
+        for i in range(3):
+            if x[0, i] < 0:
+                raise KeyError(i)
+            x = x * 2.0
+        return x
+
+    static = check(f, [(P,), ([[1.0, 1.0, 0.0]],)])
+    with pytest.raises(KeyError):
+        static(oar.to_tensor(np.asarray([[1.0, -1.0, 0.0]], "float32")))

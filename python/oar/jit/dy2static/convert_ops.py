@@ -45,7 +45,7 @@ from . import origin
 Tensor = _C.Tensor
 
 __all__ = ["IfElse", "While", "For", "Range", "Len", "And", "Or", "Not", "Compare", "IfExp", "Assert", "Print",
-           "FormatValue", "Call", "UndefinedVar", "TensorList", "ReturnValue"]
+           "FormatValue", "Raised", "Call", "UndefinedVar", "TensorList", "ReturnValue"]
 
 _CF_ADVICE = ("Tensor-dependent control flow is converted to cond/while ops, whose branches and loop bodies "
               "must produce tensors of the same dtype and rank for each variable they assign.")
@@ -321,7 +321,14 @@ def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, h
         # Each branch gets its own copy of the lists and dicts, so that one
         # branch's in-place changes (append, d[k] = v) do not reach the other.
         set_args(tuple(_fresh(v) for v in init))
-        fn()
+        try:
+            fn()
+        except Exception as e:
+            if getattr(e, "_oar_raised", None) is None:
+                raise
+            # Note [raise in a branch]
+            _raise_when_run(e, pred)
+            set_args(tuple(_fresh(v) for v in init))
         out = []
         for n, v in zip(names, get_args()):
             v = _apply_hint(v, hints.get(n))
@@ -354,6 +361,46 @@ def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, h
         else:
             result.append(_nn._rebuild(tl, part))
     return tuple(result)
+
+
+# Note [raise in a branch]
+# Both branches of a tensor `if` run while tracing, so a `raise` in one would
+# stop the trace whichever branch the input takes. A converted `raise` marks
+# its exception (``Raised``); a branch that raises it records an op that
+# raises it when the program runs that branch, and yields the values from
+# before the `if` (never used: the program stops there). Other exceptions
+# propagate: they are failures of the trace itself.
+
+
+def Raised(exc):
+    """The exception of a converted ``raise`` statement, marked with where it was raised (Note [raise in
+    a branch]).
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> type(_jst.Raised(ValueError)).__name__
+    'ValueError'
+    """
+    if isinstance(exc, type) and issubclass(exc, BaseException):
+        exc = exc()
+    if isinstance(exc, Exception):
+        try:
+            exc._oar_raised = origin.here()
+        except AttributeError:  # pragma: no cover (exceptions with __slots__)
+            pass
+    return exc
+
+
+def _raise_when_run(exc, pred):
+    where = exc._oar_raised
+
+    note = f"(raised in a to_static function when its program ran: {where.filename}, line {where.lineno})"
+
+    def fail(value):
+        if note not in getattr(exc, "__notes__", ()):
+            exc.add_note(note)
+        raise exc.with_traceback(None)
+
+    _observe(fail, [pred])
 
 
 def _merge(name, live, tv, tl, tleaves, fv, fl, fleaves, where, promote):

@@ -327,6 +327,14 @@ class _Expressions(ast.NodeTransformer):
         node.func = _copy(_jst("Call"), f)
         return node
 
+    def visit_Raise(self, node):
+        # raise E -> raise _jst.Raised(E): marked, so that a branch of a tensor `if` that raises while
+        # tracing becomes a check that raises when the program takes that branch.
+        self.generic_visit(node)
+        if node.exc is not None:
+            node.exc = _copy(_jst_call("Raised", [node.exc]), node.exc)
+        return node
+
     def visit_Assert(self, node):
         self.generic_visit(node)
         args = [node.test] + ([_lambda(node.msg)] if node.msg is not None else [])
