@@ -357,3 +357,47 @@ def test_raise_in_a_loop_over_python_values_with_tensor_conditions():
     static = check(f, [(P,), ([[1.0, 1.0, 0.0]],)])
     with pytest.raises(KeyError):
         static(oar.to_tensor(np.asarray([[1.0, -1.0, 0.0]], "float32")))
+
+
+# ---------------------------------------------------------------- tensor lists and loop structures
+
+
+def test_append_in_one_branch_of_a_tensor_if_inside_a_tensor_loop():
+    # The loop's retry for the list's element type was taken by the `if`, and both branches shared one list.
+    def f(x):
+        out = []
+        for i in range(x.sum().astype("int64")):
+            if i % 2 == 0:
+                out.append(x + 1.0)
+        return oar.stack(out).sum(0)
+
+    check(f, [(P,), ([[1.0, 1.0, 0.0]],), ([[2.0, 1.0, 0.0]],)])
+
+
+def test_pop_from_a_tensor_list_that_is_empty_at_run_time_raises():
+    def f(x):
+        out = []
+        i = oar.zeros([], "int64")
+        while i < x.sum().astype("int64"):
+            out.append(x)
+            i = i + 1
+        return out.pop()
+
+    static = check(f, [(P,)])
+    with pytest.raises(IndexError, match="pop from empty list"):
+        f(oar.to_tensor(np.asarray(N, "float32")))
+    with pytest.raises(IndexError, match="pop from empty list"):
+        static(oar.to_tensor(np.asarray(N, "float32")))
+
+
+def test_dict_gaining_a_key_in_a_tensor_loop_is_refused_with_the_line():
+    def f(x):
+        d = {"a": x}
+        i = oar.zeros([], "int64")
+        while i < x.sum().astype("int64"):
+            d["b"] = x
+            i = i + 1
+        return d["a"]
+
+    with pytest.raises(Dy2StaticError, match=r"(?s)variable 'd' changes structure.*line \d+.*create every key"):
+        oar.jit.to_static(f, full_graph=True)(oar.to_tensor(np.asarray(P, "float32")))

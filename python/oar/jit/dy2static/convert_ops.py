@@ -71,9 +71,10 @@ def _oar():
 class _Retry(Exception):
     """Records a control-flow op again with fixes learned from the first attempt (Note [merging branch values])."""
 
-    def __init__(self, hints):
+    def __init__(self, hints, loop=False):
         super().__init__(hints)
         self.hints = hints
+        self.loop = loop  # for the enclosing loop (a tensor list's first append): an `if` passes it on
 
 
 # ---------------------------------------------------------------- undefined variables
@@ -286,6 +287,8 @@ def _if(pred, true_fn, false_fn, get_args, set_args, names, live, promote):
             result = _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, hints, where,
                                 promote)
         except _Retry as r:
+            if r.loop:
+                raise
             hints.update(r.hints)
             continue
         set_args(result)
@@ -301,6 +304,8 @@ def _fresh(value):
         return {k: _fresh(v) for k, v in value.items()}
     if type(value) is tuple:
         return tuple(_fresh(v) for v in value)
+    if type(value) is TensorList:
+        return TensorList(value.name, value.data)  # append replaces .data: one branch's must not reach the other
     return value
 
 
@@ -316,6 +321,7 @@ def _apply_hint(value, hint):
 
 def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, hints, where, promote):
     side = {}
+    lists = set()
 
     def collect(fn):
         # Each branch gets its own copy of the lists and dicts, so that one
@@ -332,6 +338,11 @@ def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, h
         out = []
         for n, v in zip(names, get_args()):
             v = _apply_hint(v, hints.get(n))
+            if isinstance(v, TensorList) and v.data is not None:
+                # A tensor list (of a loop around the `if`): its data is the value; the branches may differ
+                # in its length.
+                lists.add(n)
+                v = v.data
             leaves = []
             layout = _nn._flatten(v, leaves)
             out.append((v, layout, leaves))
@@ -358,6 +369,8 @@ def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, h
         pos += len(tleaves)
         if plan[0] == "undef":
             result.append(UndefinedVar(n, plan[1]))
+        elif n in lists:
+            result.append(TensorList(n, _nn._rebuild(tl, part)))
         else:
             result.append(_nn._rebuild(tl, part))
     return tuple(result)
@@ -770,7 +783,7 @@ def _traced_loop_once(test_fn, body_fn, get_args, set_args, names, live, lists, 
                 leaves = []
                 _nn._flatten(v, leaves)
                 if leaves:
-                    raise _Retry({n: ("placeholder", _spec(v))})
+                    raise _Retry({n: ("placeholder", _spec(v))}, loop=True)
         side["after"] = after
         return outs
 
@@ -807,8 +820,12 @@ def _body_out(name, v, kind, start, hints, where, what):
         v = _full(v, start.dtype, list(start.shape) if not _tracing() else _static_shape(start))
     if kind == "nested":
         leaves, sleaves = [], []
-        _nn._flatten(v, leaves)
-        _nn._flatten(start, sleaves)
+        layout, slayout = _nn._flatten(v, leaves), _nn._flatten(start, sleaves)
+        if not _nn._same_layout(layout, slayout):
+            raise origin.error(where, f"variable '{name}' changes structure in {what} on a tensor",
+                               f"It is {_nn._describe(slayout)} before the loop and {_nn._describe(layout)} after "
+                               f"its body. A loop value must keep its structure (the same keys, items and nesting "
+                               f"of tensors); create every key or item before the loop.")
         for a, b in zip(leaves, sleaves):
             _check_loop_type(name, a, b, kind, where, what)
         return v
@@ -816,7 +833,7 @@ def _body_out(name, v, kind, start, hints, where, what):
         raise origin.error(where, f"variable '{name}' is a tensor before {what} on a tensor but "
                            f"{type(v).__name__} after its body", _CF_ADVICE)
     if v.dtype != start.dtype and kind == "number":
-        raise _Retry({name: ("dtype", v.dtype)})
+        raise _Retry({name: ("dtype", v.dtype)}, loop=True)
     _check_loop_type(name, v, start, kind, where, what)
     return v
 
@@ -864,13 +881,24 @@ class TensorList:
             value = _full(value)
         if self.data is None:
             traced = _C._ir_traced_shape(value) if _tracing() else None
-            raise _Retry({self.name: ("list", value.dtype, _static_shape(value), traced)})
+            raise _Retry({self.name: ("list", value.dtype, _static_shape(value), traced)}, loop=True)
         self.data = _oar().concat([self.data, value.unsqueeze(0).astype(self.data.dtype)], axis=0)
 
     def pop(self, index=-1):
         if index != -1:
             raise TypeError(f"[oar.jit.to_static] a tensor list supports only pop() of the last element, "
                             f"got pop({index!r})")
+        if self.data is None or (self.data.shape[0] == 0 and _C._ir_traced_shape(self.data) in (None, [0] + list(
+                self.data.shape[1:]))):
+            raise IndexError("pop from empty list")
+        if _tracing():
+            # The length is decided when the program runs: an empty list raises there, as Python's pop does.
+            def check(n):
+                if int(n) == 0:
+                    raise IndexError("pop from empty list (a list built in a loop of a to_static function)")
+
+            _observe(check, [_dim0(self.data) if isinstance(_dim0(self.data), Tensor) else
+                             _full(self.data.shape[0], "int64")])
         last = self.data[-1]
         self.data = self.data[:-1]
         return last
