@@ -3,8 +3,11 @@
 ``transform(fn)`` parses a function's source and rewrites it in passes:
 
 1. expressions (``_Expressions``): ``a and b`` -> ``_jst.And(lambda: a, lambda: b)``,
-   ``or``, ``not``, ``a if c else b``, comparison chains, ``assert``, and every
-   call ``f(x)`` -> ``_jst.Call(f, x)`` so that called user code is converted too;
+   ``or``, ``not``, ``a if c else b``, comparison chains, ``assert``, ``raise``,
+   f-string values, augmented assignment to names, attributes and items, and
+   every call ``f(x)`` -> ``_jst.Call(f, x)`` so that called user code is
+   converted too. An operand Python always evaluates keeps its ``:=`` in the
+   function's scope (``_eager_lambda``); one it may skip may not hold one;
 2. exits (``_Exits``): ``return`` inside an ``if`` or a loop, ``break`` and
    ``continue`` become flag variables; the statements after one that may set a
    flag run under ``if not flag:``, loop conditions test the flags, and the
@@ -17,7 +20,8 @@
    ``_jst.IfElse`` / ``_jst.While`` / ``_jst.For`` calls on nested functions
    (the branches, the condition, the body) that read and write the enclosing
    function's variables with ``nonlocal``, plus ``get``/``set`` functions for
-   the variables the statement assigns. Every local of the function starts as
+   the variables (and ``obj.attr`` targets, Note [carried attributes]) the
+   statement assigns. Every local of the function starts as
    ``_jst.UndefinedVar(name)`` so that ``nonlocal`` always has a binding.
 
 Note [line numbers of converted code]
