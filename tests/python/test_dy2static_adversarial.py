@@ -401,3 +401,41 @@ def test_dict_gaining_a_key_in_a_tensor_loop_is_refused_with_the_line():
 
     with pytest.raises(Dy2StaticError, match=r"(?s)variable 'd' changes structure.*line \d+.*create every key"):
         oar.jit.to_static(f, full_graph=True)(oar.to_tensor(np.asarray(P, "float32")))
+
+
+# ---------------------------------------------------------------- in-place writes in branches and loops
+
+
+def test_in_place_write_in_a_branch_is_refused_naming_the_line_and_the_fix():
+    def f(x):
+        y = x * 1.0
+        if x.sum() > 0:
+            y[0] = y[0] + 1.0
+        return y
+
+    with pytest.raises(Dy2StaticError, match=r"(?s)in-place write.*line \d+.*y\[0\] = y\[0\] \+ 1.0.*y.clone\(\)"):
+        oar.jit.to_static(f, full_graph=True)(oar.to_tensor(np.asarray(P, "float32")))
+
+
+def test_in_place_write_in_a_loop_body_is_refused_naming_the_line():
+    def f(x):
+        y = x * 1.0
+        i = oar.zeros([], "int64")
+        while i < 3:
+            y.add_(x)
+            i = i + 1
+        return y
+
+    with pytest.raises(Dy2StaticError, match=r"(?s)in-place write.*line \d+.*y.add_\(x\)"):
+        oar.jit.to_static(f, full_graph=True)(oar.to_tensor(np.asarray(P, "float32")))
+
+
+def test_in_place_write_to_a_copy_made_in_the_branch_works():
+    def f(x):
+        y = x * 1.0
+        if x.sum() > 0:
+            y = y.clone()
+            y[0, 1] = 7.0
+        return y
+
+    check(f, [(P,), (N,)])

@@ -329,6 +329,9 @@ def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, h
         set_args(tuple(_fresh(v) for v in init))
         try:
             fn()
+        except NotImplementedError as e:
+            _explain_in_place(e)
+            raise
         except Exception as e:
             if getattr(e, "_oar_raised", None) is None:
                 raise
@@ -374,6 +377,25 @@ def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, h
         else:
             result.append(_nn._rebuild(tl, part))
     return tuple(result)
+
+
+def _explain_in_place(exc):
+    """Raises a Dy2StaticError naming the user's line for the trace's refusal of an in-place write, inside a
+    branch or loop body, to a tensor from outside it (``y[i] = v``, ``y.add_(v)``); returns otherwise."""
+    if "writes in place, inside a control-flow region" not in str(exc):
+        return
+    tb, frame = exc.__traceback__, None
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(origin._OAR_DIR):
+            frame = tb
+        tb = tb.tb_next
+    if frame is None:
+        return
+    where = origin.Location(frame.tb_frame.f_code.co_filename, frame.tb_lineno, frame.tb_frame.f_code.co_name)
+    raise origin.error(where, "an in-place write, in a branch or loop body on a tensor, to a tensor from before it",
+                       f"{exc} The branch or body becomes a function of the program, which may not change its "
+                       "inputs in place. Write to a copy made inside it (`y = y.clone()` before `y[i] = v`), or "
+                       "compute the new value out of place (`y = y + v`, `y = oar.where(mask, v, y)`).") from exc
 
 
 # Note [raise in a branch]
@@ -770,7 +792,11 @@ def _traced_loop_once(test_fn, body_fn, get_args, set_args, names, live, lists, 
 
     def run_body(*cv):
         assign(cv)
-        body_fn()
+        try:
+            body_fn()
+        except NotImplementedError as e:
+            _explain_in_place(e)
+            raise
         after = list(get_args())
         outs = []
         for j, k in enumerate(carried):
