@@ -439,3 +439,35 @@ def test_in_place_write_to_a_copy_made_in_the_branch_works():
         return y
 
     check(f, [(P,), (N,)])
+
+
+# ---------------------------------------------------------------- recursion
+
+
+def _halve_until(x, depth):
+    if depth == 0:
+        return x
+    if x.sum() > 4:
+        x = x / 2.0
+    return _halve_until(x, depth - 1)
+
+
+def test_recursive_function_with_tensor_ifs_and_a_python_bound_is_converted():
+    # The converted function named itself as a closure variable of its factory, so recursive functions ran
+    # unconverted (a tensor `if` in one then failed as bool() of a Tensor).
+    def f(x):
+        return _halve_until(x, 3)
+
+    check(f, [(P,), (N,), ([[10.0, 10.0, 10.0]],)])
+    check(_halve_until, [(P, 3), ([[10.0, 10.0, 10.0]], 3)])
+
+
+def _until_large(x):
+    if x.sum() > 100:
+        return x
+    return _until_large(x * 2.0)
+
+
+def test_recursion_ending_on_a_tensor_condition_is_refused_with_the_line():
+    with pytest.raises(Dy2StaticError, match=r"(?s)_until_large calls itself \d+ levels deep.*line \d+.*while"):
+        oar.jit.to_static(_until_large, full_graph=True)(oar.to_tensor(np.asarray(P, "float32")))

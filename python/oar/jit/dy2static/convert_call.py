@@ -93,7 +93,7 @@ def _converted_code(fn, strict):
         inner = made[name] if isinstance(made, types.MappingProxyType) else made
         if isinstance(inner, (staticmethod, classmethod)):
             inner = inner.__func__
-        result = (inner.__code__, ast.unparse(module))
+        result = (inner.__code__.replace(co_name=code.co_name, co_qualname=code.co_qualname), ast.unparse(module))
     except transformer.Unconvertible as e:
         err = origin.error(origin.Location(code.co_filename, e.lineno, fn.__name__),
                            f"cannot convert {fn.__qualname__}: {e.reason}", e.advice)

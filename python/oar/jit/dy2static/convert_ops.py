@@ -37,6 +37,7 @@ with that fix (a retry); branches may therefore run more than twice while
 tracing.
 """
 import builtins
+import sys
 
 from ... import _C
 from ...static import nn as _nn
@@ -1310,5 +1311,30 @@ def Call(fn, /, *args, **kwargs):
             a._oar_fail()
     if getattr(fn, "__name__", None) == "format" and type(getattr(fn, "__self__", None)) is str:
         fn = _formatting(fn)  # "{}".format(tensor)
-    return convert_callable(fn)(*args, **kwargs)
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None or not _tracing():
+        return convert_callable(fn)(*args, **kwargs)
+    depth = _active.get(code, 0)
+    if depth >= 16 and _frame_depth() > sys.getrecursionlimit() * 3 // 4:
+        raise origin.error(origin.here(), f"{fn.__qualname__} calls itself {depth} levels deep while the program "
+                           f"is traced", "A recursion that ends on a tensor condition cannot be captured: both "
+                           "branches of a tensor `if` are traced, so the recursive call is traced again at every "
+                           "level, without end. Write it as a `while` loop on the tensor condition, or bound the "
+                           "depth with a Python int argument.")
+    _active[code] = depth + 1
+    try:
+        return convert_callable(fn)(*args, **kwargs)
+    finally:
+        _active[code] = depth
+
+
+# code object -> how many calls of it are running in converted code being traced (recursion depth).
+_active = {}
+
+
+def _frame_depth():
+    f, n = sys._getframe(), 0
+    while f is not None:
+        f, n = f.f_back, n + 1
+    return n
 

@@ -756,6 +756,10 @@ def transform(fn, class_name=None):
                             "A generator's values cannot be captured in a program; return a list or tuple of "
                             "tensors instead, or call it outside the to_static function.")
     node.decorator_list = []
+    if class_name is None:
+        # The factory must not bind the function's own name: a recursive call names the global (or the
+        # enclosing function's variable), not the converted function. convert_call restores the code's name.
+        node.name = f"{_PREFIX}converted_{node.name}"
     node = _Expressions(node).visit(node)
     counter = [0]
     for f in _user_functions(node):
