@@ -392,7 +392,8 @@ def _explain_in_place(exc):
         tb = tb.tb_next
     if frame is None:
         return
-    where = origin.Location(frame.tb_frame.f_code.co_filename, frame.tb_lineno, frame.tb_frame.f_code.co_name)
+    where = origin.Location(frame.tb_frame.f_code.co_filename, frame.tb_lineno,
+                            origin.user_function_name(frame.tb_frame))
     raise origin.error(where, "an in-place write, in a branch or loop body on a tensor, to a tensor from before it",
                        f"{exc} The branch or body becomes a function of the program, which may not change its "
                        "inputs in place. Write to a copy made inside it (`y = y.clone()` before `y[i] = v`), or "
