@@ -413,7 +413,8 @@ def test_in_place_write_in_a_branch_is_refused_naming_the_line_and_the_fix():
             y[0] = y[0] + 1.0
         return y
 
-    with pytest.raises(Dy2StaticError, match=r"(?s)in-place write.*line \d+.*y\[0\] = y\[0\] \+ 1.0.*y.clone\(\)") as info:
+    pattern = r"(?s)in-place write.*line \d+.*y\[0\] = y\[0\] \+ 1.0.*y.clone\(\)"
+    with pytest.raises(Dy2StaticError, match=pattern) as info:
         oar.jit.to_static(f, full_graph=True)(oar.to_tensor(np.asarray(P, "float32")))
     assert ", in f\n" in str(info.value)  # the user's function, not the generated branch function
 

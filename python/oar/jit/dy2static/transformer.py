@@ -633,7 +633,8 @@ class _ControlFlow:
         """``get``/``set`` functions of the variables ``names`` and the attributes ``attrs`` ("obj.attr")."""
         split = [a.split(".", 1) for a in attrs]
         values = ast.Tuple(elts=[_load(n) for n in names] +
-                           [_jst_call("GetAttr", [_load(o), ast.Constant(a), ast.Constant(f"{o}.{a}")]) for o, a in split], ctx=ast.Load())
+                           [_jst_call("GetAttr", [_load(o), ast.Constant(a), ast.Constant(f"{o}.{a}")])
+                            for o, a in split], ctx=ast.Load())
         get = self._def(f"{_PREFIX}get_{k}", [ast.Return(value=values)], (), src)
         store = []
         if names:
