@@ -182,7 +182,7 @@ def test_fstring_of_a_tensor_is_refused_with_the_line():
         oar.jit.to_static(f, full_graph=True)(oar.to_tensor(np.asarray(P, "float32")))
 
 
-@pytest.mark.parametrize("how", ["str", "repr", "format", "method"])
+@pytest.mark.parametrize("how", ["str", "repr", "format", "method", "percent", "percent_tuple"])
 def test_str_repr_format_of_a_tensor_are_refused(how):
     def f(x):
         if how == "str":
@@ -191,8 +191,12 @@ def test_str_repr_format_of_a_tensor_are_refused(how):
             s = repr(x)
         elif how == "format":
             s = format(x)
-        else:
+        elif how == "method":
             s = "{}".format(x)
+        elif how == "percent":
+            s = "%s" % x
+        else:
+            s = "%d: %s" % (1, x)
         return x, s
 
     with pytest.raises(Dy2StaticError, match="formatting a Tensor"):

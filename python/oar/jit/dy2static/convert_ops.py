@@ -1240,9 +1240,15 @@ def StateWrite(what, value):
 
 
 def _refuse_format(value):
+    if type(value) in (tuple, list) and _tracing():  # "%s %s" % (a, b)
+        for v in value:
+            _refuse_format(v)
+    if type(value) is dict and _tracing():  # "%(a)s" % {"a": t}
+        for v in value.values():
+            _refuse_format(v)
     if isinstance(value, Tensor) and _tracing():
-        raise origin.error(origin.here(2), "formatting a Tensor into a Python string (an f-string, str(), repr(), "
-                           "format())",
+        raise origin.error(origin.here(), "formatting a Tensor into a Python string (an f-string, str(), repr(), "
+                           "format(), %)",
                            "The string would hold the values of the example the program was traced with, and "
                            "every later call would reuse it. print(tensor) inside the function prints the values "
                            "each time the program runs; or return the tensor and format it outside the "

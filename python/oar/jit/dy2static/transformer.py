@@ -89,7 +89,7 @@ def _lazy_lambda(body):
     it would bind a name of the lambda, not of the function)."""
     w = _walrus(body)
     if w is not None:
-        raise Unconvertible(w.lineno, f"the assignment expression `{ast.unparse(w)}` is in an operand that is "
+        raise Unconvertible(w.lineno, f"the assignment expression to '{w.target.id}' (:=) is in an operand that is "
                             "evaluated only on some paths (after `and`/`or`, in a branch of `a if c else b`, or "
                             "after the second operand of a comparison chain)",
                             "Assign the variable in a statement before the expression, or move the `:=` to the "
@@ -288,6 +288,15 @@ class _Expressions(ast.NodeTransformer):
         # f"{t}": a tensor's values formatted at trace time would be fixed in the program; refused.
         self.generic_visit(node)
         node.value = _copy(_jst_call("FormatValue", [node.value]), node.value)
+        return node
+
+    def visit_BinOp(self, node):
+        # "%s" % t: formatted at trace time like f"{t}"; refused the same way.
+        self.generic_visit(node)
+        left = node.left
+        if isinstance(node.op, ast.Mod) and (isinstance(left, ast.JoinedStr) or (
+                isinstance(left, ast.Constant) and isinstance(left.value, str))):
+            node.right = _copy(_jst_call("FormatValue", [node.right]), node.right)
         return node
 
     def visit_BoolOp(self, node):
