@@ -477,3 +477,32 @@ def _until_large(x):
 def test_recursion_ending_on_a_tensor_condition_is_refused_with_the_line():
     with pytest.raises(Dy2StaticError, match=r"(?s)_until_large calls itself \d+ levels deep.*line \d+.*while"):
         oar.jit.to_static(_until_large, full_graph=True)(oar.to_tensor(np.asarray(P, "float32")))
+
+
+class _Counter:
+    def __init__(self, v):
+        self.v = v
+
+    def add(self, t):
+        self.v = self.v + t
+
+
+def test_method_changing_its_object_called_in_a_tensor_loop_and_branch():
+    # The object's attribute kept the traced example's final value (loop) or left a tensor of the cond region
+    # behind (branch).
+    def in_loop(x):
+        c = _Counter(x * 0.0)
+        i = oar.zeros([], "int64")
+        while i < x.sum().astype("int64"):
+            c.add(x)
+            i = i + 1
+        return c.v
+
+    def in_branch(x):
+        c = _Counter(x * 0.0)
+        if x.sum() > 0:
+            c.add(x)
+        return c.v
+
+    check(in_loop, [(P,), ([[1.0, 1.0, 0.0]],), (N,)])
+    check(in_branch, [(P,), (N,)])

@@ -154,6 +154,34 @@ def SetAttr(obj, attr, value):
     setattr(obj, attr, value)
 
 
+def GetState(obj):
+    """The tensor attributes of a plain object whose method a converted statement calls (Note [carried
+    attributes] in transformer.py), as a dict; empty for other values (lists, tensors, Layers, modules).
+
+    >>> import oar
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> class Box: pass
+    >>> b = Box(); b.t = oar.ones([2]); b.n = 3
+    >>> list(_jst.GetState(b)), _jst.GetState([1])
+    (['t'], {})
+    """
+    from ...nn import Layer
+
+    d = getattr(obj, "__dict__", None)
+    if type(d) is not dict or isinstance(obj, (Layer, type, Tensor, TensorList, UndefinedVar)) or callable(obj):
+        return {}
+    return {k: v for k, v in d.items() if isinstance(v, Tensor)}
+
+
+def SetState(obj, state):
+    """Stores the attributes GetState returned (those whose value changed)."""
+    if not isinstance(state, dict):
+        return
+    for k, v in state.items():
+        if not isinstance(v, UndefinedVar) and obj.__dict__.get(k) is not v:
+            setattr(obj, k, v)
+
+
 def ReturnValue(value):
     """The value a converted function returns: None where no ``return`` ran."""
     return None if isinstance(value, UndefinedVar) else value

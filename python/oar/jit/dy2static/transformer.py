@@ -537,13 +537,27 @@ def _calls_user_code(nodes):
 
 
 def _attr_targets(nodes):
-    """``X.attr`` assigned in ``nodes`` where X is a name the statements do not rebind (Note [carried attributes])."""
+    """``X.attr`` assigned in ``nodes`` where X is a name the statements do not rebind, and ``X.*`` for the
+    objects whose methods they call (Note [carried attributes])."""
     rebound = set(assigned(nodes))
     out = []
     for n in _walk_scope(nodes):
         if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
                 and n.value.id not in rebound):
             out.append(f"{n.value.id}.{n.attr}")
+    return list(dict.fromkeys(out + [f"{o}.*" for o in _method_owners(nodes)]))
+
+
+def _method_owners(nodes):
+    """Names X with a method call ``X.m(...)`` in ``nodes`` (after call wrapping) that the statements do not
+    rebind: the method may change X's attributes (Note [carried attributes])."""
+    rebound = set(assigned(nodes))
+    out = []
+    for n in _walk_scope(nodes):
+        if isinstance(n, ast.Call) and _is_jst(n.func) and n.func.attr == "Call" and n.args:
+            f = n.args[0]
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id not in rebound:
+                out.append(f.value.id)
     return list(dict.fromkeys(out))
 
 
@@ -573,7 +587,9 @@ def _indirect_writes(fn, own):
 # carried like variables: ``get`` reads them (UndefinedVar where missing) and
 # ``set`` writes them back (``_jst.GetAttr`` / ``_jst.SetAttr``). Variables a
 # nested function changes (``nonlocal``, ``lst.append``) are carried by every
-# statement that calls user code, for the same reason.
+# statement that calls user code, for the same reason. So are the tensor
+# attributes of a plain object (not a Layer) whose method the statement calls
+# (``_jst.GetState`` / ``_jst.SetState``): the method may change them.
 
 
 class _ControlFlow:
@@ -639,10 +655,12 @@ class _ControlFlow:
         return _copy(fn, src)
 
     def _get_set(self, k, names, src, attrs=()):
-        """``get``/``set`` functions of the variables ``names`` and the attributes ``attrs`` ("obj.attr")."""
+        """``get``/``set`` functions of the variables ``names`` and the attributes ``attrs`` ("obj.attr"; "obj.*":
+        the tensor attributes of a plain object)."""
         split = [a.split(".", 1) for a in attrs]
         values = ast.Tuple(elts=[_load(n) for n in names] +
-                           [_jst_call("GetAttr", [_load(o), ast.Constant(a), ast.Constant(f"{o}.{a}")])
+                           [_jst_call("GetState", [_load(o)]) if a == "*" else
+                            _jst_call("GetAttr", [_load(o), ast.Constant(a), ast.Constant(f"{o}.{a}")])
                             for o, a in split], ctx=ast.Load())
         get = self._def(f"{_PREFIX}get_{k}", [ast.Return(value=values)], (), src)
         store = []
@@ -653,7 +671,8 @@ class _ControlFlow:
             store.append(ast.Assign(targets=[target], value=value))
         for j, (o, a) in enumerate(split):
             item = ast.Subscript(value=_load(f"{_PREFIX}values"), slice=ast.Constant(len(names) + j), ctx=ast.Load())
-            store.append(ast.Expr(value=_jst_call("SetAttr", [_load(o), ast.Constant(a), item])))
+            store.append(ast.Expr(value=_jst_call("SetState", [_load(o), item]) if a == "*" else
+                                  _jst_call("SetAttr", [_load(o), ast.Constant(a), item])))
         put = self._def(f"{_PREFIX}set_{k}", store, names, src, args=(f"{_PREFIX}values",))
         return [get, put], _load(f"{_PREFIX}get_{k}"), _load(f"{_PREFIX}set_{k}")
 
