@@ -93,7 +93,7 @@ def _converted_code(fn, strict):
         inner = made[name] if isinstance(made, types.MappingProxyType) else made
         if isinstance(inner, (staticmethod, classmethod)):
             inner = inner.__func__
-        result = (inner.__code__, ast.unparse(module))
+        result = (inner.__code__.replace(co_name=code.co_name, co_qualname=code.co_qualname), ast.unparse(module))
     except transformer.Unconvertible as e:
         err = origin.error(origin.Location(code.co_filename, e.lineno, fn.__name__),
                            f"cannot convert {fn.__qualname__}: {e.reason}", e.advice)
@@ -190,6 +190,9 @@ def _special():
         builtins.len: convert_ops.Len,
         builtins.range: convert_ops.Range,
         builtins.enumerate: convert_ops.Enumerate,
+        builtins.str: convert_ops._formatting(builtins.str),
+        builtins.repr: convert_ops._formatting(builtins.repr),
+        builtins.format: convert_ops._formatting(builtins.format),
         oar.stack: convert_ops._stack(oar.stack),
         oar.concat: convert_ops._concat(oar.concat),
     }

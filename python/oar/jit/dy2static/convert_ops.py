@@ -37,6 +37,7 @@ with that fix (a retry); branches may therefore run more than twice while
 tracing.
 """
 import builtins
+import sys
 
 from ... import _C
 from ...static import nn as _nn
@@ -44,8 +45,8 @@ from . import origin
 
 Tensor = _C.Tensor
 
-__all__ = ["IfElse", "While", "For", "Range", "Len", "And", "Or", "Not", "IfExp", "Assert", "Print", "Call",
-           "UndefinedVar", "TensorList", "ReturnValue"]
+__all__ = ["IfElse", "While", "For", "Range", "Len", "And", "Or", "Not", "Compare", "IfExp", "Assert", "Print",
+           "FormatValue", "Raised", "Call", "UndefinedVar", "TensorList", "ReturnValue"]
 
 _CF_ADVICE = ("Tensor-dependent control flow is converted to cond/while ops, whose branches and loop bodies "
               "must produce tensors of the same dtype and rank for each variable they assign.")
@@ -71,9 +72,10 @@ def _oar():
 class _Retry(Exception):
     """Records a control-flow op again with fixes learned from the first attempt (Note [merging branch values])."""
 
-    def __init__(self, hints):
+    def __init__(self, hints, loop=False):
         super().__init__(hints)
         self.hints = hints
+        self.loop = loop  # for the enclosing loop (a tensor list's first append): an `if` passes it on
 
 
 # ---------------------------------------------------------------- undefined variables
@@ -117,6 +119,67 @@ for _name in ("__bool__", "__len__", "__iter__", "__getitem__", "__setitem__", "
               "__mod__", "__pow__", "__matmul__", "__rmatmul__", "__neg__", "__lt__", "__le__", "__gt__", "__ge__",
               "__int__", "__float__", "__index__", "__and__", "__or__", "__invert__", "__contains__"):
     setattr(UndefinedVar, _name, UndefinedVar._oar_fail)
+
+
+def GetAttr(obj, attr, label=None):
+    """``obj.attr`` carried through a converted statement (Note [carried attributes] in transformer.py):
+    an UndefinedVar named ``label`` where it has no value.
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> class Box: pass
+    >>> b = Box()
+    >>> _jst.GetAttr(b, "v", "b.v")
+    UndefinedVar('b.v')
+    >>> _jst.SetAttr(b, "v", 3); _jst.GetAttr(b, "v")
+    3
+    """
+    if isinstance(obj, UndefinedVar):
+        return UndefinedVar(label or attr)
+    try:
+        return getattr(obj, attr)
+    except AttributeError:
+        return UndefinedVar(label or attr)
+
+
+def SetAttr(obj, attr, value):
+    """Stores a carried ``obj.attr`` (see GetAttr); an UndefinedVar removes the attribute again."""
+    if isinstance(obj, UndefinedVar):
+        return
+    if isinstance(value, UndefinedVar):
+        if attr in getattr(obj, "__dict__", {}):
+            delattr(obj, attr)
+        return
+    if _same(getattr(obj, attr, UndefinedVar(attr)), value):
+        return  # unchanged: no write (a Layer's parameter stays registered as it is)
+    setattr(obj, attr, value)
+
+
+def GetState(obj):
+    """The tensor attributes of a plain object whose method a converted statement calls (Note [carried
+    attributes] in transformer.py), as a dict; empty for other values (lists, tensors, Layers, modules).
+
+    >>> import oar
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> class Box: pass
+    >>> b = Box(); b.t = oar.ones([2]); b.n = 3
+    >>> list(_jst.GetState(b)), _jst.GetState([1])
+    (['t'], {})
+    """
+    from ...nn import Layer
+
+    d = getattr(obj, "__dict__", None)
+    if type(d) is not dict or isinstance(obj, (Layer, type, Tensor, TensorList, UndefinedVar)) or callable(obj):
+        return {}
+    return {k: v for k, v in d.items() if isinstance(v, Tensor)}
+
+
+def SetState(obj, state):
+    """Stores the attributes GetState returned (those whose value changed)."""
+    if not isinstance(state, dict):
+        return
+    for k, v in state.items():
+        if not isinstance(v, UndefinedVar) and obj.__dict__.get(k) is not v:
+            setattr(obj, k, v)
 
 
 def ReturnValue(value):
@@ -253,6 +316,8 @@ def _if(pred, true_fn, false_fn, get_args, set_args, names, live, promote):
             result = _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, hints, where,
                                 promote)
         except _Retry as r:
+            if r.loop:
+                raise
             hints.update(r.hints)
             continue
         set_args(result)
@@ -268,6 +333,8 @@ def _fresh(value):
         return {k: _fresh(v) for k, v in value.items()}
     if type(value) is tuple:
         return tuple(_fresh(v) for v in value)
+    if type(value) is TensorList:
+        return TensorList(value.name, value.data)  # append replaces .data: one branch's must not reach the other
     return value
 
 
@@ -283,15 +350,31 @@ def _apply_hint(value, hint):
 
 def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, hints, where, promote):
     side = {}
+    lists = set()
 
     def collect(fn):
         # Each branch gets its own copy of the lists and dicts, so that one
         # branch's in-place changes (append, d[k] = v) do not reach the other.
         set_args(tuple(_fresh(v) for v in init))
-        fn()
+        try:
+            fn()
+        except NotImplementedError as e:
+            _explain_in_place(e)
+            raise
+        except Exception as e:
+            if getattr(e, "_oar_raised", None) is None:
+                raise
+            # Note [raise in a branch]
+            _raise_when_run(e, pred)
+            set_args(tuple(_fresh(v) for v in init))
         out = []
         for n, v in zip(names, get_args()):
             v = _apply_hint(v, hints.get(n))
+            if isinstance(v, TensorList) and v.data is not None:
+                # A tensor list (of a loop around the `if`): its data is the value; the branches may differ
+                # in its length.
+                lists.add(n)
+                v = v.data
             leaves = []
             layout = _nn._flatten(v, leaves)
             out.append((v, layout, leaves))
@@ -318,9 +401,71 @@ def _traced_if(pred, true_fn, false_fn, get_args, set_args, names, live, init, h
         pos += len(tleaves)
         if plan[0] == "undef":
             result.append(UndefinedVar(n, plan[1]))
+        elif n in lists:
+            result.append(TensorList(n, _nn._rebuild(tl, part)))
         else:
             result.append(_nn._rebuild(tl, part))
     return tuple(result)
+
+
+def _explain_in_place(exc):
+    """Raises a Dy2StaticError naming the user's line for the trace's refusal of an in-place write, inside a
+    branch or loop body, to a tensor from outside it (``y[i] = v``, ``y.add_(v)``); returns otherwise."""
+    if "writes in place, inside a control-flow region" not in str(exc):
+        return
+    tb, frame = exc.__traceback__, None
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(origin._OAR_DIR):
+            frame = tb
+        tb = tb.tb_next
+    if frame is None:
+        return
+    where = origin.Location(frame.tb_frame.f_code.co_filename, frame.tb_lineno,
+                            origin.user_function_name(frame.tb_frame))
+    raise origin.error(where, "an in-place write, in a branch or loop body on a tensor, to a tensor from before it",
+                       f"{exc} The branch or body becomes a function of the program, which may not change its "
+                       "inputs in place. Write to a copy made inside it (`y = y.clone()` before `y[i] = v`), or "
+                       "compute the new value out of place (`y = y + v`, `y = oar.where(mask, v, y)`).") from exc
+
+
+# Note [raise in a branch]
+# Both branches of a tensor `if` run while tracing, so a `raise` in one would
+# stop the trace whichever branch the input takes. A converted `raise` marks
+# its exception (``Raised``); a branch that raises it records an op that
+# raises it when the program runs that branch, and yields the values from
+# before the `if` (never used: the program stops there). Other exceptions
+# propagate: they are failures of the trace itself.
+
+
+def Raised(exc):
+    """The exception of a converted ``raise`` statement, marked with where it was raised (Note [raise in
+    a branch]).
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> type(_jst.Raised(ValueError)).__name__
+    'ValueError'
+    """
+    if isinstance(exc, type) and issubclass(exc, BaseException):
+        exc = exc()
+    if isinstance(exc, Exception):
+        try:
+            exc._oar_raised = origin.here()
+        except AttributeError:  # pragma: no cover (exceptions with __slots__)
+            pass
+    return exc
+
+
+def _raise_when_run(exc, pred):
+    where = exc._oar_raised
+
+    note = f"(raised in a to_static function when its program ran: {where.filename}, line {where.lineno})"
+
+    def fail(value):
+        if note not in getattr(exc, "__notes__", ()):
+            exc.add_note(note)
+        raise exc.with_traceback(None)
+
+    _observe(fail, [pred])
 
 
 def _merge(name, live, tv, tl, tleaves, fv, fl, fleaves, where, promote):
@@ -677,7 +822,11 @@ def _traced_loop_once(test_fn, body_fn, get_args, set_args, names, live, lists, 
 
     def run_body(*cv):
         assign(cv)
-        body_fn()
+        try:
+            body_fn()
+        except NotImplementedError as e:
+            _explain_in_place(e)
+            raise
         after = list(get_args())
         outs = []
         for j, k in enumerate(carried):
@@ -690,7 +839,7 @@ def _traced_loop_once(test_fn, body_fn, get_args, set_args, names, live, lists, 
                 leaves = []
                 _nn._flatten(v, leaves)
                 if leaves:
-                    raise _Retry({n: ("placeholder", _spec(v))})
+                    raise _Retry({n: ("placeholder", _spec(v))}, loop=True)
         side["after"] = after
         return outs
 
@@ -727,8 +876,12 @@ def _body_out(name, v, kind, start, hints, where, what):
         v = _full(v, start.dtype, list(start.shape) if not _tracing() else _static_shape(start))
     if kind == "nested":
         leaves, sleaves = [], []
-        _nn._flatten(v, leaves)
-        _nn._flatten(start, sleaves)
+        layout, slayout = _nn._flatten(v, leaves), _nn._flatten(start, sleaves)
+        if not _nn._same_layout(layout, slayout):
+            raise origin.error(where, f"variable '{name}' changes structure in {what} on a tensor",
+                               f"It is {_nn._describe(slayout)} before the loop and {_nn._describe(layout)} after "
+                               f"its body. A loop value must keep its structure (the same keys, items and nesting "
+                               f"of tensors); create every key or item before the loop.")
         for a, b in zip(leaves, sleaves):
             _check_loop_type(name, a, b, kind, where, what)
         return v
@@ -736,7 +889,7 @@ def _body_out(name, v, kind, start, hints, where, what):
         raise origin.error(where, f"variable '{name}' is a tensor before {what} on a tensor but "
                            f"{type(v).__name__} after its body", _CF_ADVICE)
     if v.dtype != start.dtype and kind == "number":
-        raise _Retry({name: ("dtype", v.dtype)})
+        raise _Retry({name: ("dtype", v.dtype)}, loop=True)
     _check_loop_type(name, v, start, kind, where, what)
     return v
 
@@ -784,13 +937,24 @@ class TensorList:
             value = _full(value)
         if self.data is None:
             traced = _C._ir_traced_shape(value) if _tracing() else None
-            raise _Retry({self.name: ("list", value.dtype, _static_shape(value), traced)})
+            raise _Retry({self.name: ("list", value.dtype, _static_shape(value), traced)}, loop=True)
         self.data = _oar().concat([self.data, value.unsqueeze(0).astype(self.data.dtype)], axis=0)
 
     def pop(self, index=-1):
         if index != -1:
             raise TypeError(f"[oar.jit.to_static] a tensor list supports only pop() of the last element, "
                             f"got pop({index!r})")
+        if self.data is None or (self.data.shape[0] == 0 and _C._ir_traced_shape(self.data) in (None, [0] + list(
+                self.data.shape[1:]))):
+            raise IndexError("pop from empty list")
+        if _tracing():
+            # The length is decided when the program runs: an empty list raises there, as Python's pop does.
+            def check(n):
+                if int(n) == 0:
+                    raise IndexError("pop from empty list (a list built in a loop of a to_static function)")
+
+            _observe(check, [_dim0(self.data) if isinstance(_dim0(self.data), Tensor) else
+                             _full(self.data.shape[0], "int64")])
         last = self.data[-1]
         self.data = self.data[:-1]
         return last
@@ -853,6 +1017,18 @@ def AugAssign(op, target, value):
 
     inplace, outplace = _AUG[op]
     return getattr(operator, outplace if isinstance(target, Tensor) and _tracing() else inplace)(target, value)
+
+
+def AugItem(op, container, index, value):
+    """``container[index] op= value``: the item is updated with AugAssign (out of place on a traced
+    tensor) and stored back, so that it works on a list or dict of tensors inside a branch or loop body.
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> a = [1, 2]
+    >>> _jst.AugItem("Add", a, 0, 5); a
+    [6, 2]
+    """
+    container[index] = AugAssign(op, container[index], value)
 
 
 def Shape(x):
@@ -944,6 +1120,35 @@ def Or(x_fn, y_fn):
     return y_fn()
 
 
+_COMPARE = {"Eq": "eq", "NotEq": "ne", "Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge", "Is": "is_",
+            "IsNot": "is_not"}
+
+
+def Compare(left, ops, rights):
+    """A comparison chain ``a < b < c``: each operand evaluated once, as Python does, the links joined
+    with ``And`` (a logical_and of tensors in a trace, Python's short circuit otherwise).
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> _jst.Compare(1, ("Lt", "Lt"), (lambda: 2, lambda: 3))
+    True
+    >>> _jst.Compare(3, ("Lt", "Lt"), (lambda: 2, lambda: 1 / 0))  # the chain is decided: 1 / 0 never runs
+    False
+    """
+    import operator
+
+    right = rights[0]()
+    op = ops[0]
+    if op == "In":
+        first = left in right
+    elif op == "NotIn":
+        first = left not in right
+    else:
+        first = getattr(operator, _COMPARE[op])(left, right)
+    if len(ops) == 1:
+        return first
+    return And(lambda: first, lambda: Compare(right, ops[1:], rights[1:]))
+
+
 def Not(x):
     """``not x``: logical_not of a tensor in a trace, Python's ``not`` otherwise.
 
@@ -1017,7 +1222,10 @@ def Assert(test, msg_fn=None):
     """
     if isinstance(test, Tensor) and _tracing():
         where = origin.here()
-        msg = msg_fn() if msg_fn is not None else None
+        try:
+            msg = msg_fn() if msg_fn is not None else None
+        except origin.dy2static_error():
+            msg = None  # f"{tensor}": the example's values would be misleading; the line is named below
         if isinstance(msg, Tensor):
             msg = None
 
@@ -1057,6 +1265,43 @@ def StateWrite(what, value):
     if _tracing() and isinstance(value, (bool, int, float, complex, str)):
         raise origin.error(origin.here(), f"changing the Python value of {what}", _STATE_ADVICE)
     return value
+
+
+def _refuse_format(value):
+    if type(value) in (tuple, list) and _tracing():  # "%s %s" % (a, b)
+        for v in value:
+            _refuse_format(v)
+    if type(value) is dict and _tracing():  # "%(a)s" % {"a": t}
+        for v in value.values():
+            _refuse_format(v)
+    if isinstance(value, Tensor) and _tracing():
+        raise origin.error(origin.here(), "formatting a Tensor into a Python string (an f-string, str(), repr(), "
+                           "format(), %)",
+                           "The string would hold the values of the example the program was traced with, and "
+                           "every later call would reuse it. print(tensor) inside the function prints the values "
+                           "each time the program runs; or return the tensor and format it outside the "
+                           "to_static function (f\"{t.shape}\" and f\"{t.dtype}\" are fine).")
+
+
+def FormatValue(value):
+    """A value of an f-string (``f"{value}"``): refused for a tensor while a program is captured.
+
+    >>> from oar.jit.dy2static import convert_ops as _jst
+    >>> f"{_jst.FormatValue(2):>3}"
+    '  2'
+    """
+    _refuse_format(value)
+    return value
+
+
+def _formatting(fn):
+    def call(*args, **kwargs):
+        for a in args:
+            _refuse_format(a)
+        for a in kwargs.values():
+            _refuse_format(a)
+        return fn(*args, **kwargs)
+    return call
 
 
 def Print(*args, **kwargs):
@@ -1099,5 +1344,32 @@ def Call(fn, /, *args, **kwargs):
     for a in kwargs.values():
         if type(a) is UndefinedVar:
             a._oar_fail()
-    return convert_callable(fn)(*args, **kwargs)
+    if getattr(fn, "__name__", None) == "format" and type(getattr(fn, "__self__", None)) is str:
+        fn = _formatting(fn)  # "{}".format(tensor)
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None or not _tracing():
+        return convert_callable(fn)(*args, **kwargs)
+    depth = _active.get(code, 0)
+    if depth >= 16 and _frame_depth() > sys.getrecursionlimit() * 3 // 4:
+        raise origin.error(origin.here(), f"{fn.__qualname__} calls itself {depth} levels deep while the program "
+                           f"is traced", "A recursion that ends on a tensor condition cannot be captured: both "
+                           "branches of a tensor `if` are traced, so the recursive call is traced again at every "
+                           "level, without end. Write it as a `while` loop on the tensor condition, or bound the "
+                           "depth with a Python int argument.")
+    _active[code] = depth + 1
+    try:
+        return convert_callable(fn)(*args, **kwargs)
+    finally:
+        _active[code] = depth
+
+
+# code object -> how many calls of it are running in converted code being traced (recursion depth).
+_active = {}
+
+
+def _frame_depth():
+    f, n = sys._getframe(), 0
+    while f is not None:
+        f, n = f.f_back, n + 1
+    return n
 

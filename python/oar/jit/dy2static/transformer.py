@@ -3,8 +3,11 @@
 ``transform(fn)`` parses a function's source and rewrites it in passes:
 
 1. expressions (``_Expressions``): ``a and b`` -> ``_jst.And(lambda: a, lambda: b)``,
-   ``or``, ``not``, ``a if c else b``, comparison chains, ``assert``, and every
-   call ``f(x)`` -> ``_jst.Call(f, x)`` so that called user code is converted too;
+   ``or``, ``not``, ``a if c else b``, comparison chains, ``assert``, ``raise``,
+   f-string values, augmented assignment to names, attributes and items, and
+   every call ``f(x)`` -> ``_jst.Call(f, x)`` so that called user code is
+   converted too. An operand Python always evaluates keeps its ``:=`` in the
+   function's scope (``_eager_lambda``); one it may skip may not hold one;
 2. exits (``_Exits``): ``return`` inside an ``if`` or a loop, ``break`` and
    ``continue`` become flag variables; the statements after one that may set a
    flag run under ``if not flag:``, loop conditions test the flags, and the
@@ -17,7 +20,8 @@
    ``_jst.IfElse`` / ``_jst.While`` / ``_jst.For`` calls on nested functions
    (the branches, the condition, the body) that read and write the enclosing
    function's variables with ``nonlocal``, plus ``get``/``set`` functions for
-   the variables the statement assigns. Every local of the function starts as
+   the variables (and ``obj.attr`` targets, Note [carried attributes]) the
+   statement assigns. Every local of the function starts as
    ``_jst.UndefinedVar(name)`` so that ``nonlocal`` always has a binding.
 
 Note [line numbers of converted code]
@@ -69,6 +73,30 @@ def _lambda(body):
                       body=body)
 
 
+def _eager_lambda(body):
+    """``lambda _oar_v=body: _oar_v``: ``body`` is evaluated where the lambda is made, in the enclosing
+    scope, so that a ``name := value`` in it binds the function's variable (for operands that Python
+    always evaluates, such as the first of ``a and b``)."""
+    if _walrus(body) is None:
+        return _lambda(body)
+    v = f"{_PREFIX}v"
+    return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v)], kwonlyargs=[], kw_defaults=[],
+                                         defaults=[body]), body=_load(v))
+
+
+def _lazy_lambda(body):
+    """``lambda: body`` for an operand Python may skip; one with ``name := value`` is refused (in a lambda
+    it would bind a name of the lambda, not of the function)."""
+    w = _walrus(body)
+    if w is not None:
+        raise Unconvertible(w.lineno, f"the assignment expression to '{w.target.id}' (:=) is in an operand that is "
+                            "evaluated only on some paths (after `and`/`or`, in a branch of `a if c else b`, or "
+                            "after the second operand of a comparison chain)",
+                            "Assign the variable in a statement before the expression, or move the `:=` to the "
+                            "first operand.")
+    return _lambda(body)
+
+
 def _assign(name, value):
     return ast.Assign(targets=[_store(name)], value=value)
 
@@ -110,7 +138,7 @@ def _walk_scope(nodes):
         if isinstance(n, _SCOPES):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 stack.extend(reversed(n.decorator_list))
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 stack.extend(reversed(n.args.defaults + [d for d in n.args.kw_defaults if d is not None]))
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(n))))
@@ -134,7 +162,15 @@ def assigned(nodes):
             out.extend((a.asname or a.name).split(".")[0] for a in n.names if a.name != "*")
         elif isinstance(n, ast.ExceptHandler) and n.name:
             out.append(n.name)
+        elif isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            # `[y := f(v) for v in xs]` binds y in the enclosing scope.
+            out.extend(w.target.id for w in ast.walk(n) if isinstance(w, ast.NamedExpr))
     return list(dict.fromkeys(out))
+
+
+def _walrus(node):
+    """The first ``name := value`` in ``node``'s own scope, or None."""
+    return next((n for n in _walk_scope([node]) if isinstance(n, ast.NamedExpr)), None)
 
 
 def loaded(nodes):
@@ -162,11 +198,15 @@ def _appended_lists(nodes):
 
 
 def _mutated(nodes):
-    """Names X whose value is changed in place: ``X[k] = v``, ``X[k] += v``, ``X.append(v)``, ``X.pop()``."""
+    """Names X whose value is changed in place: ``X[k] = v``, ``X[k] += v`` (``_jst.AugItem``), ``X.append(v)``,
+    ``X.pop()``."""
     out = []
     for n in _walk_scope(nodes):
         if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name):
             out.append(n.value.id)
+        elif (isinstance(n, ast.Call) and _is_jst(n.func) and n.func.attr == "AugItem"
+              and isinstance(n.args[1], ast.Name)):
+            out.append(n.args[1].id)  # X[k] += v after pass 1
     return list(dict.fromkeys(out + _appended_lists(nodes)))
 
 
@@ -219,6 +259,16 @@ class _Expressions(ast.NodeTransformer):
     def visit_AugAssign(self, node):
         self.generic_visit(node)
         t = node.target
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+            # obj.a += v -> obj.a = _jst.AugAssign("Add", obj.a, v): out of place on traced tensors, so that
+            # it also works in a branch or loop body (Note [carried attributes]).
+            load = ast.Attribute(value=_load(t.value.id), attr=t.attr, ctx=ast.Load())
+            call = _jst_call("AugAssign", [ast.Constant(type(node.op).__name__), load, node.value])
+            return [self._state_check(t, node), _copy(ast.Assign(targets=[t], value=_copy(call, node)), node)]
+        if isinstance(t, ast.Subscript):
+            # a[i] += v -> _jst.AugItem("Add", a, i, v): a and i evaluated once.
+            call = _jst_call("AugItem", [ast.Constant(type(node.op).__name__), t.value, t.slice, node.value])
+            return _copy(ast.Expr(value=_copy(call, node)), node)
         if isinstance(t, ast.Attribute) or (isinstance(t, ast.Name) and t.id in self.globals):
             return [self._state_check(t, node), node]
         if isinstance(t, ast.Name):
@@ -234,12 +284,30 @@ class _Expressions(ast.NodeTransformer):
             node.value = _copy(_jst_call("StateWrite", [ast.Constant(f"global {names[0]}"), node.value]), node)
         return node
 
+    def visit_FormattedValue(self, node):
+        # f"{t}": a tensor's values formatted at trace time would be fixed in the program; refused.
+        self.generic_visit(node)
+        node.value = _copy(_jst_call("FormatValue", [node.value]), node.value)
+        return node
+
+    def visit_BinOp(self, node):
+        # "%s" % t: formatted at trace time like f"{t}"; refused the same way.
+        self.generic_visit(node)
+        left = node.left
+        if isinstance(node.op, ast.Mod) and (isinstance(left, ast.JoinedStr) or (
+                isinstance(left, ast.Constant) and isinstance(left.value, str))):
+            node.right = _copy(_jst_call("FormatValue", [node.right]), node.right)
+        return node
+
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         helper = "And" if isinstance(node.op, ast.And) else "Or"
         result = node.values[-1]
-        for value in reversed(node.values[:-1]):
-            result = _jst_call(helper, [_lambda(value), _lambda(result)])
+        for k in range(len(node.values) - 2, -1, -1):
+            value = node.values[k]
+            first = _eager_lambda(value) if k == 0 else _lazy_lambda(value)
+            result = _jst_call(helper, [first, _lazy_lambda(result) if k == len(node.values) - 2 else
+                                        _lambda(result)])
         return _copy(result, node)
 
     def visit_UnaryOp(self, node):
@@ -250,22 +318,18 @@ class _Expressions(ast.NodeTransformer):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        return _copy(_jst_call("IfExp", [node.test, _lambda(node.body), _lambda(node.orelse)]), node)
+        return _copy(_jst_call("IfExp", [node.test, _lazy_lambda(node.body), _lazy_lambda(node.orelse)]), node)
 
     def visit_Compare(self, node):
         self.generic_visit(node)
         if len(node.ops) == 1:
             return node
-        # a < b < c -> And(a < b, b < c); the middle operands are evaluated twice.
-        parts = []
-        left = node.left
-        for op, right in zip(node.ops, node.comparators):
-            parts.append(_copy(ast.Compare(left=left, ops=[op], comparators=[right]), node))
-            left = right
-        result = parts[-1]
-        for part in reversed(parts[:-1]):
-            result = _jst_call("And", [_lambda(part), _lambda(result)])
-        return _copy(result, node)
+        # a < b < c -> Compare(a, ("Lt", "Lt"), (lambda: b, lambda: c)): each operand is evaluated once,
+        # and later ones only while the chain is not decided (Python's short circuit).
+        ops = _strs([type(op).__name__ for op in node.ops])
+        rights = ast.Tuple(elts=[_eager_lambda(c) if k == 0 else _lazy_lambda(c)
+                                 for k, c in enumerate(node.comparators)], ctx=ast.Load())
+        return _copy(_jst_call("Compare", [node.left, ops, rights]), node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -274,6 +338,14 @@ class _Expressions(ast.NodeTransformer):
             return node
         node.args = [f] + node.args
         node.func = _copy(_jst("Call"), f)
+        return node
+
+    def visit_Raise(self, node):
+        # raise E -> raise _jst.Raised(E): marked, so that a branch of a tensor `if` that raises while
+        # tracing becomes a check that raises when the program takes that branch.
+        self.generic_visit(node)
+        if node.exc is not None:
+            node.exc = _copy(_jst_call("Raised", [node.exc]), node.exc)
         return node
 
     def visit_Assert(self, node):
@@ -382,9 +454,23 @@ class _Exits:
                 h.body, got = self.block(h.body, loop)
                 sets |= got
             return [s], sets
+        if isinstance(s, ast.While) and _walrus(s.test) is not None:
+            self._walrus_while(s)
         if isinstance(s, (ast.While, ast.For)):
             return self.loop(s, loop)
         return [s], set()
+
+    @staticmethod
+    def _walrus_while(s):
+        """``while (n := f()) > 0: body else: tail`` -> ``while True: if not (...): tail; break`` + ``body``:
+        the condition's assignment then runs in the loop body, which carries it like any other variable."""
+        if any(isinstance(n, (ast.Break, ast.Continue)) for b in s.orelse for n in ast.walk(b)):
+            raise Unconvertible(s.lineno, "a `while` loop with `:=` in its condition has an `else` clause "
+                                "containing break or continue", "Assign the variable inside the loop instead.")
+        stop = ast.If(test=_jst_call("Not", [s.test]), body=s.orelse + [_copy(ast.Break(), s)], orelse=[])
+        s.body = [_copy(stop, s)] + s.body
+        s.test = _copy(ast.Constant(True), s.test)
+        s.orelse = []
 
     def loop(self, s, outer):
         self.counter[0] += 1
@@ -446,10 +532,71 @@ def _annotate_live(stmts, after, in_loop):
 # ---------------------------------------------------------------- pass 4: control flow
 
 
+def _calls_user_code(nodes):
+    return any(isinstance(n, ast.Call) and (not _is_jst(n.func) or n.func.attr == "Call") for n in _walk_scope(nodes))
+
+
+def _attr_targets(nodes):
+    """``X.attr`` assigned in ``nodes`` where X is a name the statements do not rebind, and ``X.*`` for the
+    objects whose methods they call (Note [carried attributes])."""
+    rebound = set(assigned(nodes))
+    out = []
+    for n in _walk_scope(nodes):
+        if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
+                and n.value.id not in rebound):
+            out.append(f"{n.value.id}.{n.attr}")
+    return list(dict.fromkeys(out + [f"{o}.*" for o in _method_owners(nodes)]))
+
+
+def _method_owners(nodes):
+    """Names X with a method call ``X.m(...)`` in ``nodes`` (after call wrapping) that the statements do not
+    rebind: the method may change X's attributes (Note [carried attributes])."""
+    rebound = set(assigned(nodes))
+    out = []
+    for n in _walk_scope(nodes):
+        if isinstance(n, ast.Call) and _is_jst(n.func) and n.func.attr == "Call" and n.args:
+            f = n.args[0]
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id not in rebound:
+                out.append(f.value.id)
+    return list(dict.fromkeys(out))
+
+
+def _indirect_writes(fn, own):
+    """The variables of ``fn`` (names in ``own``) that its nested functions change: declared ``nonlocal`` there,
+    or appended to / popped from there; and the latter alone. A call of such a function inside a converted
+    statement changes them as an assignment in the statement would."""
+    written, lists = [], []
+    for inner in ast.walk(fn):
+        if inner is fn or not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        body = inner.body if isinstance(inner.body, list) else [inner.body]
+        if not isinstance(inner, ast.Lambda):
+            written += [n for n in _declared(inner, ast.Nonlocal) if n in own]
+        bound = set(assigned(body)) | set(_params(inner))
+        lists += [n for n in _appended_lists(body) if n in own and n not in bound]
+    return list(dict.fromkeys(written + lists)), list(dict.fromkeys(lists))
+
+
+# Note [carried attributes]
+# A branch or loop body that assigns ``obj.attr`` (obj a name it does not
+# rebind: a local object, ``self``) changes state the statement's result must
+# include: while tracing, a loop's body runs once symbolically and the
+# example's remaining iterations run eagerly, so an attribute left as Python
+# state would keep the example's final value for every later call (and a cond
+# branch would leave a tensor of its region behind). Such attributes are
+# carried like variables: ``get`` reads them (UndefinedVar where missing) and
+# ``set`` writes them back (``_jst.GetAttr`` / ``_jst.SetAttr``). Variables a
+# nested function changes (``nonlocal``, ``lst.append``) are carried by every
+# statement that calls user code, for the same reason. So are the tensor
+# attributes of a plain object (not a Layer) whose method the statement calls
+# (``_jst.GetState`` / ``_jst.SetState``): the method may change them.
+
+
 class _ControlFlow:
-    def __init__(self, counter, globals_):
+    def __init__(self, counter, globals_, indirect=(), indirect_lists=()):
         self.counter = counter
         self.globals = globals_
+        self.indirect, self.indirect_lists = list(indirect), list(indirect_lists)
         self.in_try = 0  # depth of `try` bodies with except clauses around the statement
 
     def _guarded(self):
@@ -485,8 +632,14 @@ class _ControlFlow:
         return [s]
 
     def _names(self, nodes):
-        """The variables a statement's blocks change: assigned, or changed in place (copied per branch)."""
-        return [n for n in dict.fromkeys(assigned(nodes) + _mutated(nodes)) if n not in self.globals]
+        """The variables a statement's blocks change: assigned, or changed in place (copied per branch), or
+        changed by a nested function the blocks may call."""
+        extra = self.indirect if _calls_user_code(nodes) else []
+        return [n for n in dict.fromkeys(assigned(nodes) + _mutated(nodes) + extra) if n not in self.globals]
+
+    def _lists(self, nodes):
+        extra = self.indirect_lists if _calls_user_code(nodes) else []
+        return [n for n in dict.fromkeys(_appended_lists(nodes) + extra) if n not in self.globals]
 
     def _def(self, name, body, names, src, args=()):
         decl = []
@@ -501,39 +654,52 @@ class _ControlFlow:
             body=decl + (body or [ast.Pass()]), decorator_list=[], returns=None, type_params=[])
         return _copy(fn, src)
 
-    def _get_set(self, k, names, src):
-        values = ast.Tuple(elts=[_load(n) for n in names], ctx=ast.Load())
+    def _get_set(self, k, names, src, attrs=()):
+        """``get``/``set`` functions of the variables ``names`` and the attributes ``attrs`` ("obj.attr"; "obj.*":
+        the tensor attributes of a plain object)."""
+        split = [a.split(".", 1) for a in attrs]
+        values = ast.Tuple(elts=[_load(n) for n in names] +
+                           [_jst_call("GetState", [_load(o)]) if a == "*" else
+                            _jst_call("GetAttr", [_load(o), ast.Constant(a), ast.Constant(f"{o}.{a}")])
+                            for o, a in split], ctx=ast.Load())
         get = self._def(f"{_PREFIX}get_{k}", [ast.Return(value=values)], (), src)
+        store = []
         if names:
-            store = [ast.Assign(targets=[ast.Tuple(elts=[_store(n) for n in names], ctx=ast.Store())],
-                                value=_load(f"{_PREFIX}values"))]
-        else:
-            store = []
+            target = ast.Tuple(elts=[_store(n) for n in names], ctx=ast.Store())
+            value = ast.Subscript(value=_load(f"{_PREFIX}values"), slice=ast.Slice(upper=ast.Constant(len(names))),
+                                  ctx=ast.Load())
+            store.append(ast.Assign(targets=[target], value=value))
+        for j, (o, a) in enumerate(split):
+            item = ast.Subscript(value=_load(f"{_PREFIX}values"), slice=ast.Constant(len(names) + j), ctx=ast.Load())
+            store.append(ast.Expr(value=_jst_call("SetState", [_load(o), item]) if a == "*" else
+                                  _jst_call("SetAttr", [_load(o), ast.Constant(a), item])))
         put = self._def(f"{_PREFIX}set_{k}", store, names, src, args=(f"{_PREFIX}values",))
         return [get, put], _load(f"{_PREFIX}get_{k}"), _load(f"{_PREFIX}set_{k}")
 
     def if_(self, s):
         k = self.next()
         names = self._names(s.body + s.orelse)
+        attrs = _attr_targets(s.body + s.orelse)
         body, orelse = self.block(s.body), self.block(s.orelse)
         t = self._def(f"{_PREFIX}true_fn_{k}", body, names, s)
         f = self._def(f"{_PREFIX}false_fn_{k}", orelse, names, s)
-        gs, get, put = self._get_set(k, names, s)
-        live = [n for n in names if n in getattr(s, "_oar_live", names)]
-        call = _jst_call("IfElse", [s.test, _load(t.name), _load(f.name), get, put, _strs(names), _strs(live)],
-                         self._guarded())
+        gs, get, put = self._get_set(k, names, s, attrs)
+        live = [n for n in names if n in getattr(s, "_oar_live", names)] + attrs
+        call = _jst_call("IfElse", [s.test, _load(t.name), _load(f.name), get, put, _strs(names + attrs),
+                                    _strs(live)], self._guarded())
         return _located([t, f] + gs + [ast.Expr(value=call)], s)
 
     def while_(self, s):
         k = self.next()
-        lists = [n for n in _appended_lists(s.body) if n not in self.globals]
+        lists = self._lists(s.body)
         names = list(dict.fromkeys(self._names(s.body) + lists))
+        attrs = _attr_targets(s.body)
         body = self.block(s.body)
         test = self._def(f"{_PREFIX}cond_{k}", [ast.Return(value=s.test)], (), s)
         fn = self._def(f"{_PREFIX}body_{k}", body, names, s)
-        gs, get, put = self._get_set(k, names, s)
-        live = [n for n in names if n in getattr(s, "_oar_live", names)]
-        call = _jst_call("While", [_load(test.name), _load(fn.name), get, put, _strs(names), _strs(live),
+        gs, get, put = self._get_set(k, names, s, attrs)
+        live = [n for n in names if n in getattr(s, "_oar_live", names)] + attrs
+        call = _jst_call("While", [_load(test.name), _load(fn.name), get, put, _strs(names + attrs), _strs(live),
                                    _strs(lists)], self._guarded())
         return _located([test, fn] + gs + [ast.Expr(value=call)], s)
 
@@ -542,18 +708,19 @@ class _ControlFlow:
         targets = []
         _target_names(s.target, targets)
         targets = [n for n in targets if n not in self.globals]
-        lists = [n for n in _appended_lists(s.body) if n not in self.globals]
+        lists = self._lists(s.body)
         names = list(dict.fromkeys(targets + self._names(s.body) + lists))
+        attrs = _attr_targets(s.body)
         body = self.block(s.body)
         value = f"{_PREFIX}item"
         set_target = self._def(f"{_PREFIX}target_{k}", [ast.Assign(targets=[s.target], value=_load(value))],
                                targets, s, args=(value,))
         fn = self._def(f"{_PREFIX}body_{k}", body, names, s)
-        gs, get, put = self._get_set(k, names, s)
-        live = [n for n in names if n in getattr(s, "_oar_live", names)]
+        gs, get, put = self._get_set(k, names, s, attrs)
+        live = [n for n in names if n in getattr(s, "_oar_live", names)] + attrs
         keep = getattr(s, "_oar_keep", None)
         keywords = ([ast.keyword(arg="keep", value=_lambda(keep))] if keep is not None else []) + self._guarded()
-        call = _jst_call("For", [s.iter, _load(set_target.name), _load(fn.name), get, put, _strs(names),
+        call = _jst_call("For", [s.iter, _load(set_target.name), _load(fn.name), get, put, _strs(names + attrs),
                                  _strs(live), _strs(lists)], keywords)
         return _located([set_target, fn] + gs + [ast.Expr(value=call)], s)
 
@@ -575,7 +742,8 @@ def _convert_function(fn, counter):
     _annotate_live(fn.body, set(), set())
     params = set(_params(fn))
     local = [n for n in assigned(fn.body) if n not in params and n not in globals_ and n not in nonlocals]
-    fn.body = _ControlFlow(counter, globals_).block(fn.body)
+    indirect, indirect_lists = _indirect_writes(fn, set(local) | params)
+    fn.body = _ControlFlow(counter, globals_, indirect, indirect_lists).block(fn.body)
     # Every local starts bound, so the nonlocal declarations of the helpers always resolve.
     init = [_assign(n, _jst_call("UndefinedVar", [ast.Constant(n)])) for n in local]
     decls = [s for s in fn.body if isinstance(s, (ast.Global, ast.Nonlocal))]
@@ -586,13 +754,18 @@ def _convert_function(fn, counter):
 
 def parse_function(fn):
     """The FunctionDef of ``fn``'s source, shifted to its lines in the file (Note [line numbers of converted code])."""
-    lines, first = inspect.getsourcelines(fn)
+    # The source of the code object: inspect.getsourcelines(fn) follows __wrapped__, so for a
+    # functools.wraps wrapper it would give the wrapped function's source instead of the wrapper's.
+    code = fn.__code__
+    lines, first = inspect.getsourcelines(code)
     source = textwrap.dedent("".join(lines))
     tree = ast.parse(source)
     if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
         # A lambda or generated code: nothing to convert, it runs as written.
         raise OSError("the source is not a def statement")
     node = tree.body[0]
+    if node.name != code.co_name:
+        raise OSError(f"the source found for {code.co_name!r} defines {node.name!r}")
     ast.increment_lineno(tree, first - 1)
     return node
 
@@ -612,6 +785,10 @@ def transform(fn, class_name=None):
                             "A generator's values cannot be captured in a program; return a list or tuple of "
                             "tensors instead, or call it outside the to_static function.")
     node.decorator_list = []
+    if class_name is None:
+        # The factory must not bind the function's own name: a recursive call names the global (or the
+        # enclosing function's variable), not the converted function. convert_call restores the code's name.
+        node.name = f"{_PREFIX}converted_{node.name}"
     node = _Expressions(node).visit(node)
     counter = [0]
     for f in _user_functions(node):
