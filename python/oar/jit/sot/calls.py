@@ -202,6 +202,11 @@ def call(frame, f, args, kwargs):
         return super(*args)
     if kind == "inline":
         full = tuple(bound) + tuple(args) if bound else tuple(args)
+        if ctx.tracing and isinstance(f, Layer) and target is not type(f).__call__:
+            # Its forward is inlined because it has no hooks (classify): one registered later
+            # must lead to a new capture, where Layer.__call__ runs them.
+            g = ctx.cap.guards
+            g.add(f"not {g.const(f)}._forward_pre_hooks and not {g.const(f)}._forward_post_hooks")
         if ctx.tracing:
             if frame.depth + 1 > _max_depth():
                 ctx.brk(f"call to {target.__qualname__}: nested too deeply to inline")

@@ -18,7 +18,8 @@ Tensor = _C.Tensor
 
 def layer_state(layer):
     """What an oar layer called directly depends on besides its inputs: the training
-    flags of it and its sublayers, and which tensors are their parameters and buffers."""
+    flags and forward hooks of it and its sublayers, and which tensors are their
+    parameters and buffers."""
     out, stack, seen = [], [layer], set()
     while stack:
         sub = stack.pop()
@@ -26,6 +27,8 @@ def layer_state(layer):
             continue
         seen.add(id(sub))
         out.append(bool(sub.training))
+        # Hooks run inside the call: one added or removed after a capture changes its result.
+        out.append(tuple(sub._forward_pre_hooks.values()) + tuple(sub._forward_post_hooks.values()))
         out.extend(map(id, sub._parameters.values()))
         out.extend(map(id, sub._buffers.values()))
         stack.extend(v for v in sub._sub_layers.values() if v is not None)

@@ -234,6 +234,12 @@ def load_attr(frame, obj, name):
                 d = getattr(obj, "__dict__", None)
                 if d is not None and name in d:
                     cap.guard(attr_expr(base, name), v, initial=False)
+                elif isinstance(v, types.MethodType):
+                    # The type being guarded does not fix its methods: one may be replaced on the
+                    # class, or shadowed by an instance attribute, between calls.
+                    g = cap.guards
+                    g.add(f"type({attr_expr(base, name)}) is {g.const(types.MethodType)} and "
+                          f"{attr_expr(base, name)}.__func__ is {g.const(v.__func__)}")
             else:
                 cap.guard(attr_expr(base, name), v, initial=False)
     return v

@@ -19,6 +19,16 @@ def _fixed_module(m):
     return name.split(".", 1)[0] in _FIXED_MODULE_ROOTS
 
 
+def _plain_subclass(t, bases):
+    """A subclass of one of bases from the standard library or a namedtuple: its items are
+    what matters (a user subclass may compute them in Python, read like any object)."""
+    if not issubclass(t, bases):
+        return False
+    if hasattr(t, "_fields") and issubclass(t, tuple):
+        return True
+    return getattr(t, "__module__", "") == "collections"
+
+
 class Capture:
     """What one segment capture knows about the values it touches."""
 
@@ -50,6 +60,11 @@ class Capture:
                     self.src[id(v)] = (v, expr)
                     self.outside[id(v)] = v
                     self.skipped.append((id(v), v, expr))
+                elif self.src[id(v)][1] != expr:
+                    # One tensor in two slots: the template rebuilds both from the first
+                    # slot's path, so the aliasing must hold on replay too.
+                    g.add(f"{expr} is {self.src[id(v)][1]}")
+                    return
                 # Python may still read its dtype and shape: those stay guarded.
                 g.add(f"isinstance({expr}, Tensor) and {expr}.dtype == {g.const(v.dtype)} and "
                       f"{expr}.shape == {list(v.shape)!r} and {expr}.stop_gradient is {bool(v.stop_gradient)}")
@@ -98,17 +113,29 @@ class Capture:
             g.add(f"type({expr}) is {t.__name__} and {expr} == {g.const(t(v))}")
             g.add(f"[type(x) for x in {expr}] == {g.const([type(x) for x in v])}")
             return
-        if t is list or t is tuple:
-            g.add(f"type({expr}) is {t.__name__} and len({expr}) == {len(v)}")
+        if t is list or t is tuple or _plain_subclass(t, (list, tuple)):
+            # (Subclasses too: a namedtuple, whose fields builtins and oar functions read directly.)
+            g.add(f"type({expr}) is {g.const(t)} and len({expr}) == {len(v)}")
             for i, x in enumerate(v):
                 self.guard(f"{expr}[{i}]", x, initial, depth + 1)
             return
-        if t is dict:
+        if t is dict or _plain_subclass(t, (dict,)):
+            # (An OrderedDict or defaultdict is read by builtins without any code to interpret:
+            # its contents are guarded like a dict's.)
             keys = list(v)
-            g.add(f"type({expr}) is dict and list({expr}) == {g.const(keys)}")
+            g.add(f"type({expr}) is {g.const(t)} and list({expr}) == {g.const(keys)}")
             for k in keys:
                 key = repr(k) if is_simple(k) and type(k) in (int, str) else g.const(k)
                 self.guard(f"{expr}[{key}]", v[k], initial, depth + 1)
+            return
+        if t is set or t is frozenset:
+            # sorted(s), len(s), `in` read a set's contents directly: compare them with a snapshot
+            # (by identity for elements that are not plain values).
+            if all(is_simple(x) for x in v):
+                g.add(f"type({expr}) is {t.__name__} and {expr} == {g.const(frozenset(v))}")
+            else:
+                g.add(f"type({expr}) is {t.__name__} and len({expr}) == {len(v)} and "
+                      f"{{id(x) for x in {expr}}} == {{id(x) for x in {g.const(tuple(v))}}}")
             return
         if t is types.CellType:
             g.add(f"type({expr}) is CellType")
