@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import _C
 from ...nn import Layer
-from .variables import NULL, describe, is_oar_callable, is_oar_code
+from .variables import NULL, describe, is_oar_callable, is_oar_code, user_dunder
 
 Tensor = _C.Tensor
 
@@ -181,6 +181,15 @@ def _builtin(ctx, f, args):
 def call(frame, f, args, kwargs):
     """Performs a call from interpreted code, in the frame's mode."""
     ctx = frame.ctx
+    if (f is builtins.globals or f is builtins.locals or f is builtins.vars or f is builtins.dir) and \
+            not args and not kwargs:
+        # They read the calling frame: called from here they would see the interpreter's own.
+        # The frame's namespace is read concretely (a dict from outside, unguarded otherwise).
+        ctx.brk(f"call to {f.__name__}(): reads the frame's namespace (runs eagerly)")
+        if f is builtins.globals:
+            return frame.globals
+        names = _frame_locals(frame)
+        return sorted(names) if f is builtins.dir else names
     kind, target, bound, reason = classify(ctx, f, args)
     if ctx.tracing:
         cap = ctx.cap
@@ -232,11 +241,25 @@ def call(frame, f, args, kwargs):
 
             g = ctx.cap.guards
             g.add(f"layer_state({g.const(layer)}) == {g.const(layer_state(layer))}")
+            # The trace updates its buffers (batch-norm statistics) in place on the real tensors;
+            # the program's run applies the update again, so the capture restores them after.
+            ctx.cap.save_buffers(layer)
+    if kind == "direct" and ctx.tracing and f is len and args and isinstance(args[0], Layer):
+        ctx.cap.guard_layer_items(args[0])
     if kind == "direct" and ctx.tracing and f is len and args and isinstance(args[0], Tensor):
         from .opcodes import data_dependent_size
 
         if data_dependent_size(args[0]):
             ctx.brk("len() of a tensor whose size depends on the data: read when the program runs")
+    if kind == "direct" and ctx.tracing and ((isinstance(f, types.BuiltinFunctionType) and f in _PURE_BUILTINS)
+                                             or (isinstance(f, type) and f in _PURE_TYPES)):
+        # len(obj), str(obj), sorted(obj)... call a user class's special methods directly:
+        # what they read is not guarded, so the call runs eagerly.
+        for a in (*args, *kwargs.values()):
+            name = user_dunder(a)
+            if name is not None:
+                ctx.brk(f"call to {describe(f)} on a {type(a).__name__} object (its {name} is Python code): "
+                        f"runs eagerly")
     if kind == "direct" and ctx.tracing and _has_ndarray(args, kwargs):
         ctx.brk(f"call to {describe(f)} with a NumPy array: runs eagerly (the tensor it makes is an input "
                 f"of the next segment)")
@@ -249,6 +272,27 @@ def call(frame, f, args, kwargs):
             return ctx.runner.run_function(target, tuple(bound) + tuple(args), kwargs)
         return f(*args, **kwargs)
     return ctx.made(f(*args, **kwargs))
+
+
+def _frame_locals(frame):
+    """The locals() of an interpreted frame: its bound variables by name, cells by contents."""
+    code = frame.info.code
+    names = code.co_varnames + tuple(c for c in code.co_cellvars if c not in code.co_varnames) + code.co_freevars
+    out = {}
+    for k, v in frame.L.items():
+        if isinstance(k, tuple):  # 3.10 cells: ("cell", i) over co_cellvars then co_freevars
+            name = (code.co_cellvars + code.co_freevars)[k[1]]
+        elif k < len(names):
+            name = names[k]
+        else:
+            continue
+        if isinstance(v, types.CellType):
+            try:
+                v = v.cell_contents
+            except ValueError:
+                continue
+        out[name] = v
+    return out
 
 
 def _has_ndarray(args, kwargs):

@@ -9,6 +9,7 @@ and tuples of them by type and value; functions, classes, modules and layers
 by identity; attributes, globals and closure contents the segment read, by
 their expression (``K3.training == True``).
 """
+import math
 import types
 
 from ... import _C
@@ -27,12 +28,39 @@ def layer_state(layer):
             continue
         seen.add(id(sub))
         out.append(bool(sub.training))
+        # Its settings (Dropout.p, LeakyReLU's slope, ...) are read by forward code that is not
+        # interpreted: plain values among its attributes are compared too.
+        out.append(tuple((k, v) for k, v in sub.__dict__.items() if _plain(v)))
         # Hooks run inside the call: one added or removed after a capture changes its result.
         out.append(tuple(sub._forward_pre_hooks.values()) + tuple(sub._forward_post_hooks.values()))
         out.extend(map(id, sub._parameters.values()))
         out.extend(map(id, sub._buffers.values()))
         stack.extend(v for v in sub._sub_layers.values() if v is not None)
     return tuple(out)
+
+
+_PLAIN = (type(None), bool, int, float, str)
+
+
+def _plain(v):
+    return type(v) in _PLAIN or (type(v) is tuple and all(type(x) in _PLAIN for x in v))
+
+
+def layer_items(layer):
+    """The sublayers and parameters of a container layer, as its __iter__, len and [] see them."""
+    return tuple(layer._sub_layers.values()) + tuple(layer._parameters.values())
+
+
+def same_items(a, b):
+    """Whether two tuples hold the same objects (by identity)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def same_float(a, b):
+    """Float equality for guards: -0.0 is not 0.0, and NaN is NaN."""
+    if a != a:
+        return b != b
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 class GuardSet:
@@ -60,7 +88,8 @@ class GuardSet:
 
     def namespace(self):
         ns = {f"K{i}": c for i, c in enumerate(self.consts)}
-        ns.update(Tensor=Tensor, CellType=types.CellType, layer_state=layer_state)
+        ns.update(Tensor=Tensor, CellType=types.CellType, layer_state=layer_state, same_float=same_float,
+                  layer_items=layer_items, same_items=same_items)
         return ns
 
     def compile(self):

@@ -394,6 +394,9 @@ class Runner:
             outs = [outs]
         elif kind is not list:
             outs = _ir._flatten(outs)[0]
+        for k in seg.no_grad_outs:
+            if isinstance(outs[k], Tensor) and not outs[k].stop_gradient:
+                outs[k].stop_gradient = True
         memo = {}
         if seg.returns:
             frame.retval = rebuild(seg.ret_node, outs, paths, memo)
@@ -506,6 +509,7 @@ class Runner:
                                  f"(it cannot be rebuilt when the segment is replayed)") from None
             result["end"] = end
             result["tb"] = tb
+            result["sg"] = tuple(bool(t.stop_gradient) for t in tb.outputs)
             return list(tb.outputs)
 
         if self._named is None:
@@ -535,6 +539,7 @@ class Runner:
             with _no_grad():
                 for b, v in zip(buffers, saved):
                     b.copy_(v)
+            cap.restore_buffers()
         if any(dyn) and program.notes:
             # A dynamic dim was fixed by the code (a reshape from x.shape): exact shapes from now on.
             self.dynamic = None
@@ -556,6 +561,9 @@ class Runner:
         seg.get_paths = g.compile_getter(tb.paths)
         seg.returns = end[0] == "return"
         seg.kw_names = tf.kw_names
+        # Outputs that do not depend on a tensor requiring grad (detach(), no_grad blocks): a
+        # captured backward may hand them back with stop_gradient False; eager's say True.
+        seg.no_grad_outs = tuple(k for k, sg in enumerate(result["sg"]) if sg)
         if seg.returns:
             seg.ret_node = ret = result["ret"]
             seg.end = None

@@ -15,8 +15,9 @@ import types
 import numpy as np
 
 from ... import _C
+from ...nn import Layer
 from . import calls
-from .variables import NULL, is_simple
+from .variables import NULL, is_simple, user_dunder
 
 Tensor = _C.Tensor
 _PY = sys.version_info[:2]
@@ -363,11 +364,23 @@ def _no_numpy(frame, *values):
             frame.ctx.brk("NumPy array arithmetic or indexing: runs eagerly")
 
 
+def _no_user_dunder(frame, *values):
+    """Operators on an object whose class implements them in Python: they run eagerly, since
+    what the method reads (its attributes) is neither interpreted nor guarded."""
+    ctx = frame.ctx
+    if ctx.tracing:
+        for v in values:
+            name = user_dunder(v)
+            if name is not None:
+                ctx.brk(f"an operator on a {type(v).__name__} object (its {name} is Python code): runs eagerly")
+
+
 def _binary(frame, fn):
     S = frame.S
     a, b = S[-2], S[-1]
     ctx = frame.ctx
     _no_numpy(frame, a, b)
+    _no_user_dunder(frame, a, b)
     dunder = _INPLACE_DUNDER.get(fn)
     if dunder is not None and ctx.tracing:
         if isinstance(a, Tensor) and hasattr(Tensor, dunder) and id(a) not in ctx.cap.made:
@@ -405,6 +418,7 @@ def _unary(fn):
     def op(frame, inst):
         S = frame.S
         _no_numpy(frame, S[-1])
+        _no_user_dunder(frame, S[-1])
         S[-1] = frame.ctx.made(fn(S[-1]))
     return op
 
@@ -417,6 +431,7 @@ HANDLERS["UNARY_INVERT"] = _unary(operator.invert)
 def _truth(frame, v, what):
     if isinstance(v, Tensor):
         frame.ctx.brk(f"Tensor used as a Python bool ({what})")
+    _no_user_dunder(frame, v)
     return bool(v)
 
 
@@ -443,6 +458,7 @@ def op_compare_op(frame, inst):
         _COMPARE[["<", "<=", "==", "!=", ">", ">="][inst.arg]]
     S = frame.S
     _no_numpy(frame, S[-2], S[-1])
+    _no_user_dunder(frame, S[-2], S[-1])
     r = fn(S[-2], S[-1])
     del S[-2:]
     S.append(frame.ctx.made(r))
@@ -462,6 +478,7 @@ def op_contains_op(frame, inst):
     item, container = S[-2], S[-1]
     if isinstance(container, Tensor):
         frame.ctx.brk("`in` on a Tensor reads its values")
+    _no_user_dunder(frame, item, container)
     r = (item in container) != bool(inst.arg)
     del S[-2:]
     S.append(r)
@@ -784,6 +801,8 @@ def op_get_iter(frame, inst):
         t = type(v)
         if not (t.__module__ == "builtins" or t.__module__.startswith("oar")):
             ctx.brk(f"iterating a {t.__name__} object: runs eagerly")
+    if ctx.tracing and isinstance(v, Layer):
+        ctx.cap.guard_layer_items(v)
     S[-1] = iter(v)
 
 

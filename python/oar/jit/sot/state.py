@@ -1,6 +1,7 @@
 """Per-segment capture state: which frame values are program inputs, which
 objects came from outside the segment, and the guards collected so far
 (Note [guard policy] in variables.py)."""
+import collections
 import types
 
 from ... import _C
@@ -46,6 +47,7 @@ class Capture:
         self.dyn = {}  # id(tensor) -> axes traced as dynamic dims (input_spec -1)
         self.skip = ()  # ids of frame tensors that are not inputs: no op reads them, they are passed on
         self.skipped = []  # (id, tensor, expr) of those met
+        self.saved_buffers = {}  # id -> (buffer, copy, stop_gradient) of layers called directly
 
     # ---- guards (Note [guard policy])
 
@@ -94,6 +96,12 @@ class Capture:
         if v is None or t is bool:
             g.add(f"{expr} is {v!r}")
             return
+        if t is float:
+            # By value and sign: 0.0 == -0.0, but 1 / x and copysign tell them apart; and a NaN
+            # matches a NaN (== alone would recapture on every call).
+            g.add(f"type({expr}) is float and same_float({expr}, {v!r})" if v == v and v not in (float("inf"), -float("inf"))
+                  else f"type({expr}) is float and same_float({expr}, {g.const(v)})")
+            return
         if is_simple(v):
             g.add(f"type({expr}) is {g.const(t)} and {expr} == {g.const(v)}")
             return
@@ -113,7 +121,7 @@ class Capture:
             g.add(f"type({expr}) is {t.__name__} and {expr} == {g.const(t(v))}")
             g.add(f"[type(x) for x in {expr}] == {g.const([type(x) for x in v])}")
             return
-        if t is list or t is tuple or _plain_subclass(t, (list, tuple)):
+        if t is list or t is tuple or t is collections.deque or _plain_subclass(t, (list, tuple)):
             # (Subclasses too: a namedtuple, whose fields builtins and oar functions read directly.)
             g.add(f"type({expr}) is {g.const(t)} and len({expr}) == {len(v)}")
             for i, x in enumerate(v):
@@ -158,6 +166,33 @@ class Capture:
             return
         if t in REDUCIBLE_ITERATORS or hasattr(t, "__next__"):
             self.opaque[id(v)] = v
+
+    def save_buffers(self, layer):
+        """Keeps a copy of the buffers of layer and its sublayers, restored after the trace."""
+        from ...autograd import no_grad
+
+        for sub in layer.sublayers(include_self=True):
+            for b in (*sub._buffers.values(), *sub._parameters.values()):
+                # (Statistics may be non-trainable parameters, as batch norm's are.)
+                if b is not None and not getattr(b, "trainable", False) and id(b) not in self.saved_buffers:
+                    with no_grad():
+                        self.saved_buffers[id(b)] = (b, _C.clone(b), b.stop_gradient)
+
+    def restore_buffers(self):
+        from ...autograd import no_grad
+
+        with no_grad():
+            for b, v, sg in self.saved_buffers.values():
+                b.copy_(v)
+                b.stop_gradient = sg
+
+    def guard_layer_items(self, layer):
+        """Iterating, indexing or len() of a layer (a LayerList) runs its oar code directly:
+        which sublayers and parameters it holds is guarded."""
+        from .guards import layer_items
+
+        g = self.guards
+        g.add(f"same_items(layer_items({g.const(layer)}), {g.const(layer_items(layer))})")
 
     def expr_of(self, obj):
         """The guard expression that reaches obj, or None for values made in the segment."""

@@ -102,6 +102,30 @@ def is_oar_callable(f):
     return mod == "oar" or mod.startswith("oar.")
 
 
+# Special methods through which builtins and operators read an object's value.
+_VALUE_DUNDERS = ("__bool__", "__len__", "__iter__", "__next__", "__getitem__", "__contains__", "__str__",
+                  "__repr__", "__format__", "__int__", "__float__", "__index__", "__complex__", "__hash__",
+                  "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__abs__", "__neg__", "__pos__",
+                  "__invert__", "__round__", "__trunc__", "__floor__", "__ceil__", "__reversed__")
+_ARITH = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
+          "rshift", "divmod")
+_NUMBER_DUNDERS = tuple(f"__{p}{n}__" for n in _ARITH for p in ("", "r", "i"))
+
+
+def user_dunder(v):
+    """The name of a special method of v's class written in user Python (``__len__``,
+    ``__bool__``, ``__radd__``, ...), or None. Builtins and operators call it without going
+    through the interpreter, so what it reads is not guarded: such a use is a graph break."""
+    t = type(v)
+    if t in SIMPLE_TYPES or isinstance(v, (Tensor, np.ndarray)) or is_stable(v):
+        return None
+    for name in _VALUE_DUNDERS + _NUMBER_DUNDERS:
+        fn = getattr(t, name, None)
+        if isinstance(fn, types.FunctionType) and not is_oar_code(fn.__code__):
+            return name
+    return None
+
+
 def _iterator_types():
     samples = [[], (), range(0), {}, {}.values(), {}.items(), "", set(), b""]
     ts = {type(iter(s)) for s in samples}
@@ -183,6 +207,10 @@ class TemplateBuilder:
             src = cap.src.get(id(v))
             if src is not None:  # a frame tensor passed on without being an input
                 return self._path(src[1])
+            if id(v) in cap.outside:
+                # A parameter or buffer read from outside (guarded by identity): the frame holds
+                # that object, which the program's state updates write, not a copy of its value.
+                return ("k", v)
             if _C._ir_traced_shape(v) is None:
                 return ("k", v)  # never read by the trace: the same tensor object
             k = self._out_index.get(id(v))
