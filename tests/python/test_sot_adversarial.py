@@ -345,3 +345,47 @@ def test_detached_output_keeps_stop_gradient():
             return [y, z, x.grad]
         return f, [run, run]
     same_as_eager(scenario)
+
+
+# ---- what a segment reads about objects it does not interpret
+
+def test_super_method_replaced_on_base_class():
+    def scenario():
+        class A:
+            def g(self, x):
+                return x + 1
+
+        class B(A):
+            def g(self, x):
+                return super().g(x) * 2
+        b = B()
+
+        def patch(f):
+            A.g = lambda self, x: x - 3
+            return f(T([1.0]))
+        return (lambda x: b.g(x)), [call(T([1.0])), patch, call(T([2.0]))]
+    same_as_eager(scenario)
+
+
+@pytest.mark.parametrize("use", ["is", "eq", "in", "dict_get", "dict_item"])
+def test_object_identity_read(use):
+    # Plain objects are guarded by type until the code reads their identity.
+    class Key:
+        pass
+
+    def scenario():
+        k1, k2 = Key(), Key()
+        table, members = {k1: 2.0}, [k1]
+        bodies = {
+            "is": lambda x, a: x * 2 if a is k1 else x,
+            "eq": lambda x, a: x * 2 if a == k1 else x,
+            "in": lambda x, a: x * 2 if a in members else x,
+            "dict_get": lambda x, a: x * table.get(a, 5.0),
+            "dict_item": lambda x, a: x * table[a] if a in table else x,
+        }
+        body = bodies[use]
+
+        def f(x, a):
+            return body(x, a)
+        return f, [call(T([1.0]), k2), call(T([1.0]), k1), call(T([1.0]), k2), call(T([3.0]), k1)]
+    same_as_eager(scenario)

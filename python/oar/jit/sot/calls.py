@@ -244,6 +244,12 @@ def call(frame, f, args, kwargs):
             # The trace updates its buffers (batch-norm statistics) in place on the real tensors;
             # the program's run applies the update again, so the capture restores them after.
             ctx.cap.save_buffers(layer)
+    if kind == "direct" and ctx.tracing and (f is id or f is hash or (
+            isinstance(getattr(f, "__self__", None), dict) and getattr(f, "__name__", "") in (
+                "get", "pop", "setdefault", "__getitem__", "__contains__"))):
+        # What they return depends on which object an argument is (a default hash is its id).
+        for a in args:
+            ctx.cap.identity_read(a)
     if kind == "direct" and ctx.tracing and f is len and args and isinstance(args[0], Layer):
         ctx.cap.guard_layer_items(args[0])
     if kind == "direct" and ctx.tracing and f is len and args and isinstance(args[0], Tensor):

@@ -51,6 +51,15 @@ def layer_items(layer):
     return tuple(layer._sub_layers.values()) + tuple(layer._parameters.values())
 
 
+def super_attr(this, self_class, name):
+    """What super(this, obj).name finds in the class dicts (obj of class self_class), or None."""
+    mro = self_class.__mro__
+    for c in mro[mro.index(this) + 1:]:
+        if name in c.__dict__:
+            return c.__dict__[name]
+    return None
+
+
 def same_items(a, b):
     """Whether two tuples hold the same objects (by identity)."""
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
@@ -89,7 +98,7 @@ class GuardSet:
     def namespace(self):
         ns = {f"K{i}": c for i, c in enumerate(self.consts)}
         ns.update(Tensor=Tensor, CellType=types.CellType, layer_state=layer_state, same_float=same_float,
-                  layer_items=layer_items, same_items=same_items)
+                  layer_items=layer_items, same_items=same_items, super_attr=super_attr)
         return ns
 
     def compile(self):

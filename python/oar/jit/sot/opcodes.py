@@ -226,6 +226,15 @@ def load_attr(frame, obj, name):
         v = getattr(obj, name)
         return ctx.made(v) if isinstance(v, Tensor) else v
     v = getattr(obj, name)
+    if ctx.tracing and type(obj) is super and isinstance(obj.__self_class__, type):
+        # A super object is made in the segment, but what it finds lives in the classes: a
+        # method replaced on a base class must be seen.
+        from .guards import super_attr
+
+        g = ctx.cap.guards
+        this, self_class = obj.__thisclass__, obj.__self_class__
+        found = super_attr(this, self_class, name)
+        g.add(f"super_attr({g.const(this)}, {g.const(self_class)}, {name!r}) is {g.const(found)}")
     if ctx.tracing and not is_simple(obj):
         cap = ctx.cap
         base = cap.expr_of(obj)
@@ -459,6 +468,9 @@ def op_compare_op(frame, inst):
     S = frame.S
     _no_numpy(frame, S[-2], S[-1])
     _no_user_dunder(frame, S[-2], S[-1])
+    if frame.ctx.tracing and fn in (operator.eq, operator.ne):  # object's == is identity
+        frame.ctx.cap.identity_read(S[-2])
+        frame.ctx.cap.identity_read(S[-1])
     r = fn(S[-2], S[-1])
     del S[-2:]
     S.append(frame.ctx.made(r))
@@ -467,6 +479,9 @@ def op_compare_op(frame, inst):
 @handler("IS_OP")
 def op_is_op(frame, inst):
     S = frame.S
+    if frame.ctx.tracing:
+        frame.ctx.cap.identity_read(S[-2])
+        frame.ctx.cap.identity_read(S[-1])
     r = (S[-2] is S[-1]) != bool(inst.arg)
     del S[-2:]
     S.append(r)
@@ -479,6 +494,9 @@ def op_contains_op(frame, inst):
     if isinstance(container, Tensor):
         frame.ctx.brk("`in` on a Tensor reads its values")
     _no_user_dunder(frame, item, container)
+    if frame.ctx.tracing:
+        frame.ctx.cap.identity_read(item)
+        frame.ctx.cap.identity_read(container)
     r = (item in container) != bool(inst.arg)
     del S[-2:]
     S.append(r)
@@ -493,6 +511,8 @@ def op_binary_subscr(frame, inst):
     ctx = frame.ctx
     _no_numpy(frame, obj, key)
     v = obj[key]
+    if ctx.tracing and isinstance(obj, dict):
+        ctx.cap.identity_read(key)
     if ctx.tracing and not isinstance(obj, Tensor) and not is_simple(obj) and type(key) in (int, str):
         cap = ctx.cap
         base = cap.expr_of(obj)

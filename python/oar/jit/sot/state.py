@@ -167,6 +167,25 @@ class Capture:
         if t in REDUCIBLE_ITERATORS or hasattr(t, "__next__"):
             self.opaque[id(v)] = v
 
+    def identity_read(self, v, depth=0):
+        """An operation reads v's identity (``is``, default ``==`` and hash, ``in``, a dict key,
+        id()): an object from outside, guarded by type only so far, is now guarded by identity;
+        in an outside container, so are its items."""
+        if depth > 2 or v is None or isinstance(v, Tensor) or is_simple(v) or is_stable(v):
+            return
+        s = self.src.get(id(v))
+        if s is None:
+            return
+        t = type(v)
+        if t in (list, tuple, set, frozenset, collections.deque) or _plain_subclass(t, (list, tuple)):
+            for x in v:
+                self.identity_read(x, depth + 1)
+        elif t is dict or _plain_subclass(t, (dict,)):
+            for k in v:
+                self.identity_read(k, depth + 1)
+        else:
+            self.guards.add(f"{s[1]} is {self.guards.const(v)}")
+
     def save_buffers(self, layer):
         """Keeps a copy of the buffers of layer and its sublayers, restored after the trace."""
         from ...autograd import no_grad
