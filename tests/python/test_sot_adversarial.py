@@ -389,3 +389,25 @@ def test_object_identity_read(use):
             return body(x, a)
         return f, [call(T([1.0]), k2), call(T([1.0]), k1), call(T([1.0]), k2), call(T([3.0]), k1)]
     same_as_eager(scenario)
+
+
+def test_inlined_function_code_and_defaults_replaced():
+    def scenario():
+        def g(x, k=1.0):
+            return x * k
+
+        def h(x, k=1.0):
+            return x + 100
+
+        def f(x):
+            return g(x)
+
+        def new_defaults(f):
+            g.__defaults__ = (9.0,)
+            return f(T([1.0]))
+
+        def new_code(f):
+            g.__code__ = h.__code__
+            return f(T([1.0]))
+        return f, [call(T([1.0])), new_defaults, new_code, call(T([2.0]))]
+    same_as_eager(scenario)

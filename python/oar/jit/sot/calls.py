@@ -226,6 +226,13 @@ def call(frame, f, args, kwargs):
             except TypeError as e:
                 e._oar_sot_user = True
                 raise
+            if id(target) not in cap.made:
+                # A function from outside is guarded by identity, but its code and defaults can
+                # be replaced: what the inlined body came from is guarded too.
+                k = cap.guards.const(target)
+                cap.guards.add(f"{k}.__code__ is {cap.guards.const(target.__code__)}")
+                cap.guard(f"{k}.__defaults__", target.__defaults__, initial=False)
+                cap.guard(f"{k}.__kwdefaults__", target.__kwdefaults__, initial=False)
             if target.__closure__ and id(target) not in cap.made:
                 # The cells of a function from outside are fixed objects: their contents are guarded.
                 for c in target.__closure__:
