@@ -411,3 +411,46 @@ def test_inlined_function_code_and_defaults_replaced():
             return f(T([1.0]))
         return f, [call(T([1.0])), new_defaults, new_code, call(T([2.0]))]
     same_as_eager(scenario)
+
+
+def test_key_function_called_by_sorted_reads_changed_state():
+    class Item:
+        def __init__(self, v):
+            self.v = v
+
+    def scenario():
+        items = [Item(2.0), Item(1.0)]
+
+        def f(x):
+            return x * sorted(items, key=lambda a: a.v)[0].v
+
+        def change(f):
+            items[0].v = 0.5
+            return f(T([1.0]))
+        return f, [call(T([1.0])), change, call(T([2.0]))]
+    same_as_eager(scenario)
+
+
+def test_object_reached_by_two_paths_changes_alias():
+    # The object read through S (a list made by a break) is also an item of a closure's list:
+    # its attribute is guarded through one path, which must keep naming the same object.
+    class Item:
+        def __init__(self, v):
+            self.v = v
+
+    def scenario():
+        items = [Item(2.0), Item(1.0)]
+
+        @oar.jit.not_to_static
+        def by_value(seq):
+            return sorted(seq, key=lambda a: a.v)
+
+        def f(x):
+            order = by_value(items)  # a graph break: `order` is a frame value of the next segment
+            return x * order[0].v
+
+        def change(f):
+            items[0].v = 0.5  # order[0] is now items[0]; items[1].v is unchanged
+            return f(T([1.0]))
+        return f, [call(T([1.0])), change, call(T([2.0]))]
+    same_as_eager(scenario)

@@ -31,6 +31,8 @@ _PURE_BUILTINS = {getattr(builtins, n) for n in (
     "id", "iter", "repr", "ascii", "format", "chr", "ord", "sorted", "any", "all", "hex", "oct", "bin")}
 _PURE_TYPES = {list, tuple, dict, set, frozenset, range, zip, enumerate, reversed, int, float, bool, str, bytes,
                complex, slice, object, type}
+# Builtins that call a function they are given (key=, iter(callable, sentinel)).
+_CALLS_BACK = {builtins.sorted, builtins.min, builtins.max, builtins.iter}
 _PURE_MODULES = {"math", "operator", "_operator", "cmath"}
 _CONTAINERS = (list, dict, set)
 _READ_METHODS = {"copy", "index", "count", "get", "items", "keys", "values", "__getitem__", "__contains__",
@@ -251,6 +253,15 @@ def call(frame, f, args, kwargs):
             # The trace updates its buffers (batch-norm statistics) in place on the real tensors;
             # the program's run applies the update again, so the capture restores them after.
             ctx.cap.save_buffers(layer)
+    if kind == "direct" and ctx.tracing and (f in _CALLS_BACK or getattr(f, "__name__", "") == "sort" and
+                                             isinstance(getattr(f, "__self__", None), list)):
+        # sorted(key=...), max(key=...), list.sort(key=...) call Python from C: the key function
+        # is not interpreted, so what it reads would not be guarded.
+        for a in (*args, *kwargs.values()):
+            if (isinstance(a, (types.FunctionType, types.MethodType)) and not is_oar_callable(a)) or \
+                    (user_dunder(a) is None and isinstance(getattr(type(a), "__call__", None), types.FunctionType)
+                     and not is_oar_callable(a) and not isinstance(a, Layer)):
+                ctx.brk(f"call to {describe(f)} with a Python function it calls: runs eagerly")
     if kind == "direct" and ctx.tracing and (f is id or f is hash or (
             isinstance(getattr(f, "__self__", None), dict) and getattr(f, "__name__", "") in (
                 "get", "pop", "setdefault", "__getitem__", "__contains__"))):

@@ -105,7 +105,12 @@ class Capture:
         if is_simple(v):
             g.add(f"type({expr}) is {g.const(t)} and {expr} == {g.const(v)}")
             return
-        if id(v) in self.src and self.src[id(v)][1] == expr:
+        if id(v) in self.src:
+            first = self.src[id(v)][1]
+            if first != expr:
+                # One object reached by two paths: later reads are guarded through the first
+                # path, so the two must stay one object.
+                g.add(f"{expr} is {first}")
             return
         if is_stable(v):
             g.add(f"{expr} is {g.const(v)}")
