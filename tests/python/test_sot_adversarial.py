@@ -454,3 +454,26 @@ def test_object_reached_by_two_paths_changes_alias():
             return f(T([1.0]))
         return f, [call(T([1.0])), change, call(T([2.0]))]
     same_as_eager(scenario)
+
+
+def test_argument_errors_read_as_eager():
+    def g(a, b, c=1):
+        return a + b + c
+
+    def scenario():
+        def f(x, args):
+            return g(x, *args)
+        return f, [call(T([1.0]), (1,)), call(T([1.0]), ()), call(T([1.0]), (1, 2, 3))]
+
+    def outcome(convert):
+        fn, steps = scenario()
+        if convert:
+            fn = oar.jit.to_static(fn, full_graph=False)
+        out = []
+        for step in steps:
+            try:
+                out.append(_norm(step(fn)))
+            except TypeError as e:
+                out.append(str(e))
+        return out
+    assert outcome(True) == outcome(False)

@@ -187,7 +187,11 @@ def bind_arguments(func, args, kwargs):
     has_var, has_kw = bool(co.co_flags & 0x04), bool(co.co_flags & 0x08)
     name = func.__qualname__
     if len(args) > nargs and not has_var:
-        raise TypeError(f"{name}() takes {nargs} positional arguments but {len(args)} were given")
+        # (CPython's wording, so that errors read as they do eagerly.)
+        low, given = nargs - len(func.__defaults__ or ()), len(args)
+        takes = f"from {low} to {nargs}" if low < nargs else f"{nargs}"
+        raise TypeError(f"{name}() takes {takes} positional argument{'' if nargs == 1 else 's'} but {given} "
+                        f"{'was' if given == 1 else 'were'} given")
     L = {i: a for i, a in enumerate(args[:nargs])}
     i_var = nargs + nkw
     if has_var:
@@ -210,16 +214,18 @@ def bind_arguments(func, args, kwargs):
         L[i_var + has_var] = extra
     defaults = func.__defaults__ or ()
     first_default = nargs - len(defaults)
+    missing = [names[j] for j in range(min(first_default, nargs)) if j not in L]
+    if missing:
+        raise TypeError(_missing(name, missing, "positional"))
     for j in range(nargs):
         if j not in L:
-            if j < first_default:
-                raise TypeError(f"{name}() missing required positional argument: '{names[j]}'")
             L[j] = defaults[j - first_default]
     kwd = func.__kwdefaults__ or {}
+    missing = [names[j] for j in range(nargs, nargs + nkw) if j not in L and names[j] not in kwd]
+    if missing:
+        raise TypeError(_missing(name, missing, "keyword-only"))
     for j in range(nargs, nargs + nkw):
         if j not in L:
-            if names[j] not in kwd:
-                raise TypeError(f"{name}() missing required keyword-only argument: '{names[j]}'")
             L[j] = kwd[names[j]]
     if _PY < (3, 11):
         # 3.10 keeps cells apart from the locals, made at frame entry (later versions: MAKE_CELL,
@@ -230,6 +236,19 @@ def bind_arguments(func, args, kwargs):
         for j, c in enumerate(func.__closure__ or ()):
             L[("cell", len(co.co_cellvars) + j)] = c
     return L
+
+
+def _missing(name, missing, kind):
+    """CPython's message for missing arguments."""
+    quoted = [f"'{m}'" for m in missing]
+    if len(quoted) == 1:
+        listed = quoted[0]
+    elif len(quoted) == 2:
+        listed = f"{quoted[0]} and {quoted[1]}"
+    else:
+        listed = ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+    n = len(missing)
+    return f"{name}() missing {n} required {kind} argument{'' if n == 1 else 's'}: {listed}"
 
 
 def _reason_of(e):
