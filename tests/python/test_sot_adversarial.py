@@ -477,3 +477,15 @@ def test_argument_errors_read_as_eager():
                 out.append(str(e))
         return out
     assert outcome(True) == outcome(False)
+
+
+def test_numel_of_sizes_known_only_at_run_time():
+    from oar.static import InputSpec
+
+    def count(x):
+        return x.numel() + x[x > 0].numel()
+
+    f = oar.jit.to_static(count, input_spec=[InputSpec([None, 3])], full_graph=False)
+    for rows in (2, 5, 1):
+        x = oar.to_tensor(np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) - 2)
+        assert f(x) == count(x)

@@ -140,6 +140,11 @@ def _tensor_method(ctx, t, name, f):
     reason = _TENSOR_BREAKS.get(name)
     if reason is not None:
         return "break", f, None, reason
+    if name in ("numel", "__len__") and ctx.tracing:
+        from .opcodes import data_dependent_size
+
+        if data_dependent_size(t):  # a Python int from a size known only when the program runs
+            return "break", f, None, f"Tensor.{name}() of a tensor whose size depends on the data"
     if name.endswith("_") and not name.startswith("_") and ctx.tracing and id(t) not in ctx.cap.made:
         return "break", f, None, f"Tensor.{name}(): an in-place update of a tensor from outside the captured code"
     return "direct", f, None, None
