@@ -489,3 +489,29 @@ def test_numel_of_sizes_known_only_at_run_time():
     for rows in (2, 5, 1):
         x = oar.to_tensor(np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) - 2)
         assert f(x) == count(x)
+
+
+def test_gradient_clipping_inside_runs_every_call():
+    def scenario():
+        lin = nn.Linear(2, 1)
+
+        def f(x):
+            loss = lin(x).sum() * 100
+            loss.backward()
+            nn.utils.clip_grad_norm_(lin.parameters(), 1.0)
+            g = lin.weight.grad * 1
+            lin.clear_gradients()
+            return g
+        return f, [call(oar.ones([1, 2]))] * 3
+    same_as_eager(scenario)
+
+
+def test_generator_state_read_and_set_inside():
+    def scenario():
+        def f(x):
+            state = oar.get_rng_state()
+            a = oar.rand([2])
+            oar.set_rng_state(state)
+            return a, oar.rand([2]) + x
+        return f, [call(oar.ones([2]))] * 3
+    same_as_eager(scenario)

@@ -50,7 +50,22 @@ _TENSOR_BREAKS = {
     "tolist": "Tensor.tolist() reads a Tensor's value",
 }
 _OAR_FUNCTION_BREAKS = {"save", "load", "seed", "set_device", "set_flags", "backward", "set_default_dtype",
-                        "set_grad_enabled", "set_printoptions"}
+                        "set_grad_enabled", "set_printoptions",
+                        # generator state: a program draws from the generator when it runs
+                        "get_rng_state", "set_rng_state", "get_cuda_rng_state", "set_cuda_rng_state",
+                        "manual_seed",
+                        # they change parameters or layers
+                        "vector_to_parameters", "weight_norm", "remove_weight_norm", "spectral_norm"}
+
+
+def _oar_inplace_break(ctx, name, args):
+    """An oar function named like an in-place op (``clip_grad_norm_``, ``relu_``) updates what it
+    is given: captured only when that is a tensor the segment computed."""
+    if not name.endswith("_") or name.startswith("_"):
+        return None
+    if ctx.tracing and args and isinstance(args[0], Tensor) and id(args[0]) in ctx.cap.made:
+        return None
+    return f"call to {name}: updates its arguments in place (runs eagerly)"
 
 
 def _oar_method_break(self_obj, name):
@@ -86,6 +101,9 @@ def classify(ctx, f, args):
         if is_oar_code(f.__code__):
             if getattr(f, "__name__", "") in _OAR_FUNCTION_BREAKS:
                 return "break", f, None, f"call to {describe(f)}: has effects outside the program (runs eagerly)"
+            reason = _oar_inplace_break(ctx, f.__name__, args)
+            if reason is not None:
+                return "break", f, None, reason
             return "direct", f, None, None
         return _user_function(f, ())
     if isinstance(f, Layer):
@@ -181,6 +199,9 @@ def _builtin(ctx, f, args):
     if mod == "oar" or mod.startswith("oar."):
         if name in _OAR_FUNCTION_BREAKS:
             return "break", f, None, f"call to {describe(f)}: has effects outside the program (runs eagerly)"
+        reason = _oar_inplace_break(ctx, name, args)
+        if reason is not None:
+            return "break", f, None, reason
         return "direct", f, None, None
     return "break", f, None, f"call to {describe(f)}: not an oar function"
 
