@@ -515,3 +515,28 @@ def test_generator_state_read_and_set_inside():
             return a, oar.rand([2]) + x
         return f, [call(oar.ones([2]))] * 3
     same_as_eager(scenario)
+
+
+def test_tensor_from_outside_changes_stop_gradient_or_shape_in_place():
+    class Holder:
+        pass
+
+    def scenario():
+        h = Holder()
+        h.w = T([[1.0, 2.0], [3.0, 4.0]])
+
+        def f(x):
+            return (x * h.w.sum(0)).sum()
+
+        def flip(sg):
+            def run(f):
+                h.w.stop_gradient = sg
+                y = f(T([1.0]))
+                return [y, y.stop_gradient]
+            return run
+
+        def reshape(f):
+            h.w.reshape_([4, 1])
+            return f(T([1.0]))
+        return f, [flip(True), flip(False), flip(True), reshape]
+    same_as_eager(scenario)

@@ -19,8 +19,8 @@ Tensor = _C.Tensor
 
 def layer_state(layer):
     """What an oar layer called directly depends on besides its inputs: the training
-    flags and forward hooks of it and its sublayers, and which tensors are their
-    parameters and buffers."""
+    flags, settings and forward hooks of it and its sublayers, and which tensors are
+    their parameters and buffers (with their stop_gradient)."""
     out, stack, seen = [], [layer], set()
     while stack:
         sub = stack.pop()
@@ -33,8 +33,8 @@ def layer_state(layer):
         out.append(tuple((k, v) for k, v in sub.__dict__.items() if _plain(v)))
         # Hooks run inside the call: one added or removed after a capture changes its result.
         out.append(tuple(sub._forward_pre_hooks.values()) + tuple(sub._forward_post_hooks.values()))
-        out.extend(map(id, sub._parameters.values()))
-        out.extend(map(id, sub._buffers.values()))
+        out.extend((id(t), t is None or t.stop_gradient) for t in sub._parameters.values())
+        out.extend((id(t), t is None or t.stop_gradient) for t in sub._buffers.values())
         stack.extend(v for v in sub._sub_layers.values() if v is not None)
     return tuple(out)
 

@@ -89,7 +89,11 @@ class Capture:
                 g.add(f"isinstance({expr}, Tensor) and {expr}.dtype == {g.const(v.dtype)} and "
                       f"{shape_check} and {expr}.stop_gradient is {bool(v.stop_gradient)}")
             elif id(v) not in self.input_index:
-                g.add(f"{expr} is {g.const(v)}")
+                # Bound to the program by identity; its stop_gradient decides which outputs need
+                # gradients, and an in-place reshape_ would not fit the program.
+                k = g.const(v)
+                g.add(f"{expr} is {k} and {k}.stop_gradient is {bool(v.stop_gradient)} and "
+                      f"{k}.shape == {list(v.shape)!r}")
                 self.outside[id(v)] = v
             return
         t = type(v)
