@@ -21,29 +21,35 @@ def layer_state(layer):
     """What an oar layer called directly depends on besides its inputs: the training
     flags, settings and forward hooks of it and its sublayers, and which tensors are
     their parameters and buffers (with their stop_gradient)."""
-    out, stack, seen = [], [layer], set()
+    out, stack, seen = [], [layer], None
     while stack:
         sub = stack.pop()
-        if id(sub) in seen:
-            continue
-        seen.add(id(sub))
-        out.append(bool(sub.training))
-        # Its settings (Dropout.p, LeakyReLU's slope, ...) are read by forward code that is not
-        # interpreted: plain values among its attributes are compared too.
-        out.append(tuple((k, v) for k, v in sub.__dict__.items() if _plain(v)))
-        # Hooks run inside the call: one added or removed after a capture changes its result.
-        out.append(tuple(sub._forward_pre_hooks.values()) + tuple(sub._forward_post_hooks.values()))
-        out.extend((id(t), t is None or t.stop_gradient) for t in sub._parameters.values())
-        out.extend((id(t), t is None or t.stop_gradient) for t in sub._buffers.values())
-        stack.extend(v for v in sub._sub_layers.values() if v is not None)
+        # Its settings (training, Dropout.p, LeakyReLU's slope, ...) are read by forward code that
+        # is not interpreted: the plain values among its attributes are compared.
+        out.extend([(k, v) for k, v in sub.__dict__.items() if type(v) in _PLAIN or _plain_tuple(v)])
+        pre, post = sub._forward_pre_hooks, sub._forward_post_hooks
+        if pre or post:  # hooks run inside the call (their keys are unique per registration)
+            out.append((tuple(pre), tuple(post)))
+        out.extend([(id(t), t is None or t.stop_gradient) for t in sub._parameters.values()])
+        if sub._buffers:
+            out.extend([(id(t), t is None or t.stop_gradient) for t in sub._buffers.values()])
+        if sub._sub_layers:
+            if seen is None:
+                seen = {id(layer)}
+            for v in sub._sub_layers.values():
+                if v is not None and id(v) not in seen:
+                    seen.add(id(v))
+                    stack.append(v)
+                elif v is None:
+                    out.append(None)
     return tuple(out)
 
 
 _PLAIN = (type(None), bool, int, float, str)
 
 
-def _plain(v):
-    return type(v) in _PLAIN or (type(v) is tuple and all(type(x) in _PLAIN for x in v))
+def _plain_tuple(v):
+    return type(v) is tuple and all(type(x) in _PLAIN for x in v)
 
 
 def layer_items(layer):

@@ -103,8 +103,10 @@ class Capture:
         if t is float:
             # By value and sign: 0.0 == -0.0, but 1 / x and copysign tell them apart; and a NaN
             # matches a NaN (== alone would recapture on every call).
-            g.add(f"type({expr}) is float and same_float({expr}, {v!r})" if v == v and v not in (float("inf"), -float("inf"))
-                  else f"type({expr}) is float and same_float({expr}, {g.const(v)})")
+            if v == v and v != 0 and v not in (float("inf"), -float("inf")):
+                g.add(f"type({expr}) is float and {expr} == {v!r}")
+            else:
+                g.add(f"type({expr}) is float and same_float({expr}, {g.const(v)})")
             return
         if is_simple(v):
             g.add(f"type({expr}) is {g.const(t)} and {expr} == {g.const(v)}")
