@@ -11,14 +11,23 @@ Note [guard policy]
 Values in the frame state at a segment's start, and values the segment reads
 through a source, are guarded by kind: tensors by dtype/shape/stop_gradient
 (frame values become program inputs; tensors read through attributes or
-globals are bound to the program and guarded by identity); numbers, strings,
-None and tuples of them by type and value; lists, tuples and dicts by type,
-length and keys, then item by item; functions, classes, modules, layers and
-enums by identity; any other object by type only, its attributes being
-guarded when the segment reads them (lazily, so a per-call object does not
-force a recapture on every call). Iterators among the latter are OPAQUE: the
-segment may pass them on, but advancing one is a graph break, since replaying
-the segment would not advance it.
+globals are bound to the program and guarded by identity, stop_gradient and
+shape); numbers, strings, None and tuples of them by type and value (floats
+by sign too, NaN matching NaN); lists, tuples, dicts, deques and their
+standard subclasses (namedtuple, OrderedDict, defaultdict) by type, length
+and keys, then item by item; sets by a snapshot of their contents;
+functions, classes, modules, layers and enums by identity (an inlined
+function also by its code and defaults); any other object by type only, its
+attributes being guarded when the segment reads them (lazily, so a per-call
+object does not force a recapture on every call). One object reached by two
+paths is guarded to stay one object. What reads more than attributes widens
+the guard or breaks: reading an object's identity (``is``, default ``==``,
+``in``, a dict key, id()) guards it by identity; builtins and operators that
+would run a user class's special methods (``len``, ``bool``, ``__radd__``,
+...) or a key function are graph breaks, since that Python would run
+uninterpreted. Iterators among the other objects are OPAQUE: the segment may
+pass them on, but advancing one is a graph break, since replaying the
+segment would not advance it.
 """
 import enum
 import functools
