@@ -540,3 +540,52 @@ def test_tensor_from_outside_changes_stop_gradient_or_shape_in_place():
             return f(T([1.0]))
         return f, [flip(True), flip(False), flip(True), reshape]
     same_as_eager(scenario)
+
+
+def test_no_grad_decorated_helper_reads_changed_state():
+    def scenario():
+        cfg = {"k": 1.0}
+
+        @oar.no_grad()
+        def helper(x):
+            return x * cfg["k"]
+
+        def f(x):
+            return helper(x) + x
+
+        def change(f):
+            cfg["k"] = 7.0
+            return f(T([1.0]))
+        return f, [call(T([1.0])), change, call(T([2.0]))]
+    same_as_eager(scenario)
+
+
+def test_py_layer_reads_changed_state_in_backward():
+    def scenario():
+        cfg = {"k": 2.0}
+
+        class Scaled(oar.autograd.PyLayer):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x * cfg["k"]
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensor()
+                return g * 2 * x * cfg["k"]
+
+        def f(x):
+            return Scaled.apply(x)
+
+        def run(k):
+            def step(f):
+                cfg["k"] = k
+                x = T([3.0])
+                x.stop_gradient = False
+                y = f(x)
+                y.backward()
+                return [y, x.grad]
+            return step
+        return f, [run(2.0), run(5.0), run(2.0)]
+    same_as_eager(scenario)

@@ -16,6 +16,7 @@ In a concrete step (the break itself), user functions run as their own
 frames (their own segments), everything else is simply called.
 """
 import builtins
+import functools
 import types
 
 import numpy as np
@@ -92,6 +93,11 @@ def classify(ctx, f, args):
         if isinstance(self_obj, Tensor):
             return _tensor_method(ctx, self_obj, getattr(func, "__name__", ""), f)
         if is_oar_callable(func):
+            if isinstance(self_obj, type) and not _oar_class(self_obj):
+                # An oar classmethod of a user class (PyLayer.apply): it runs the class's own
+                # Python (forward, backward) uninterpreted, so it runs eagerly.
+                return "break", f, None, f"call to {describe(f)}: runs the Python of {self_obj.__name__} " \
+                                         f"(runs eagerly)"
             if isinstance(self_obj, Layer) or isinstance(self_obj, type):
                 reason = _oar_method_break(self_obj, func.__name__) if isinstance(self_obj, Layer) else None
                 return ("break", f, None, reason) if reason else ("direct", f, None, None)
@@ -99,6 +105,10 @@ def classify(ctx, f, args):
         return "break", f, None, f"call to {describe(f)}: not an oar function"
     if isinstance(f, types.FunctionType):
         if is_oar_code(f.__code__):
+            if _user_callable(getattr(f, "__wrapped__", None)):
+                # An oar decorator (no_grad()) around user code, which would run uninterpreted.
+                return "break", f, None, f"call to {describe(f)}: an oar decorator around Python code " \
+                                         f"(runs eagerly)"
             if getattr(f, "__name__", "") in _OAR_FUNCTION_BREAKS:
                 return "break", f, None, f"call to {describe(f)}: has effects outside the program (runs eagerly)"
             reason = _oar_inplace_break(ctx, f.__name__, args)
@@ -139,6 +149,20 @@ def classify(ctx, f, args):
     if isinstance(call, types.FunctionType) and not is_oar_code(call.__code__):
         return _user_function(call, (f,))
     return "break", f, None, f"call to {describe(f)}: not an oar function"
+
+
+def _oar_class(cls):
+    mod = getattr(cls, "__module__", "") or ""
+    return mod == "oar" or mod.startswith("oar.") or mod == "builtins"
+
+
+def _user_callable(v):
+    """A Python function or method outside the oar package (or a partial of one)."""
+    if isinstance(v, functools.partial):
+        v = v.func
+    if isinstance(v, types.MethodType):
+        v = v.__func__
+    return isinstance(v, types.FunctionType) and not is_oar_code(v.__code__)
 
 
 def _user_function(func, bound):
@@ -310,6 +334,13 @@ def call(frame, f, args, kwargs):
             if name is not None:
                 ctx.brk(f"call to {describe(f)} on a {type(a).__name__} object (its {name} is Python code): "
                         f"runs eagerly")
+    if kind == "direct" and ctx.tracing and not isinstance(f, (Layer, type)) and is_oar_callable(f) and \
+            not isinstance(getattr(f, "__self__", None), (Tensor, Layer)):
+        # An oar function given a Python callback (recompute(fn, x), a cond's branches) would
+        # run it uninterpreted: what it reads would not be guarded.
+        for a in (*args, *kwargs.values()):
+            if _user_callable(a):
+                ctx.brk(f"call to {describe(f)} with a Python function it calls: runs eagerly")
     if kind == "direct" and ctx.tracing and _has_ndarray(args, kwargs):
         ctx.brk(f"call to {describe(f)} with a NumPy array: runs eagerly (the tensor it makes is an input "
                 f"of the next segment)")
