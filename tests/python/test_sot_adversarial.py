@@ -589,3 +589,17 @@ def test_py_layer_reads_changed_state_in_backward():
             return step
         return f, [run(2.0), run(5.0), run(2.0)]
     same_as_eager(scenario)
+
+
+def test_closure_made_before_a_break_sees_this_call():
+    # The lambda is on the value stack when the call (a break) runs: the replayed segment must
+    # hand over a function closing over this call's x, not the one made while capturing.
+    @oar.jit.not_to_static
+    def apply(fn):
+        return fn()
+
+    def scenario():
+        def f(x):
+            return apply(lambda: x * 2) + oar.static.nn.cond(x.sum() > 0, lambda: x * 2.0, lambda: x - 1.0)
+        return f, [call(T([1.0, 2.0])), call(T([-1.0, -2.0])), call(T([3.0, 1.0]))]
+    same_as_eager(scenario)

@@ -232,7 +232,8 @@ class TemplateBuilder:
         src = cap.src.get(id(v))
         if src is not None:
             return self._path(src[1])
-        if is_stable(v):
+        if is_stable(v) and not (type(v) is types.FunctionType and id(v) in cap.made):
+            # (A function made in the segment closes over this call's cells: it is rebuilt.)
             return ("k", v)
         bound = bound_builtin(v)
         if bound is not None and getattr(bound, v.__name__, None) is not None:
