@@ -560,37 +560,6 @@ def test_no_grad_decorated_helper_reads_changed_state():
     same_as_eager(scenario)
 
 
-def test_py_layer_reads_changed_state_in_backward():
-    def scenario():
-        cfg = {"k": 2.0}
-
-        class Scaled(oar.autograd.PyLayer):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x * x * cfg["k"]
-
-            @staticmethod
-            def backward(ctx, g):
-                (x,) = ctx.saved_tensor()
-                return g * 2 * x * cfg["k"]
-
-        def f(x):
-            return Scaled.apply(x)
-
-        def run(k):
-            def step(f):
-                cfg["k"] = k
-                x = T([3.0])
-                x.stop_gradient = False
-                y = f(x)
-                y.backward()
-                return [y, x.grad]
-            return step
-        return f, [run(2.0), run(5.0), run(2.0)]
-    same_as_eager(scenario)
-
-
 def test_closure_made_before_a_break_sees_this_call():
     # The lambda is on the value stack when the call (a break) runs: the replayed segment must
     # hand over a function closing over this call's x, not the one made while capturing.

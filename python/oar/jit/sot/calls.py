@@ -93,11 +93,6 @@ def classify(ctx, f, args):
         if isinstance(self_obj, Tensor):
             return _tensor_method(ctx, self_obj, getattr(func, "__name__", ""), f)
         if is_oar_callable(func):
-            if isinstance(self_obj, type) and not _oar_class(self_obj):
-                # An oar classmethod of a user class (PyLayer.apply): it runs the class's own
-                # Python (forward, backward) uninterpreted, so it runs eagerly.
-                return "break", f, None, f"call to {describe(f)}: runs the Python of {self_obj.__name__} " \
-                                         f"(runs eagerly)"
             if isinstance(self_obj, Layer) or isinstance(self_obj, type):
                 reason = _oar_method_break(self_obj, func.__name__) if isinstance(self_obj, Layer) else None
                 return ("break", f, None, reason) if reason else ("direct", f, None, None)
@@ -149,11 +144,6 @@ def classify(ctx, f, args):
     if isinstance(call, types.FunctionType) and not is_oar_code(call.__code__):
         return _user_function(call, (f,))
     return "break", f, None, f"call to {describe(f)}: not an oar function"
-
-
-def _oar_class(cls):
-    mod = getattr(cls, "__module__", "") or ""
-    return mod == "oar" or mod.startswith("oar.") or mod == "builtins"
 
 
 def _user_callable(v):
