@@ -138,8 +138,9 @@ class Segment:
     """
 
     __slots__ = ("start", "key", "inputs", "guard", "get_inputs", "get_paths", "program", "returns", "ret_node", "l_nodes",
-                 "s_nodes", "kw_names", "end", "brk", "guard_count")
+                 "s_nodes", "kw_names", "end", "brk", "guard_count", "no_grad_outs")
 
     def __init__(self, start):
         self.start = start
         self.brk = None
+        self.no_grad_outs = ()

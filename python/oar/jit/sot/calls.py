@@ -16,13 +16,14 @@ In a concrete step (the break itself), user functions run as their own
 frames (their own segments), everything else is simply called.
 """
 import builtins
+import functools
 import types
 
 import numpy as np
 
 from ... import _C
 from ...nn import Layer
-from .variables import NULL, describe, is_oar_callable, is_oar_code
+from .variables import NULL, describe, is_oar_callable, is_oar_code, user_dunder
 
 Tensor = _C.Tensor
 
@@ -31,6 +32,8 @@ _PURE_BUILTINS = {getattr(builtins, n) for n in (
     "id", "iter", "repr", "ascii", "format", "chr", "ord", "sorted", "any", "all", "hex", "oct", "bin")}
 _PURE_TYPES = {list, tuple, dict, set, frozenset, range, zip, enumerate, reversed, int, float, bool, str, bytes,
                complex, slice, object, type}
+# Builtins that call a function they are given (key=, iter(callable, sentinel)).
+_CALLS_BACK = {builtins.sorted, builtins.min, builtins.max, builtins.iter}
 _PURE_MODULES = {"math", "operator", "_operator", "cmath"}
 _CONTAINERS = (list, dict, set)
 _READ_METHODS = {"copy", "index", "count", "get", "items", "keys", "values", "__getitem__", "__contains__",
@@ -48,7 +51,22 @@ _TENSOR_BREAKS = {
     "tolist": "Tensor.tolist() reads a Tensor's value",
 }
 _OAR_FUNCTION_BREAKS = {"save", "load", "seed", "set_device", "set_flags", "backward", "set_default_dtype",
-                        "set_grad_enabled", "set_printoptions"}
+                        "set_grad_enabled", "set_printoptions",
+                        # generator state: a program draws from the generator when it runs
+                        "get_rng_state", "set_rng_state", "get_cuda_rng_state", "set_cuda_rng_state",
+                        "manual_seed",
+                        # they change parameters or layers
+                        "vector_to_parameters", "weight_norm", "remove_weight_norm", "spectral_norm"}
+
+
+def _oar_inplace_break(ctx, name, args):
+    """An oar function named like an in-place op (``clip_grad_norm_``, ``relu_``) updates what it
+    is given: captured only when that is a tensor the segment computed."""
+    if not name.endswith("_") or name.startswith("_"):
+        return None
+    if ctx.tracing and args and isinstance(args[0], Tensor) and id(args[0]) in ctx.cap.made:
+        return None
+    return f"call to {name}: updates its arguments in place (runs eagerly)"
 
 
 def _oar_method_break(self_obj, name):
@@ -82,8 +100,15 @@ def classify(ctx, f, args):
         return "break", f, None, f"call to {describe(f)}: not an oar function"
     if isinstance(f, types.FunctionType):
         if is_oar_code(f.__code__):
+            if _user_callable(getattr(f, "__wrapped__", None)):
+                # An oar decorator (no_grad()) around user code, which would run uninterpreted.
+                return "break", f, None, f"call to {describe(f)}: an oar decorator around Python code " \
+                                         f"(runs eagerly)"
             if getattr(f, "__name__", "") in _OAR_FUNCTION_BREAKS:
                 return "break", f, None, f"call to {describe(f)}: has effects outside the program (runs eagerly)"
+            reason = _oar_inplace_break(ctx, f.__name__, args)
+            if reason is not None:
+                return "break", f, None, reason
             return "direct", f, None, None
         return _user_function(f, ())
     if isinstance(f, Layer):
@@ -121,6 +146,15 @@ def classify(ctx, f, args):
     return "break", f, None, f"call to {describe(f)}: not an oar function"
 
 
+def _user_callable(v):
+    """A Python function or method outside the oar package (or a partial of one)."""
+    if isinstance(v, functools.partial):
+        v = v.func
+    if isinstance(v, types.MethodType):
+        v = v.__func__
+    return isinstance(v, types.FunctionType) and not is_oar_code(v.__code__)
+
+
 def _user_function(func, bound):
     if getattr(func, "_oar_not_to_static", False):
         return "break", func, bound, f"call to {func.__qualname__}: marked not_to_static (runs eagerly)"
@@ -138,6 +172,11 @@ def _tensor_method(ctx, t, name, f):
     reason = _TENSOR_BREAKS.get(name)
     if reason is not None:
         return "break", f, None, reason
+    if name in ("numel", "__len__") and ctx.tracing:
+        from .opcodes import data_dependent_size
+
+        if data_dependent_size(t):  # a Python int from a size known only when the program runs
+            return "break", f, None, f"Tensor.{name}() of a tensor whose size depends on the data"
     if name.endswith("_") and not name.startswith("_") and ctx.tracing and id(t) not in ctx.cap.made:
         return "break", f, None, f"Tensor.{name}(): an in-place update of a tensor from outside the captured code"
     return "direct", f, None, None
@@ -174,6 +213,9 @@ def _builtin(ctx, f, args):
     if mod == "oar" or mod.startswith("oar."):
         if name in _OAR_FUNCTION_BREAKS:
             return "break", f, None, f"call to {describe(f)}: has effects outside the program (runs eagerly)"
+        reason = _oar_inplace_break(ctx, name, args)
+        if reason is not None:
+            return "break", f, None, reason
         return "direct", f, None, None
     return "break", f, None, f"call to {describe(f)}: not an oar function"
 
@@ -181,6 +223,15 @@ def _builtin(ctx, f, args):
 def call(frame, f, args, kwargs):
     """Performs a call from interpreted code, in the frame's mode."""
     ctx = frame.ctx
+    if (f is builtins.globals or f is builtins.locals or f is builtins.vars or f is builtins.dir) and \
+            not args and not kwargs:
+        # They read the calling frame: called from here they would see the interpreter's own.
+        # The frame's namespace is read concretely (a dict from outside, unguarded otherwise).
+        ctx.brk(f"call to {f.__name__}(): reads the frame's namespace (runs eagerly)")
+        if f is builtins.globals:
+            return frame.globals
+        names = _frame_locals(frame)
+        return sorted(names) if f is builtins.dir else names
     kind, target, bound, reason = classify(ctx, f, args)
     if ctx.tracing:
         cap = ctx.cap
@@ -202,6 +253,11 @@ def call(frame, f, args, kwargs):
         return super(*args)
     if kind == "inline":
         full = tuple(bound) + tuple(args) if bound else tuple(args)
+        if ctx.tracing and isinstance(f, Layer) and target is not type(f).__call__:
+            # Its forward is inlined because it has no hooks (classify): one registered later
+            # must lead to a new capture, where Layer.__call__ runs them.
+            g = ctx.cap.guards
+            g.add(f"not {g.const(f)}._forward_pre_hooks and not {g.const(f)}._forward_post_hooks")
         if ctx.tracing:
             if frame.depth + 1 > _max_depth():
                 ctx.brk(f"call to {target.__qualname__}: nested too deeply to inline")
@@ -212,6 +268,13 @@ def call(frame, f, args, kwargs):
             except TypeError as e:
                 e._oar_sot_user = True
                 raise
+            if id(target) not in cap.made:
+                # A function from outside is guarded by identity, but its code and defaults can
+                # be replaced: what the inlined body came from is guarded too.
+                k = cap.guards.const(target)
+                cap.guards.add(f"{k}.__code__ is {cap.guards.const(target.__code__)}")
+                cap.guard(f"{k}.__defaults__", target.__defaults__, initial=False)
+                cap.guard(f"{k}.__kwdefaults__", target.__kwdefaults__, initial=False)
             if target.__closure__ and id(target) not in cap.made:
                 # The cells of a function from outside are fixed objects: their contents are guarded.
                 for c in target.__closure__:
@@ -227,11 +290,47 @@ def call(frame, f, args, kwargs):
 
             g = ctx.cap.guards
             g.add(f"layer_state({g.const(layer)}) == {g.const(layer_state(layer))}")
+            # The trace updates its buffers (batch-norm statistics) in place on the real tensors;
+            # the program's run applies the update again, so the capture restores them after.
+            ctx.cap.save_buffers(layer)
+    if kind == "direct" and ctx.tracing and (f in _CALLS_BACK or getattr(f, "__name__", "") == "sort" and
+                                             isinstance(getattr(f, "__self__", None), list)):
+        # sorted(key=...), max(key=...), list.sort(key=...) call Python from C: the key function
+        # is not interpreted, so what it reads would not be guarded.
+        for a in (*args, *kwargs.values()):
+            if (isinstance(a, (types.FunctionType, types.MethodType)) and not is_oar_callable(a)) or \
+                    (user_dunder(a) is None and isinstance(getattr(type(a), "__call__", None), types.FunctionType)
+                     and not is_oar_callable(a) and not isinstance(a, Layer)):
+                ctx.brk(f"call to {describe(f)} with a Python function it calls: runs eagerly")
+    if kind == "direct" and ctx.tracing and (f is id or f is hash or (
+            isinstance(getattr(f, "__self__", None), dict) and getattr(f, "__name__", "") in (
+                "get", "pop", "setdefault", "__getitem__", "__contains__"))):
+        # What they return depends on which object an argument is (a default hash is its id).
+        for a in args:
+            ctx.cap.identity_read(a)
+    if kind == "direct" and ctx.tracing and f is len and args and isinstance(args[0], Layer):
+        ctx.cap.guard_layer_items(args[0])
     if kind == "direct" and ctx.tracing and f is len and args and isinstance(args[0], Tensor):
         from .opcodes import data_dependent_size
 
         if data_dependent_size(args[0]):
             ctx.brk("len() of a tensor whose size depends on the data: read when the program runs")
+    if kind == "direct" and ctx.tracing and ((isinstance(f, types.BuiltinFunctionType) and f in _PURE_BUILTINS)
+                                             or (isinstance(f, type) and f in _PURE_TYPES)):
+        # len(obj), str(obj), sorted(obj)... call a user class's special methods directly:
+        # what they read is not guarded, so the call runs eagerly.
+        for a in (*args, *kwargs.values()):
+            name = user_dunder(a)
+            if name is not None:
+                ctx.brk(f"call to {describe(f)} on a {type(a).__name__} object (its {name} is Python code): "
+                        f"runs eagerly")
+    if kind == "direct" and ctx.tracing and not isinstance(f, (Layer, type)) and is_oar_callable(f) and \
+            not isinstance(getattr(f, "__self__", None), (Tensor, Layer)):
+        # An oar function given a Python callback (recompute(fn, x), a cond's branches) would
+        # run it uninterpreted: what it reads would not be guarded.
+        for a in (*args, *kwargs.values()):
+            if _user_callable(a):
+                ctx.brk(f"call to {describe(f)} with a Python function it calls: runs eagerly")
     if kind == "direct" and ctx.tracing and _has_ndarray(args, kwargs):
         ctx.brk(f"call to {describe(f)} with a NumPy array: runs eagerly (the tensor it makes is an input "
                 f"of the next segment)")
@@ -244,6 +343,27 @@ def call(frame, f, args, kwargs):
             return ctx.runner.run_function(target, tuple(bound) + tuple(args), kwargs)
         return f(*args, **kwargs)
     return ctx.made(f(*args, **kwargs))
+
+
+def _frame_locals(frame):
+    """The locals() of an interpreted frame: its bound variables by name, cells by contents."""
+    code = frame.info.code
+    names = code.co_varnames + tuple(c for c in code.co_cellvars if c not in code.co_varnames) + code.co_freevars
+    out = {}
+    for k, v in frame.L.items():
+        if isinstance(k, tuple):  # 3.10 cells: ("cell", i) over co_cellvars then co_freevars
+            name = (code.co_cellvars + code.co_freevars)[k[1]]
+        elif k < len(names):
+            name = names[k]
+        else:
+            continue
+        if isinstance(v, types.CellType):
+            try:
+                v = v.cell_contents
+            except ValueError:
+                continue
+        out[name] = v
+    return out
 
 
 def _has_ndarray(args, kwargs):

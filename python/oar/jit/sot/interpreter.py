@@ -187,7 +187,11 @@ def bind_arguments(func, args, kwargs):
     has_var, has_kw = bool(co.co_flags & 0x04), bool(co.co_flags & 0x08)
     name = func.__qualname__
     if len(args) > nargs and not has_var:
-        raise TypeError(f"{name}() takes {nargs} positional arguments but {len(args)} were given")
+        # (CPython's wording, so that errors read as they do eagerly.)
+        low, given = nargs - len(func.__defaults__ or ()), len(args)
+        takes = f"from {low} to {nargs}" if low < nargs else f"{nargs}"
+        raise TypeError(f"{name}() takes {takes} positional argument{'' if nargs == 1 else 's'} but {given} "
+                        f"{'was' if given == 1 else 'were'} given")
     L = {i: a for i, a in enumerate(args[:nargs])}
     i_var = nargs + nkw
     if has_var:
@@ -210,16 +214,18 @@ def bind_arguments(func, args, kwargs):
         L[i_var + has_var] = extra
     defaults = func.__defaults__ or ()
     first_default = nargs - len(defaults)
+    missing = [names[j] for j in range(min(first_default, nargs)) if j not in L]
+    if missing:
+        raise TypeError(_missing(name, missing, "positional"))
     for j in range(nargs):
         if j not in L:
-            if j < first_default:
-                raise TypeError(f"{name}() missing required positional argument: '{names[j]}'")
             L[j] = defaults[j - first_default]
     kwd = func.__kwdefaults__ or {}
+    missing = [names[j] for j in range(nargs, nargs + nkw) if j not in L and names[j] not in kwd]
+    if missing:
+        raise TypeError(_missing(name, missing, "keyword-only"))
     for j in range(nargs, nargs + nkw):
         if j not in L:
-            if names[j] not in kwd:
-                raise TypeError(f"{name}() missing required keyword-only argument: '{names[j]}'")
             L[j] = kwd[names[j]]
     if _PY < (3, 11):
         # 3.10 keeps cells apart from the locals, made at frame entry (later versions: MAKE_CELL,
@@ -230,6 +236,19 @@ def bind_arguments(func, args, kwargs):
         for j, c in enumerate(func.__closure__ or ()):
             L[("cell", len(co.co_cellvars) + j)] = c
     return L
+
+
+def _missing(name, missing, kind):
+    """CPython's message for missing arguments."""
+    quoted = [f"'{m}'" for m in missing]
+    if len(quoted) == 1:
+        listed = quoted[0]
+    elif len(quoted) == 2:
+        listed = f"{quoted[0]} and {quoted[1]}"
+    else:
+        listed = ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+    n = len(missing)
+    return f"{name}() missing {n} required {kind} argument{'' if n == 1 else 's'}: {listed}"
 
 
 def _reason_of(e):
@@ -394,6 +413,9 @@ class Runner:
             outs = [outs]
         elif kind is not list:
             outs = _ir._flatten(outs)[0]
+        for k in seg.no_grad_outs:
+            if isinstance(outs[k], Tensor) and not outs[k].stop_gradient:
+                outs[k].stop_gradient = True
         memo = {}
         if seg.returns:
             frame.retval = rebuild(seg.ret_node, outs, paths, memo)
@@ -506,6 +528,7 @@ class Runner:
                                  f"(it cannot be rebuilt when the segment is replayed)") from None
             result["end"] = end
             result["tb"] = tb
+            result["sg"] = tuple(bool(t.stop_gradient) for t in tb.outputs)
             return list(tb.outputs)
 
         if self._named is None:
@@ -535,6 +558,7 @@ class Runner:
             with _no_grad():
                 for b, v in zip(buffers, saved):
                     b.copy_(v)
+            cap.restore_buffers()
         if any(dyn) and program.notes:
             # A dynamic dim was fixed by the code (a reshape from x.shape): exact shapes from now on.
             self.dynamic = None
@@ -556,6 +580,9 @@ class Runner:
         seg.get_paths = g.compile_getter(tb.paths)
         seg.returns = end[0] == "return"
         seg.kw_names = tf.kw_names
+        # Outputs that do not depend on a tensor requiring grad (detach(), no_grad blocks): a
+        # captured backward may hand them back with stop_gradient False; eager's say True.
+        seg.no_grad_outs = tuple(k for k, sg in enumerate(result["sg"]) if sg)
         if seg.returns:
             seg.ret_node = ret = result["ret"]
             seg.end = None

@@ -15,8 +15,9 @@ import types
 import numpy as np
 
 from ... import _C
+from ...nn import Layer
 from . import calls
-from .variables import NULL, is_simple
+from .variables import NULL, is_simple, user_dunder
 
 Tensor = _C.Tensor
 _PY = sys.version_info[:2]
@@ -225,6 +226,15 @@ def load_attr(frame, obj, name):
         v = getattr(obj, name)
         return ctx.made(v) if isinstance(v, Tensor) else v
     v = getattr(obj, name)
+    if ctx.tracing and type(obj) is super and isinstance(obj.__self_class__, type):
+        # A super object is made in the segment, but what it finds lives in the classes: a
+        # method replaced on a base class must be seen.
+        from .guards import super_attr
+
+        g = ctx.cap.guards
+        this, self_class = obj.__thisclass__, obj.__self_class__
+        found = super_attr(this, self_class, name)
+        g.add(f"super_attr({g.const(this)}, {g.const(self_class)}, {name!r}) is {g.const(found)}")
     if ctx.tracing and not is_simple(obj):
         cap = ctx.cap
         base = cap.expr_of(obj)
@@ -234,6 +244,12 @@ def load_attr(frame, obj, name):
                 d = getattr(obj, "__dict__", None)
                 if d is not None and name in d:
                     cap.guard(attr_expr(base, name), v, initial=False)
+                elif isinstance(v, types.MethodType):
+                    # The type being guarded does not fix its methods: one may be replaced on the
+                    # class, or shadowed by an instance attribute, between calls.
+                    g = cap.guards
+                    g.add(f"type({attr_expr(base, name)}) is {g.const(types.MethodType)} and "
+                          f"{attr_expr(base, name)}.__func__ is {g.const(v.__func__)}")
             else:
                 cap.guard(attr_expr(base, name), v, initial=False)
     return v
@@ -372,11 +388,23 @@ def _no_numpy(frame, *values):
             frame.ctx.brk("NumPy array arithmetic or indexing: runs eagerly")
 
 
+def _no_user_dunder(frame, *values):
+    """Operators on an object whose class implements them in Python: they run eagerly, since
+    what the method reads (its attributes) is neither interpreted nor guarded."""
+    ctx = frame.ctx
+    if ctx.tracing:
+        for v in values:
+            name = user_dunder(v)
+            if name is not None:
+                ctx.brk(f"an operator on a {type(v).__name__} object (its {name} is Python code): runs eagerly")
+
+
 def _binary(frame, fn):
     S = frame.S
     a, b = S[-2], S[-1]
     ctx = frame.ctx
     _no_numpy(frame, a, b)
+    _no_user_dunder(frame, a, b)
     dunder = _INPLACE_DUNDER.get(fn)
     if dunder is not None and ctx.tracing:
         if isinstance(a, Tensor) and hasattr(Tensor, dunder) and id(a) not in ctx.cap.made:
@@ -414,6 +442,7 @@ def _unary(fn):
     def op(frame, inst):
         S = frame.S
         _no_numpy(frame, S[-1])
+        _no_user_dunder(frame, S[-1])
         S[-1] = frame.ctx.made(fn(S[-1]))
     return op
 
@@ -426,6 +455,7 @@ HANDLERS["UNARY_INVERT"] = _unary(operator.invert)
 def _truth(frame, v, what):
     if isinstance(v, Tensor):
         frame.ctx.brk(f"Tensor used as a Python bool ({what})")
+    _no_user_dunder(frame, v)
     return bool(v)
 
 
@@ -452,6 +482,10 @@ def op_compare_op(frame, inst):
         _COMPARE[["<", "<=", "==", "!=", ">", ">="][inst.arg]]
     S = frame.S
     _no_numpy(frame, S[-2], S[-1])
+    _no_user_dunder(frame, S[-2], S[-1])
+    if frame.ctx.tracing and fn in (operator.eq, operator.ne):  # object's == is identity
+        frame.ctx.cap.identity_read(S[-2])
+        frame.ctx.cap.identity_read(S[-1])
     r = fn(S[-2], S[-1])
     del S[-2:]
     S.append(frame.ctx.made(r))
@@ -460,6 +494,9 @@ def op_compare_op(frame, inst):
 @handler("IS_OP")
 def op_is_op(frame, inst):
     S = frame.S
+    if frame.ctx.tracing:
+        frame.ctx.cap.identity_read(S[-2])
+        frame.ctx.cap.identity_read(S[-1])
     r = (S[-2] is S[-1]) != bool(inst.arg)
     del S[-2:]
     S.append(r)
@@ -471,6 +508,10 @@ def op_contains_op(frame, inst):
     item, container = S[-2], S[-1]
     if isinstance(container, Tensor):
         frame.ctx.brk("`in` on a Tensor reads its values")
+    _no_user_dunder(frame, item, container)
+    if frame.ctx.tracing:
+        frame.ctx.cap.identity_read(item)
+        frame.ctx.cap.identity_read(container)
     r = (item in container) != bool(inst.arg)
     del S[-2:]
     S.append(r)
@@ -485,6 +526,8 @@ def op_binary_subscr(frame, inst):
     ctx = frame.ctx
     _no_numpy(frame, obj, key)
     v = obj[key]
+    if ctx.tracing and isinstance(obj, dict):
+        ctx.cap.identity_read(key)
     if ctx.tracing and not isinstance(obj, Tensor) and not is_simple(obj) and type(key) in (int, str):
         cap = ctx.cap
         base = cap.expr_of(obj)
@@ -793,6 +836,8 @@ def op_get_iter(frame, inst):
         t = type(v)
         if not (t.__module__ == "builtins" or t.__module__.startswith("oar")):
             ctx.brk(f"iterating a {t.__name__} object: runs eagerly")
+    if ctx.tracing and isinstance(v, Layer):
+        ctx.cap.guard_layer_items(v)
     S[-1] = iter(v)
 
 

@@ -11,14 +11,23 @@ Note [guard policy]
 Values in the frame state at a segment's start, and values the segment reads
 through a source, are guarded by kind: tensors by dtype/shape/stop_gradient
 (frame values become program inputs; tensors read through attributes or
-globals are bound to the program and guarded by identity); numbers, strings,
-None and tuples of them by type and value; lists, tuples and dicts by type,
-length and keys, then item by item; functions, classes, modules, layers and
-enums by identity; any other object by type only, its attributes being
-guarded when the segment reads them (lazily, so a per-call object does not
-force a recapture on every call). Iterators among the latter are OPAQUE: the
-segment may pass them on, but advancing one is a graph break, since replaying
-the segment would not advance it.
+globals are bound to the program and guarded by identity, stop_gradient and
+shape); numbers, strings, None and tuples of them by type and value (floats
+by sign too, NaN matching NaN); lists, tuples, dicts, deques and their
+standard subclasses (namedtuple, OrderedDict, defaultdict) by type, length
+and keys, then item by item; sets by a snapshot of their contents;
+functions, classes, modules, layers and enums by identity (an inlined
+function also by its code and defaults); any other object by type only, its
+attributes being guarded when the segment reads them (lazily, so a per-call
+object does not force a recapture on every call). One object reached by two
+paths is guarded to stay one object. What reads more than attributes widens
+the guard or breaks: reading an object's identity (``is``, default ``==``,
+``in``, a dict key, id()) guards it by identity; builtins and operators that
+would run a user class's special methods (``len``, ``bool``, ``__radd__``,
+...) or a key function are graph breaks, since that Python would run
+uninterpreted. Iterators among the other objects are OPAQUE: the segment may
+pass them on, but advancing one is a graph break, since replaying the
+segment would not advance it.
 """
 import enum
 import functools
@@ -102,6 +111,30 @@ def is_oar_callable(f):
     return mod == "oar" or mod.startswith("oar.")
 
 
+# Special methods through which builtins and operators read an object's value.
+_VALUE_DUNDERS = ("__bool__", "__len__", "__iter__", "__next__", "__getitem__", "__contains__", "__str__",
+                  "__repr__", "__format__", "__int__", "__float__", "__index__", "__complex__", "__hash__",
+                  "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__abs__", "__neg__", "__pos__",
+                  "__invert__", "__round__", "__trunc__", "__floor__", "__ceil__", "__reversed__")
+_ARITH = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
+          "rshift", "divmod")
+_NUMBER_DUNDERS = tuple(f"__{p}{n}__" for n in _ARITH for p in ("", "r", "i"))
+
+
+def user_dunder(v):
+    """The name of a special method of v's class written in user Python (``__len__``,
+    ``__bool__``, ``__radd__``, ...), or None. Builtins and operators call it without going
+    through the interpreter, so what it reads is not guarded: such a use is a graph break."""
+    t = type(v)
+    if t in SIMPLE_TYPES or isinstance(v, (Tensor, np.ndarray)) or is_stable(v):
+        return None
+    for name in _VALUE_DUNDERS + _NUMBER_DUNDERS:
+        fn = getattr(t, name, None)
+        if isinstance(fn, types.FunctionType) and not is_oar_code(fn.__code__):
+            return name
+    return None
+
+
 def _iterator_types():
     samples = [[], (), range(0), {}, {}.values(), {}.items(), "", set(), b""]
     ts = {type(iter(s)) for s in samples}
@@ -183,6 +216,10 @@ class TemplateBuilder:
             src = cap.src.get(id(v))
             if src is not None:  # a frame tensor passed on without being an input
                 return self._path(src[1])
+            if id(v) in cap.outside:
+                # A parameter or buffer read from outside (guarded by identity): the frame holds
+                # that object, which the program's state updates write, not a copy of its value.
+                return ("k", v)
             if _C._ir_traced_shape(v) is None:
                 return ("k", v)  # never read by the trace: the same tensor object
             k = self._out_index.get(id(v))
@@ -195,7 +232,8 @@ class TemplateBuilder:
         src = cap.src.get(id(v))
         if src is not None:
             return self._path(src[1])
-        if is_stable(v):
+        if is_stable(v) and not (type(v) is types.FunctionType and id(v) in cap.made):
+            # (A function made in the segment closes over this call's cells: it is rebuilt.)
             return ("k", v)
         bound = bound_builtin(v)
         if bound is not None and getattr(bound, v.__name__, None) is not None:
