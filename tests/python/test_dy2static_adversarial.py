@@ -9,30 +9,10 @@ import pytest
 
 import oar
 from oar.jit import Dy2StaticError
+from test_dy2static import _close  # leaf-by-leaf comparison with eager
 
 P = [[1.0, 2.0, 3.0]]
 N = [[-1.0, -2.0, -3.0]]
-
-
-def _np(v):
-    if isinstance(v, oar.Tensor):
-        return v.numpy()
-    if isinstance(v, (list, tuple)):
-        return [_np(x) for x in v]
-    return v
-
-
-def _close(a, b):
-    a, b = _np(a), _np(b)
-    if isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _close(x, y)
-        return
-    if isinstance(a, str):
-        assert a == b
-        return
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
 def check(fn, inputs, programs=1):
