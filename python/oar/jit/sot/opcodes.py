@@ -587,51 +587,40 @@ def op_delete_subscr(frame, inst):
     del S[-2:]
 
 
+def _pop_n(S, n):
+    """The top n stack items, in order, taken off the stack (none when n is 0)."""
+    v = S[len(S) - n:]
+    del S[len(S) - n:]
+    return v
+
+
 @handler("BUILD_SLICE")
 def op_build_slice(frame, inst):
-    S = frame.S
-    n = inst.arg
-    v = slice(*S[-n:])
-    del S[-n:]
-    S.append(v)
+    frame.S.append(slice(*_pop_n(frame.S, inst.arg)))
 
 
 # ---------------------------------------------------------------- building containers
 
 @handler("BUILD_TUPLE")
 def op_build_tuple(frame, inst):
-    S = frame.S
-    n = inst.arg
-    v = tuple(S[len(S) - n:])
-    del S[len(S) - n:]
-    S.append(v)
+    frame.S.append(tuple(_pop_n(frame.S, inst.arg)))
 
 
 @handler("BUILD_LIST")
 def op_build_list(frame, inst):
-    S = frame.S
-    n = inst.arg
-    v = S[len(S) - n:]
-    del S[len(S) - n:]
-    S.append(v)
+    frame.S.append(_pop_n(frame.S, inst.arg))
 
 
 @handler("BUILD_SET")
 def op_build_set(frame, inst):
-    S = frame.S
-    n = inst.arg
-    v = set(S[len(S) - n:])
-    del S[len(S) - n:]
-    S.append(v)
+    frame.S.append(set(_pop_n(frame.S, inst.arg)))
 
 
 @handler("BUILD_MAP")
 def op_build_map(frame, inst):
-    S = frame.S
     n = inst.arg
-    items = S[len(S) - 2 * n:]
-    del S[len(S) - 2 * n:]
-    S.append({items[2 * i]: items[2 * i + 1] for i in range(n)})
+    items = _pop_n(frame.S, 2 * n)
+    frame.S.append({items[2 * i]: items[2 * i + 1] for i in range(n)})
 
 
 @handler("BUILD_CONST_KEY_MAP")
@@ -646,11 +635,7 @@ def op_build_const_key_map(frame, inst):
 
 @handler("BUILD_STRING")
 def op_build_string(frame, inst):
-    S = frame.S
-    n = inst.arg
-    v = "".join(S[len(S) - n:])
-    del S[len(S) - n:]
-    S.append(v)
+    frame.S.append("".join(_pop_n(frame.S, inst.arg)))
 
 
 @handler("FORMAT_VALUE")
