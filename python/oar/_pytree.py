@@ -72,10 +72,7 @@ def _build(layout, it):
         return layout[1]
     if kind == "dataclass":
         _, cls, names, children = layout
-        obj = cls.__new__(cls)
-        for n, sub in zip(names, children):
-            object.__setattr__(obj, n, _build(sub, it))  # frozen dataclasses and init=False fields too
-        return obj
+        return make_record(cls, names, [_build(sub, it) for sub in children])
     if len(layout) == 3:  # a dict type
         cls = kind
         items = [(k, _build(sub, it)) for k, sub in zip(layout[1], layout[2])]
@@ -86,6 +83,16 @@ def _build(layout, it):
     if kind is tuple:
         return tuple(values)
     return kind(*values)  # a named tuple
+
+
+def make_record(cls, fields, values):
+    """An instance of a named tuple or dataclass ``cls`` with these field values."""
+    if issubclass(cls, tuple):
+        return cls(*values)
+    obj = cls.__new__(cls)
+    for f, v in zip(fields, values):
+        object.__setattr__(obj, f, v)  # frozen dataclasses and init=False fields too
+    return obj
 
 
 def _make_dict(cls, items):

@@ -39,7 +39,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import _C, _ir
+from .. import _C, _ir, _pytree
 from ..autograd import no_grad
 from ..creation import zeros
 from ..framework import get_default_dtype
@@ -194,12 +194,7 @@ class _Record:
         self.cls, self.fields, self.values = cls, fields, values
 
     def build(self, values):
-        if issubclass(self.cls, tuple):
-            return self.cls(*values)
-        obj = self.cls.__new__(self.cls)
-        for f, v in zip(self.fields, values):
-            object.__setattr__(obj, f, v)  # frozen dataclasses and init=False fields too
-        return obj
+        return _pytree.make_record(self.cls, self.fields, values)
 
 
 def _fill(template, tensors):
@@ -699,14 +694,10 @@ def _state_updates(program):
 
 
 def _spec_of(value):
-    """``value`` with each Tensor replaced by the InputSpec of its shape and dtype."""
-    if isinstance(value, Tensor):
-        return InputSpec.from_tensor(value)
-    if type(value) in (list, tuple):
-        return type(value)(_spec_of(v) for v in value)
-    if type(value) is dict:
-        return {k: _spec_of(v) for k, v in value.items()}
-    return value
+    """``value`` (nested arguments) with each Tensor replaced by the InputSpec of its shape and dtype."""
+    leaves = []
+    template = _flatten(value, None, "", leaves, [], [])
+    return _fill(template, [InputSpec.from_tensor(t) for t in leaves])
 
 
 def _spec_template(value, leaves):
