@@ -99,10 +99,16 @@ _GUARDED = {
 # converted `for` loops read it as a tensor instead).
 
 
+def _capturing():
+    """Whether to_static is capturing a program on this thread now (and not printing a tensor)."""
+    s = _state
+    return s.converting and not s.suspended and _C._ir_is_tracing()
+
+
 def dynamic_size_read(what):
     """Called when Python reads the size of a dim that is dynamic (-1) in the innermost trace."""
     s = _state
-    if not s.converting or s.suspended or not _C._ir_is_tracing():
+    if not _capturing():
         return
     if s.dynamic_inputs:
         s.shape_read = True  # traced again per input shape, in which the data-dependent dims stay -1
@@ -118,8 +124,7 @@ def dynamic_size_read(what):
 def refuse_while_converting(what, advice=_TRAINING):
     """Raises Dy2StaticError when called while to_static captures a program (for APIs that
     change Python state, such as an optimizer step, which a program cannot replay)."""
-    s = _state
-    if s.converting and not s.suspended and _C._ir_is_tracing():
+    if _capturing():
         raise Dy2StaticError(_message(what, advice))
 
 
@@ -155,7 +160,7 @@ def _guarded(name, orig):
 
     @functools.wraps(orig)
     def method(self, *args, **kwargs):
-        s = _state
+        s = _state  # inline rather than _capturing(): these methods are hot in eager code
         if s.converting and not s.suspended and _C._ir_is_tracing():
             raise Dy2StaticError(_message(what, advice))
         return orig(self, *args, **kwargs)
