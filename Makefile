@@ -33,8 +33,8 @@ $(VPY):
 	$(VPY) -m pip install -q --upgrade pip
 
 venv: $(VPY)
-	@$(VPY) -c "import nanobind, numpy, pytest, xdist, sklearn, PIL, safetensors" 2>/dev/null || \
-	  $(VPY) -m pip install -q nanobind numpy pytest pytest-xdist scikit-build-core scikit-learn Pillow safetensors
+	@$(VPY) -c "import nanobind, numpy, pytest, xdist, sklearn, scipy, PIL, safetensors" 2>/dev/null || \
+	  $(VPY) -m pip install -q nanobind numpy pytest pytest-xdist scikit-build-core scikit-learn scipy Pillow safetensors
 
 $(BUILD)/build.ninja: | deps venv
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(CURDIR)/$(VPY)
