@@ -89,6 +89,8 @@ from .hapi import Model, summary, flops  # noqa: E402
 from . import io, models, text, vision  # noqa: E402
 from . import linalg  # noqa: E402
 from . import profiler  # noqa: E402,F401
+from . import func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401
 from . import jit, static  # noqa: E402,F401
 from . import inference  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
