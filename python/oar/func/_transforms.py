@@ -116,7 +116,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
             flat_in = [t for grp in fresh for t in grp]
             create = _nested([t for grp in originals for t in grp])
             from ..autograd import grad as _grad
-            gs = _grad(value.reshape([]), flat_in, create_graph=create, allow_unused=True)
+            gs = [None] * len(flat_in) if value.stop_gradient else \
+                _grad(value.reshape([]), flat_in, create_graph=create, allow_unused=True)
         gs = [_zeros_for(g, x) for g, x in zip(gs, flat_in)]
         res, k = [], 0
         for a, grp in zip(nums, fresh):
@@ -199,9 +200,12 @@ def vjp(func, *primals, has_aux=False):
                 raise ValueError(f"[{api}] cotangent {k} has shape {list(c.shape)}, the output has shape "
                                  f"{list(o.shape)}")
         from ..autograd import grad as _grad
-        with _level(), _grad_on():
-            gs = _grad(out_leaves, flat_in, grad_outputs=cts, retain_graph=True,
-                       create_graph=create or _nested(cts), allow_unused=True)
+        live = [k for k, o in enumerate(out_leaves) if not o.stop_gradient]
+        gs = [None] * len(flat_in)
+        if live:
+            with _level(), _grad_on():
+                gs = _grad([out_leaves[k] for k in live], flat_in, grad_outputs=[cts[k] for k in live],
+                           retain_graph=True, create_graph=create or _nested(cts), allow_unused=True)
         gs = [_zeros_for(g, x) for g, x in zip(gs, flat_in)]
         res, k = [], 0
         for grp, layout in zip(fresh, layouts):
