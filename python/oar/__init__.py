@@ -90,6 +90,7 @@ from . import io, models, text, vision  # noqa: E402
 from . import linalg  # noqa: E402
 from . import profiler  # noqa: E402,F401
 from . import func  # noqa: E402,F401
+from . import incubate  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 from . import jit, static  # noqa: E402,F401
 from . import inference  # noqa: E402,F401

@@ -433,32 +433,54 @@ class Jacobian:
         if is_batched and ys.shape[0] != xs.shape[0]:
             raise ValueError(f"[{_api}] ys and xs must have the same batch size, got {ys.shape[0]} and {xs.shape[0]}")
         self._ys, self._xs, self._batched = ys, xs, bool(is_batched)
-        self._value = None
+        self._rows = {}
         if is_batched:
             self.shape = [ys.shape[0], ys.shape[1], xs.shape[1]]
         else:
             self.shape = [d for t in (ys, xs) for d in t.shape]
 
-    def _evaluate(self):
+    def _row(self, i):
+        """Row i of the Jacobian (the gradient of output element i), computed once."""
+        cached = self._rows.get(i)
+        if cached is not None:
+            return cached
         from .creation import zeros
-        from ._manip import stack
 
         ys, xs = self._ys, self._xs
-        rows = []
-        m = ys.shape[-1] if ys.ndim else 1
-        for i in range(m):
-            yi = ys if ys.ndim == 0 else ys[:, i] if self._batched else ys[i]
-            (g,) = grad(yi, xs, grad_outputs=None if yi.ndim == 0 else _C.full(yi.shape, 1, yi.dtype),
-                        create_graph=True, allow_unused=True)
-            rows.append(g if g is not None else zeros(xs.shape, dtype=xs.dtype))
-        if ys.ndim == 0:
-            return rows[0]
-        return stack(rows, axis=1 if self._batched else 0)
+        yi = ys if ys.ndim == 0 else ys[:, i] if self._batched else ys[i]
+        (g,) = grad(yi, xs, grad_outputs=None if yi.ndim == 0 else _C.full(yi.shape, 1, yi.dtype),
+                    retain_graph=True, create_graph=True, allow_unused=True)
+        g = g if g is not None else zeros(xs.shape, dtype=xs.dtype)
+        self._rows[i] = g
+        return g
 
     def __getitem__(self, index):
-        if self._value is None:
-            self._value = self._evaluate()
-        return self._value[index]
+        """Evaluates only the rows the index selects (rows are cached)."""
+        from ._manip import stack
+
+        api = "oar.autograd.Jacobian"
+        if self._ys.ndim == 0:
+            return self._row(0)[index]
+        idx = index if isinstance(index, tuple) else (index,)
+        if any(i is Ellipsis for i in idx):
+            raise IndexError(f"[{api}] Ellipsis indexing is not supported; index each axis with ints or slices")
+        pos = 1 if self._batched else 0  # the row axis
+        m = self.shape[pos]
+        idx = idx + (slice(None),) * (pos + 1 - len(idx)) if len(idx) <= pos else idx
+        sel = idx[pos]
+        if isinstance(sel, bool) or not isinstance(sel, (int, slice)):
+            raise IndexError(f"[{api}] the row index must be an int or a slice, got {type(sel).__name__}")
+        if isinstance(sel, int):
+            if not -m <= sel < m:
+                raise IndexError(f"[{api}] row {sel} is out of range for {m} rows")
+            row = self._row(sel % m)  # [N] or [B, N]
+            rest = idx[:pos] + idx[pos + 1:]
+            return row[rest] if rest else row
+        rows = [self._row(r) for r in range(m)[sel]]
+        if not rows:
+            raise IndexError(f"[{api}] the row slice {sel} selects no rows")
+        mat = stack(rows, axis=pos)
+        return mat[idx[:pos] + (slice(None),) + idx[pos + 1:]]
 
 
 class Hessian(Jacobian):
