@@ -76,6 +76,7 @@ class OpInfo:
     tol: dict = field(default_factory=dict)  # per-dtype overrides of TOLERANCES
     grad_tol: tuple = (1e-6, 1e-5)
     creation: bool = False  # no tensor inputs; dtype is passed as the `dtype` kwarg
+    family: str = "opdb"  # set by register: the opdb module the entry comes from
 
     def tolerance(self, dtype):
         return self.tol.get(dtype, TOLERANCES.get(dtype, (0, 0)))
@@ -85,6 +86,13 @@ OP_DB: list = []
 
 
 def register(info):
+    """Adds an entry; its family is the opdb module that registers it (the
+    higher-order checks sample every family)."""
+    import sys
+    caller = sys._getframe(1).f_globals.get("__name__", "opdb")
+    if caller == "opdb" and sys._getframe(2).f_globals.get("__name__", "").startswith("opdb_"):
+        caller = sys._getframe(2).f_globals["__name__"]  # a helper in opdb.py called from an area module
+    info.family = caller
     OP_DB.append(info)
     return info
 
