@@ -38,7 +38,7 @@ __all__ = [
     "increment", "bitwise_left_shift", "bitwise_left_shift_", "bitwise_right_shift", "bitwise_right_shift_",
     # special functions
     "i0", "i0_", "i0e", "i1", "i1e", "gammainc", "gammainc_", "gammaincc", "gammaincc_", "polygamma", "polygamma_",
-    "multigammaln", "multigammaln_",
+    "multigammaln", "multigammaln_", "xlogy",
     # reductions, scans and statistics
     "nanmean", "nansum", "nanmedian", "quantile", "nanquantile", "kthvalue", "mode", "msort", "logcumsumexp",
     "cumsum_", "cumprod_", "reduce_as", "diff", "trapezoid", "cumulative_trapezoid", "softmax",

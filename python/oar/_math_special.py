@@ -10,7 +10,7 @@ from . import _C
 from ._math_common import _DT, _back, _f64, _float_input, _inplace, _int_scalar, _like, _no_grad, _tensor
 
 __all__ = ["i0", "i0_", "i0e", "i1", "i1e", "gammainc", "gammainc_", "gammaincc", "gammaincc_", "polygamma",
-           "polygamma_", "multigammaln", "multigammaln_"]
+           "polygamma_", "multigammaln", "multigammaln_", "xlogy"]
 
 
 # ---------------------------------------------------------------- special functions
@@ -365,3 +365,27 @@ def multigammaln_(x, p, name=None):
     0.69315
     """
     return _inplace(x, lambda v: _multigammaln(v, p, "oar.multigammaln_"), "oar.multigammaln_")
+
+
+def xlogy(x, y, name=None):
+    """x * log(y), taken to be 0 where x is 0 (whatever y, NaN aside), with
+    broadcasting; the gradients are log(y) and x / y, 0 where x is 0.
+
+    >>> import oar
+    >>> oar.xlogy(oar.to_tensor([0.0, 2.0, 3.0]), oar.to_tensor([0.0, 1.0, 2.0])).numpy().round(4).tolist()
+    [0.0, 0.0, 2.0794]
+    """
+    api = "oar.xlogy"
+    if not isinstance(x, _C.Tensor) and not isinstance(y, _C.Tensor):
+        raise TypeError(f"[{api}] x or y must be a Tensor, got {type(x).__name__} and {type(y).__name__}")
+    if not isinstance(x, _C.Tensor):
+        x = _like(x, y)
+    if not isinstance(y, _C.Tensor):
+        y = _like(y, x)
+    x, y = _float_input(x, api), _float_input(y, api)
+    zero = _C.equal(x, _like(0.0, x))
+    # log(y) is evaluated only where x != 0, so log(0) never meets a 0 factor
+    # (its -inf would make the product and its gradient NaN).
+    safe_y = _C.where(zero, _like(1.0, y), y)
+    out = _C.where(zero, _like(0.0, x), _C.multiply(x, _C.log(safe_y)))
+    return _C.where(_C.isnan(y), y, out)
