@@ -63,6 +63,7 @@ class Distribution:
 
     def sample(self, shape=()):
         """Draws samples of shape ``shape + batch_shape + event_shape``; no gradient flows."""
+        shape = _params.sample_shape(self._api("sample"), shape)
         with no_grad():
             return self.rsample(shape)
 
