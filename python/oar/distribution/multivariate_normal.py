@@ -73,7 +73,7 @@ class MultivariateNormal(Distribution):
         _params.check(api, "loc", loc, "real")
         self._check_matrix(api, kind, matrix)
         if kind == "scale_tril":
-            tril = matrix
+            tril = _C.tril(matrix)  # only the lower triangle is a parameter, also for gradients
         elif kind == "covariance_matrix":
             tril = oar.linalg.cholesky(matrix)
         else:
