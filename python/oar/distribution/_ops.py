@@ -14,10 +14,11 @@ def eps(dtype):
 
 
 def xlogy(x, y):
-    """x log(y), taken as 0 where x == 0 even when y == 0 (densities at the ends of a
-    support). y is clipped away from 0 inside the log so that neither branch of the
-    select produces inf * 0 = NaN in the backward pass."""
+    """x log(y): 0 where x == 0 (even when y == 0, for densities at the ends of a support)
+    and -inf where y == 0 < x. y is clipped away from 0 inside the log so that no branch of
+    the selects produces inf * 0 = NaN in the backward pass."""
     prod = x * y.clip(min=tiny(y.dtype)).log()
+    prod = _C.where(_C.logical_and(y <= 0, x != 0), _C.full_like(prod, float("-inf")), prod)
     return _C.where(x == 0, _C.zeros_like(prod), prod)
 
 

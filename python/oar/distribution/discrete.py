@@ -404,8 +404,8 @@ class Poisson(Distribution):
         top = float(r.max()) if r is not None and r.size else 0.0
         n = int(math.ceil(top + 30 * math.sqrt(top) + 30))
         k = _C.arange(0, n + 1, 1, self._dtype).reshape([n + 1] + [1] * len(self.rate.shape))
-        lp = xlogy(k, self.rate) - self.rate - _C.lgamma(k + 1)
-        return -(lp.exp() * lp).sum(axis=0)
+        pk = (xlogy(k, self.rate) - self.rate - _C.lgamma(k + 1)).exp()
+        return -xlogy(pk, pk).sum(axis=0)
 
 
 class Binomial(Distribution):
@@ -475,5 +475,5 @@ class Binomial(Distribution):
         top = int(nv.max()) if nv is not None and nv.size else 0
         k = _C.arange(0, top + 1, 1, self._dtype).reshape([top + 1] + [1] * len(self.probs.shape))
         ok, lp = self._log_pmf(k)
-        p = _C.where(ok, lp.exp(), _C.zeros_like(lp))
-        return -(p * lp).sum(axis=0)
+        pk = _C.where(ok, lp.exp(), _C.zeros_like(lp))
+        return -xlogy(pk, pk).sum(axis=0)

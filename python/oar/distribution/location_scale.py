@@ -87,7 +87,7 @@ class Normal(ExponentialFamily):
 
     def entropy(self):
         """Entropy ``0.5 + 0.5 log(2 pi) + log(scale)``."""
-        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log() + self.loc * 0
+        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
 
     def cdf(self, value):
         """``0.5 (1 + erf((value - loc) / (scale sqrt 2)))``."""
@@ -232,7 +232,7 @@ class Laplace(Distribution):
 
     def entropy(self):
         """``1 + log(2 scale)``."""
-        return 1 + (2 * self.scale).log() + self.loc * 0
+        return 1 + (2 * self.scale).log()
 
     def cdf(self, value):
         """``0.5 - 0.5 sign(z) expm1(-|z|)`` with z = (value - loc) / scale."""
@@ -308,7 +308,7 @@ class Cauchy(Distribution):
 
     def entropy(self):
         """``log(4 pi scale)``."""
-        return (4 * math.pi * self.scale).log() + self.loc * 0
+        return (4 * math.pi * self.scale).log()
 
     def cdf(self, value):
         """``atan((value - loc) / scale) / pi + 1/2``."""
@@ -375,7 +375,7 @@ class Gumbel(Distribution):
 
     def entropy(self):
         """``log(scale) + 1 + euler_gamma``."""
-        return self.scale.log() + 1 + _EULER + self.loc * 0
+        return self.scale.log() + 1 + _EULER
 
     def cdf(self, value):
         """``exp(-exp(-z))``."""
