@@ -32,7 +32,12 @@ CASES = {
                     [(1.5,), ([0.5, 1.0, 4.0],)], True),
     "Beta": (D.Beta, lambda a, b: stats.beta(a, b),
              [(2.0, 3.0), ([0.7, 1.0, 4.0], [[0.8], [3.0]])], False),
+    "Chi2": (D.Chi2, lambda k: stats.chi2(k), [(3.0,), ([0.8, 2.0, 7.5],)], False),
+    "StudentT": (D.StudentT, lambda n, m, s: stats.t(n, m, s),
+                 [(5.0, 0.5, 2.0), ([[4.5], [9.0]], [0.0, 1.0, -2.0], [0.7, 1.0, 2.5])], False),
 }
+NO_CDF = ("Beta", "StudentT")
+MIXTURES = ("Beta", "StudentT")  # draws built from several variates: no per-draw quantile gradient
 NAMES = sorted(CASES)
 
 
@@ -52,7 +57,7 @@ def test_density_cdf_icdf_against_scipy(name, which):
     x = ref.rvs(size=(4,) + tuple(shape), random_state=np.random.default_rng(1))
     close(dist.log_prob(t64(x)), ref.logpdf(x), rtol=1e-6, atol=1e-9)
     close(dist.prob(t64(x)), ref.pdf(x), rtol=1e-6, atol=1e-12)
-    if name not in ("Beta",):
+    if name not in NO_CDF:
         close(dist.cdf(t64(x)), ref.cdf(x), rtol=1e-6, atol=1e-9)
     if CASES[name][3]:
         u = np.linspace(0.05, 0.95, 7).reshape((7,) + (1,) * len(shape))
@@ -92,11 +97,11 @@ def test_sampling_moments_support_and_ks(name):
         check_ks(v[(slice(None),) + idx], f.cdf)
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if n != "Beta"])
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in MIXTURES])
 def test_rsample_gradients_match_pathwise_finite_differences(name):
     """d(sum of draws)/d(parameter) against dx/dtheta from SciPy's quantile function with
-    each draw's quantile held fixed. (Beta draws are ratios of gamma draws: their gradient
-    is a different, equally unbiased estimator, checked in expectation below.)"""
+    each draw's quantile held fixed. (Beta and Student t draws combine several variates:
+    their gradient is a different, equally unbiased estimator, checked in expectation below.)"""
     ctor, ref_of, sets, _ = CASES[name]
     params = [float(p) for p in sets[0]]
     tensors = [t64(p, grad=True) for p in params]
@@ -145,6 +150,23 @@ def test_dirichlet_and_beta_rsample_gradients():
     xb = D.Beta(alpha, beta).rsample([20000])
     ga, gb = oar.grad(xb.mean(), [alpha, beta])
     np.testing.assert_allclose([float(ga), float(gb)], [3 / 25, -2 / 25], atol=4e-3)
+
+
+def test_student_t_rsample_gradients_in_expectation():
+    """d E[x^2]/d(scale, df) for loc = 0 against the closed form of scale^2 df / (df - 2)."""
+    df, scale = t64(12.0, grad=True), t64(1.5, grad=True)
+    oar.seed(6)
+    x = D.StudentT(df, 0.0, scale).rsample([200000])
+    gd, gs = oar.grad(x.square().mean(), [df, scale])
+    np.testing.assert_allclose(float(gs), 2 * 1.5 * 12 / 10, rtol=0.02)
+    np.testing.assert_allclose(float(gd), -2 * 1.5 ** 2 / 10 ** 2, rtol=0.25)
+
+
+def test_student_t_moments_where_undefined():
+    d = D.StudentT(t64([0.5, 1.5, 3.0]), 1.0, 2.0)
+    m, v = d.mean.numpy(), d.variance.numpy()
+    assert np.isnan(m[0]) and m[1] == m[2] == 1.0
+    assert np.isnan(v[0]) and v[1] == np.inf and v[2] == 12.0
 
 
 def test_gamma_rsample_gradient_is_exact_per_draw():
@@ -216,6 +238,9 @@ def test_parameter_types_and_dtypes():
     (D.Dirichlet, (1.0,), ValueError, "[oar.distribution.Dirichlet] concentration must have at least 1"),
     (D.Dirichlet, ([1.0, -1.0],), ValueError, "[oar.distribution.Dirichlet] concentration must be positive"),
     (D.Normal, (None, 1.0), TypeError, "[oar.distribution.Normal] loc must be"),
+    (D.Chi2, (-1.0,), ValueError, "[oar.distribution.Chi2] df must be positive"),
+    (D.StudentT, (0.0, 0.0, 1.0), ValueError, "[oar.distribution.StudentT] df must be positive"),
+    (D.StudentT, (3.0, 0.0, -1.0), ValueError, "[oar.distribution.StudentT] scale must be positive"),
 ])
 def test_invalid_parameters(ctor, args, exc, prefix):
     check_error(exc, prefix, ctor, *args)

@@ -17,19 +17,21 @@ built from differentiable oar ops, so gradients reach Tensor parameters.
 """
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, Multinomial, Poisson
 from .distribution import Distribution, ExponentialFamily
-from .gamma_family import Beta, Dirichlet, Exponential, Gamma
+from .gamma_family import Beta, Chi2, Dirichlet, Exponential, Gamma
 from .kl import kl_divergence, register_kl
 from .location_scale import Cauchy, Gumbel, Laplace, Normal, Uniform
 from .multivariate_normal import MultivariateNormal
+from .student_t import StudentT
 from .transform import (AbsTransform, AffineTransform, ChainTransform, ExpTransform, IndependentTransform,
                         PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, StackTransform,
                         StickBreakingTransform, TanhTransform, Transform)
 from .transformed_distribution import Independent, LogNormal, TransformedDistribution
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Dirichlet", "Distribution", "Exponential",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential",
     "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "Independent", "Laplace", "LogNormal", "Multinomial",
-    "MultivariateNormal", "Normal", "Poisson", "TransformedDistribution", "Uniform", "kl_divergence", "register_kl",
+    "MultivariateNormal", "Normal", "Poisson", "StudentT", "TransformedDistribution", "Uniform", "kl_divergence",
+    "register_kl",
     "AbsTransform", "AffineTransform", "ChainTransform", "ExpTransform", "IndependentTransform", "PowerTransform",
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
     "TanhTransform", "Transform",

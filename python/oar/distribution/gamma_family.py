@@ -340,3 +340,27 @@ class Dirichlet(ExponentialFamily):
         a = self.concentration
         return -(_C.digamma(a) - _C.digamma(a.sum(axis=-1, keepdim=True))).sum(axis=-1)
 
+
+
+class Chi2(Gamma):
+    r"""The chi-squared distribution with ``df`` degrees of freedom: Gamma(df / 2, rate 1/2).
+
+    Args:
+        df (float|list|numpy.ndarray|Tensor): the degrees of freedom, positive.
+
+    >>> import oar
+    >>> from oar.distribution import Chi2
+    >>> d = Chi2(oar.to_tensor([2.0, 4.0]))
+    >>> d.mean.numpy().tolist(), d.variance.numpy().tolist()
+    ([2.0, 4.0], [4.0, 8.0])
+    """
+
+    def __init__(self, df):
+        (df,) = _params.params(self._api(), ("df",), (df,))
+        _params.check(self._api(), "df", df, "positive")
+        super().__init__(df * 0.5, _C.full_like(df, 0.5))
+
+    @property
+    def df(self):
+        """The degrees of freedom, ``2 concentration``."""
+        return self.concentration * 2
