@@ -44,7 +44,7 @@ def as_tensors(api, names, values):
     out = []
     for name, value in zip(names, values):
         if isinstance(value, _C.Tensor):
-            if value.dtype.is_complex if hasattr(value.dtype, "is_complex") else False:
+            if _dtype_name(value.dtype).startswith("complex"):
                 raise TypeError(f"[{api}] {name} must be real, got a {value.dtype} Tensor")
             t = value if _dtype_name(value.dtype) == dtype else _C.cast(value, getattr(_C.dtype, dtype))
         elif isinstance(value, (numbers.Real, list, tuple, np.ndarray, np.generic)) and not isinstance(value, bool):

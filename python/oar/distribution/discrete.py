@@ -12,7 +12,7 @@ import oar
 
 from .. import _C
 from . import _params
-from ._ops import eps, log_softmax, softplus, xlogy
+from ._ops import eps, log_softmax, softplus, tiny, xlogy
 from .distribution import Distribution, ExponentialFamily
 
 
@@ -247,12 +247,22 @@ class Multinomial(Distribution):
         out = list(sshape) + list(self.batch_shape) + [k]
         if n == 0 or rows == 0:
             return _C.zeros(out, self._dtype)
+        # Class by class, each count is binomial given the earlier ones: K draws of the
+        # output's size instead of total_count categorical draws per sample.
         with oar.no_grad():
-            idx = _C.multinomial(self.probs.reshape([rows, k]), n * self.total_count, True)
-            idx = idx.reshape([rows, n, self.total_count, 1])
-            classes = _C.arange(0, k, 1, _C.dtype.int64).reshape([1, 1, 1, k])
-            counts = _C.cast(idx == classes, self._dtype).sum(axis=2)  # [rows, n, k]
-            return counts.transpose([1, 0, 2]).reshape(out)
+            p = self.probs.expand(out)
+            left_n = _C.full(out[:-1], self.total_count, _C.dtype.int64)
+            left_p = _C.ones(out[:-1], self._dtype)
+            counts = []
+            for i in range(k - 1):
+                p_i = p[..., i]
+                q = _C.where(left_p > 0, p_i / left_p.clip(min=tiny(self._dtype)), _C.zeros_like(p_i)).clip(0.0, 1.0)
+                c = oar.binomial(left_n, q)
+                counts.append(c)
+                left_n = left_n - c
+                left_p = left_p - p_i
+            counts.append(left_n)
+            return _C.cast(_C.stack(counts, -1), self._dtype).reshape(out)
 
     def log_prob(self, value):
         """``lgamma(n + 1) - sum lgamma(x_i + 1) + sum x_i log p_i``."""

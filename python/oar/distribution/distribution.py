@@ -1,5 +1,4 @@
 """The Distribution base class and ExponentialFamily."""
-from .. import _C
 from ..autograd import grad, no_grad, enable_grad
 from . import _params
 
@@ -181,7 +180,3 @@ class ExponentialFamily(Distribution):
 def _sum_event(t, n):
     """Sums the trailing n axes of t (the event axes of a natural parameter)."""
     return t.sum(axis=list(range(len(t.shape) - n, len(t.shape)))) if n > 0 else t
-
-
-def _dtype_of(t):
-    return t.dtype if isinstance(t, _C.Tensor) else None
