@@ -230,7 +230,7 @@ def test_parameter_types_and_dtypes():
     (D.Laplace, (0.0, -2.0), ValueError, "[oar.distribution.Laplace] scale"),
     (D.Cauchy, (float("nan"), 1.0), ValueError, "[oar.distribution.Cauchy] loc"),
     (D.Gumbel, (0.0, 0.0), ValueError, "[oar.distribution.Gumbel] scale"),
-    (D.LogNormal, (0.0, -1.0), ValueError, "[oar.distribution.Normal] scale"),
+    (D.LogNormal, (0.0, -1.0), ValueError, "[oar.distribution.LogNormal] scale"),
     (D.Gamma, (0.0, 1.0), ValueError, "[oar.distribution.Gamma] concentration"),
     (D.Gamma, (1.0, -1.0), ValueError, "[oar.distribution.Gamma] rate"),
     (D.Exponential, (0.0,), ValueError, "[oar.distribution.Exponential] rate"),
@@ -253,3 +253,11 @@ def test_invalid_sample_shapes_and_values():
     check_error(TypeError, "[oar.distribution.Normal.log_prob] value", d.log_prob, "x")
     check_error(ValueError, "[oar.distribution.Cauchy.stddev]",
                 lambda: D.Cauchy(0.0, 1.0).stddev)
+
+
+def test_errors_from_inside_name_the_method_called():
+    check_error(ValueError, "[oar.distribution.Normal.log_prob] subtract: shapes [4] and [3]",
+                D.Normal(oar.zeros([3]), 1.0).log_prob, oar.ones([4]))
+    check_error(ValueError, "[oar.distribution.Dirichlet.prob]", D.Dirichlet(oar.ones([3])).prob, oar.ones([4]))
+    check_error(TypeError, "[oar.distribution.ExpTransform.forward]", D.ExpTransform().forward, oar.ones([2]), 3)
+    check_error(TypeError, "[oar.distribution.Chi2] df", D.Chi2, "x")

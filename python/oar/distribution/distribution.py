@@ -1,6 +1,7 @@
 """The Distribution base class and ExponentialFamily."""
 from ..autograd import grad, no_grad, enable_grad
 from . import _params
+from ._boundary import guard_class
 
 
 class Distribution:
@@ -19,6 +20,10 @@ class Distribution:
     >>> d._extend_shape((4,))
     (4, 2, 3)
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        guard_class(cls)
 
     def __init__(self, batch_shape=(), event_shape=()):
         self._batch_shape = self._as_shape(batch_shape, "batch_shape")
@@ -112,6 +117,9 @@ class Distribution:
 
     def __repr__(self):
         return f"{type(self).__name__}(batch_shape={self.batch_shape}, event_shape={self.event_shape})"
+
+
+guard_class(Distribution)
 
 
 class ExponentialFamily(Distribution):

@@ -15,6 +15,7 @@ import oar
 
 from .. import _C
 from . import _params
+from ._boundary import guard_class
 from ._ops import log_softmax, softplus, tiny
 
 
@@ -57,6 +58,10 @@ class Transform:
     _type = Type.INJECTION
     _domain_rank = 0
     _codomain_rank = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        guard_class(cls)
 
     def __init__(self):
         pass
@@ -141,6 +146,9 @@ class Transform:
 
     def _inverse_shape(self, shape):
         return shape
+
+
+guard_class(Transform)
 
 
 class AbsTransform(Transform):

@@ -2,6 +2,7 @@
 LogNormal (a normal pushed through exp)."""
 
 from .. import _C
+from . import _params
 from .distribution import Distribution
 from .location_scale import Normal
 from .transform import ChainTransform, ExpTransform, Transform, _sum_rightmost
@@ -163,6 +164,10 @@ class LogNormal(TransformedDistribution):
     """
 
     def __init__(self, loc, scale):
+        api = self._api()
+        loc, scale = _params.params(api, ("loc", "scale"), (loc, scale))
+        _params.check(api, "loc", loc, "real")
+        _params.check(api, "scale", scale, "positive")
         base = Normal(loc, scale)
         self._base_normal = base
         self.loc, self.scale = base.loc, base.scale
