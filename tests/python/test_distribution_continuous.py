@@ -261,3 +261,13 @@ def test_errors_from_inside_name_the_method_called():
     check_error(ValueError, "[oar.distribution.Dirichlet.prob]", D.Dirichlet(oar.ones([3])).prob, oar.ones([4]))
     check_error(TypeError, "[oar.distribution.ExpTransform.forward]", D.ExpTransform().forward, oar.ones([2]), 3)
     check_error(TypeError, "[oar.distribution.Chi2] df", D.Chi2, "x")
+
+
+def test_to_static_matches_eager():
+    def f(loc, scale, x):
+        d = D.Normal(loc, scale)
+        g = D.Gamma(scale + 1.0, 2.0)
+        return d.log_prob(x) + d.entropy() + D.kl_divergence(d, D.Normal(0.0, 1.0)) + g.log_prob(x.abs() + 0.1)
+
+    args = (oar.to_tensor([0.5, 1.0]), oar.to_tensor([1.0, 2.0]), oar.to_tensor([0.3, -0.1]))
+    close(oar.jit.to_static(f)(*args), f(*args).numpy(), rtol=1e-6)
