@@ -15,6 +15,7 @@ built from differentiable oar ops, so gradients reach Tensor parameters.
 >>> round(float(kl_divergence(Normal(0.0, 1.0), Normal(0.0, 2.0))), 4)
 0.3181
 """
+from .continuous_bernoulli import ContinuousBernoulli
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, Multinomial, Poisson
 from .distribution import Distribution, ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, Exponential, Gamma
@@ -28,10 +29,10 @@ from .transform import (AbsTransform, AffineTransform, ChainTransform, ExpTransf
 from .transformed_distribution import Independent, LogNormal, TransformedDistribution
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential",
-    "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "Independent", "Laplace", "LogNormal", "Multinomial",
-    "MultivariateNormal", "Normal", "Poisson", "StudentT", "TransformedDistribution", "Uniform", "kl_divergence",
-    "register_kl",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
+    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "Independent", "Laplace",
+    "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "Poisson", "StudentT", "TransformedDistribution",
+    "Uniform", "kl_divergence", "register_kl",
     "AbsTransform", "AffineTransform", "ChainTransform", "ExpTransform", "IndependentTransform", "PowerTransform",
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
     "TanhTransform", "Transform",

@@ -16,6 +16,7 @@ import warnings
 from .. import _C
 from ..autograd import enable_grad
 from ._ops import lbeta, log_softmax, xlogy
+from .continuous_bernoulli import ContinuousBernoulli, kl_continuous_bernoulli
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, Poisson
 from .distribution import Distribution, ExponentialFamily
 from .gamma_family import Beta, Dirichlet, Exponential, Gamma
@@ -197,6 +198,11 @@ def _kl_laplace_laplace(p, q):
 def _kl_cauchy_cauchy(p, q):
     s = (p.scale + q.scale).square() + (p.loc - q.loc).square()
     return (s / (4 * p.scale * q.scale)).log()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli(p, q):
+    return kl_continuous_bernoulli(p, q)
 
 
 @register_kl(MultivariateNormal, MultivariateNormal)
