@@ -37,3 +37,16 @@ __all__ = [
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
     "TanhTransform", "Transform",
 ]
+
+
+def _guard_functions():
+    """Puts the module's functions behind oar's error boundary (Note [API error boundary]);
+    the classes guard their own methods (see _boundary.py)."""
+    import sys
+
+    from .. import _api
+
+    _api.guard_module(sys.modules[__name__], "oar.distribution")
+
+
+_guard_functions()
