@@ -35,3 +35,10 @@ def log_softmax(x, axis=-1):
 def lbeta(a, b):
     """log B(a, b) = lgamma(a) + lgamma(b) - lgamma(a + b)."""
     return _C.lgamma(a) + _C.lgamma(b) - _C.lgamma(a + b)
+
+
+def open_uniform(shape, dtype):
+    """Uniform draws in the open interval (0, 1), safe to take logs of and to invert CDFs at:
+    the draws of oar.rand, in [0, 1), are moved at least one float32 epsilon from both ends."""
+    e = 1e-7 if dtype == _C.dtype.float32 else 1e-15
+    return _C.rand(list(shape), dtype).clip(e, 1.0 - e)

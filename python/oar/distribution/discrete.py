@@ -12,7 +12,7 @@ import oar
 
 from .. import _C
 from . import _params
-from ._ops import eps, log_softmax, softplus, tiny, xlogy
+from ._ops import eps, log_softmax, open_uniform, softplus, tiny, xlogy
 from .distribution import Distribution, ExponentialFamily
 
 
@@ -69,12 +69,10 @@ class Bernoulli(ExponentialFamily):
     def rsample(self, shape=(), temperature=1.0):
         """Relaxed samples in (0, 1): ``sigmoid((logits + log u - log(1 - u)) / temperature)``;
         they tend to 0/1 draws as the temperature goes to 0, and gradients reach ``probs``."""
-        from .location_scale import _open_uniform
-
         if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature <= 0:
             raise ValueError(f"[{self._api('rsample')}] temperature must be a positive number, got {temperature!r}")
         out = self._sample_shape(shape, "rsample")
-        u = _open_uniform(out, self._dtype)
+        u = open_uniform(out, self._dtype)
         return _C.sigmoid((self.logits + u.log() - (-u).log1p()) / temperature)
 
     def log_prob(self, value):
@@ -321,11 +319,9 @@ class Geometric(Distribution):
 
     def sample(self, shape=()):
         """Integer-valued samples k >= 1 (in the float dtype): ``floor(log u / log(1 - p)) + 1``."""
-        from .location_scale import _open_uniform
-
         out = self._sample_shape(shape)
         with oar.no_grad():
-            u = _open_uniform(out, self._dtype)
+            u = open_uniform(out, self._dtype)
             q = (-self.probs).log1p()  # log(1 - p); -inf when p == 1 gives k = 1
             return (u.log() / q).floor() + 1
 

@@ -18,7 +18,7 @@ import oar
 from .. import _C
 from ..autograd import PyLayer
 from . import _params
-from ._ops import lbeta as _log_beta, tiny, xlogy
+from ._ops import lbeta as _log_beta, open_uniform, tiny, xlogy
 from .distribution import ExponentialFamily
 
 
@@ -158,10 +158,8 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, shape=()):
         """Reparameterised samples ``-log(u) / rate``."""
-        from .location_scale import _open_uniform
-
         out = self._sample_shape(shape, "rsample")
-        return -_open_uniform(out, self._dtype).log() / self.rate
+        return -open_uniform(out, self._dtype).log() / self.rate
 
     def log_prob(self, value):
         """``log(rate) - rate value`` for value >= 0, ``-inf`` below."""

@@ -7,19 +7,10 @@ import math
 
 from .. import _C
 from . import _params
+from ._ops import open_uniform
 from .distribution import Distribution, ExponentialFamily
 
 _EULER = 0.57721566490153286061
-
-
-def _standard_normal(shape, dtype):
-    return _C.standard_normal(list(shape), dtype)
-
-
-def _open_uniform(shape, dtype):
-    """Uniform draws in the open interval (0, 1), safe to take logs of and to invert CDFs at."""
-    tiny = 1e-7 if dtype == _C.dtype.float32 else 1e-15
-    return _C.rand(list(shape), dtype).clip(tiny, 1.0 - tiny)
 
 
 class Normal(ExponentialFamily):
@@ -77,7 +68,7 @@ class Normal(ExponentialFamily):
     def rsample(self, shape=()):
         """Reparameterised samples ``loc + scale * eps`` with eps ~ N(0, 1)."""
         out = self._sample_shape(shape, "rsample")
-        return self.loc + self.scale * _standard_normal(out, self._dtype)
+        return self.loc + self.scale * _C.standard_normal(list(out), self._dtype)
 
     def log_prob(self, value):
         """Log density at ``value``."""
@@ -222,7 +213,7 @@ class Laplace(Distribution):
     def rsample(self, shape=()):
         """Reparameterised samples by the inverse CDF of uniform draws."""
         out = self._sample_shape(shape, "rsample")
-        u = _open_uniform(out, self._dtype) * 2 - 1  # in (-1, 1)
+        u = open_uniform(out, self._dtype) * 2 - 1  # in (-1, 1)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):
@@ -297,7 +288,7 @@ class Cauchy(Distribution):
     def rsample(self, shape=(), name=None):
         """Reparameterised samples ``loc + scale tan(pi (u - 1/2))``."""
         out = self._sample_shape(shape, "rsample")
-        u = _open_uniform(out, self._dtype)
+        u = open_uniform(out, self._dtype)
         return self.loc + self.scale * (math.pi * (u - 0.5)).tan()
 
     def log_prob(self, value):
@@ -364,7 +355,7 @@ class Gumbel(Distribution):
     def rsample(self, shape=()):
         """Reparameterised samples ``loc - scale log(-log u)``."""
         out = self._sample_shape(shape, "rsample")
-        u = _open_uniform(out, self._dtype)
+        u = open_uniform(out, self._dtype)
         return self.loc - self.scale * (-u.log()).log()
 
     def log_prob(self, value):
