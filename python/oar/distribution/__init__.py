@@ -20,6 +20,7 @@ from .discrete import Bernoulli, Binomial, Categorical, Geometric, Multinomial, 
 from .distribution import Distribution, ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, Exponential, Gamma
 from .kl import kl_divergence, register_kl
+from .lkj_cholesky import LKJCholesky
 from .location_scale import Cauchy, Gumbel, Laplace, Normal, Uniform
 from .multivariate_normal import MultivariateNormal
 from .student_t import StudentT
@@ -30,9 +31,9 @@ from .transformed_distribution import Independent, LogNormal, TransformedDistrib
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
-    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "Independent", "Laplace",
-    "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "Poisson", "StudentT", "TransformedDistribution",
-    "Uniform", "kl_divergence", "register_kl",
+    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "Independent",
+    "LKJCholesky", "Laplace", "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "Poisson", "StudentT",
+    "TransformedDistribution", "Uniform", "kl_divergence", "register_kl",
     "AbsTransform", "AffineTransform", "ChainTransform", "ExpTransform", "IndependentTransform", "PowerTransform",
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
     "TanhTransform", "Transform",
