@@ -156,10 +156,10 @@ def test_student_t_rsample_gradients_in_expectation():
     """d E[x^2]/d(scale, df) for loc = 0 against the closed form of scale^2 df / (df - 2)."""
     df, scale = t64(12.0, grad=True), t64(1.5, grad=True)
     oar.seed(6)
-    x = D.StudentT(df, 0.0, scale).rsample([200000])
+    x = D.StudentT(df, 0.0, scale).rsample([50000])
     gd, gs = oar.grad(x.square().mean(), [df, scale])
-    np.testing.assert_allclose(float(gs), 2 * 1.5 * 12 / 10, rtol=0.02)
-    np.testing.assert_allclose(float(gd), -2 * 1.5 ** 2 / 10 ** 2, rtol=0.25)
+    np.testing.assert_allclose(float(gs), 2 * 1.5 * 12 / 10, rtol=0.03)
+    np.testing.assert_allclose(float(gd), -2 * 1.5 ** 2 / 10 ** 2, rtol=0.1)
 
 
 def test_student_t_moments_where_undefined():
