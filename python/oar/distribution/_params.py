@@ -76,7 +76,7 @@ def params(api, names, values, do_broadcast=True):
     return broadcast(api, names, ts) if do_broadcast and len(ts) > 1 else ts
 
 
-def _values(t):
+def numpy_values(t):
     """NumPy values of t for validation, or None while t is symbolic (graph capture)."""
     if not in_dynamic_mode():
         return None
@@ -88,7 +88,7 @@ def _values(t):
 
 def check(api, name, t, rule):
     """Checks the constraint `rule` on parameter t, raising ValueError naming it."""
-    v = _values(t)
+    v = numpy_values(t)
     if v is None or v.size == 0:
         return
     tests = {  # each gives the mask of values that satisfy it

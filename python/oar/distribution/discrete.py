@@ -133,7 +133,7 @@ class Categorical(Distribution):
         api = self._api()
         (self.logits,) = _params.params(api, ("logits",), (logits,))
         _params.check_rank(api, "logits", self.logits, 1)
-        v = _params._values(self.logits)
+        v = _params.numpy_values(self.logits)
         if v is not None and (np.isnan(v).any() or np.isposinf(v).any()):
             raise ValueError(f"[{api}] logits must not hold NaN or +inf")
         if self.logits.shape[-1] == 0:
@@ -168,11 +168,11 @@ class Categorical(Distribution):
         api = self._api("log_prob")
         v = value if isinstance(value, _C.Tensor) else oar.to_tensor(np.asarray(value))
         if v.dtype not in (_C.dtype.int64, _C.dtype.int32, _C.dtype.int16, _C.dtype.int8, _C.dtype.uint8):
-            vals = v.numpy()
-            if np.any(vals != np.floor(vals)):
+            vals = _params.numpy_values(v)
+            if vals is not None and np.any(vals != np.floor(vals)):
                 raise ValueError(f"[{api}] value must hold class indices (integers), got {vals.ravel()[:4]}")
         v = _C.cast(v, _C.dtype.int64)
-        vals = _params._values(v)
+        vals = _params.numpy_values(v)
         k = self.logits.shape[-1]
         if vals is not None and vals.size and (vals.min() < 0 or vals.max() >= k):
             raise ValueError(f"[{api}] value must hold class indices in [0, {k}), got values in "
@@ -218,7 +218,7 @@ class Multinomial(Distribution):
         (p,) = _params.params(api, ("probs",), (probs,))
         _params.check_rank(api, "probs", p, 1)
         _params.check(api, "probs", p, "nonnegative")
-        v = _params._values(p)
+        v = _params.numpy_values(p)
         if v is not None and v.size and np.any(v.sum(axis=-1) <= 0):
             raise ValueError(f"[{api}] probs must have a positive sum along the last axis")
         self.probs = p / p.sum(axis=-1, keepdim=True)
@@ -406,7 +406,7 @@ class Poisson(Distribution):
     def entropy(self):
         """``-sum_k p(k) log p(k)``, summed over k up to rate + 30 sqrt(rate) + 30 (the
         omitted tail is below float64 resolution)."""
-        r = _params._values(self.rate)
+        r = _params.numpy_values(self.rate)
         top = float(r.max()) if r is not None and r.size else 0.0
         n = int(math.ceil(top + 30 * math.sqrt(top) + 30))
         k = _C.arange(0, n + 1, 1, self._dtype).reshape([n + 1] + [1] * len(self.rate.shape))
@@ -477,7 +477,7 @@ class Binomial(Distribution):
 
     def entropy(self):
         """``-sum_k p(k) log p(k)`` over the support 0..total_count."""
-        nv = _params._values(self.total_count)
+        nv = _params.numpy_values(self.total_count)
         top = int(nv.max()) if nv is not None and nv.size else 0
         k = _C.arange(0, top + 1, 1, self._dtype).reshape([top + 1] + [1] * len(self.probs.shape))
         ok, lp = self._log_pmf(k)

@@ -86,7 +86,7 @@ class MultivariateNormal(Distribution):
 
     @staticmethod
     def _check_matrix(api, kind, matrix):
-        v = _params._values(matrix)
+        v = _params.numpy_values(matrix)
         if v is None or v.size == 0:
             return
         if not np.all(np.isfinite(v)):

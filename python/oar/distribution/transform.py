@@ -198,7 +198,7 @@ class AffineTransform(Transform):
     def __init__(self, loc, scale):
         api = self._api()
         self.loc, self.scale = _params.as_tensors(api, ("loc", "scale"), (loc, scale))
-        v = _params._values(self.scale)
+        v = _params.numpy_values(self.scale)
         if v is not None and v.size and np.any(v == 0):
             raise ValueError(f"[{api}] scale must be non-zero")
         super().__init__()
@@ -382,7 +382,7 @@ class PowerTransform(Transform):
     def __init__(self, power):
         api = self._api()
         (self.power,) = _params.as_tensors(api, ("power",), (power,))
-        v = _params._values(self.power)
+        v = _params.numpy_values(self.power)
         if v is not None and v.size and np.any(v == 0):
             raise ValueError(f"[{api}] power must be non-zero")
         super().__init__()
