@@ -87,10 +87,10 @@ class Transform:
     def _tensor(self, x, method):
         if not isinstance(x, _C.Tensor):
             raise TypeError(f"[{self._api(method)}] expects a Tensor, got {type(x).__name__}")
-        if len(x.shape) < self._domain_rank if method in ("forward", "forward_log_det_jacobian") \
-                else len(x.shape) < self._codomain_rank:
-            raise ValueError(f"[{self._api(method)}] the input needs at least "
-                             f"{max(self._domain_rank, self._codomain_rank)} dimension(s), got shape {list(x.shape)}")
+        rank = self._domain_rank if method.startswith("forward") else self._codomain_rank
+        if len(x.shape) < rank:
+            raise ValueError(f"[{self._api(method)}] the input needs at least {rank} dimension(s), "
+                             f"got shape {list(x.shape)}")
         return x
 
     def forward(self, x):
