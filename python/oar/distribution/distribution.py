@@ -106,6 +106,24 @@ class Distribution:
 
         return kl_divergence(self, other)
 
+    @staticmethod
+    def _probs_to_logits(probs, is_binary=False):
+        """Logits of probabilities (clipped away from 0 and 1): log-odds for a binary
+        probability, log-probabilities otherwise."""
+        from ._ops import eps
+
+        e = eps(probs.dtype)
+        p = probs.clip(e, 1 - e) if is_binary else probs.clip(min=e)
+        return p.log() - (-p).log1p() if is_binary else p.log()
+
+    @staticmethod
+    def _logits_to_probs(logits, is_binary=False):
+        """The inverse of _probs_to_logits: a sigmoid, or a softmax over the last axis."""
+        from .. import _C
+        from ._ops import log_softmax
+
+        return _C.sigmoid(logits) if is_binary else log_softmax(logits).exp()
+
     def _extend_shape(self, sample_shape):
         return tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape)
 

@@ -42,7 +42,8 @@ class _StandardGamma(PyLayer):
         dp_da = (oar.gammainc(a + h, v) - oar.gammainc(a - h, v)) / (2 * h)
         log_pdf = (a - 1) * v.log() - v - _C.lgamma(a)
         dx_da = -dp_da * (-log_pdf).exp()
-        dx_da = _C.where(dx_da.isnan(), _C.zeros_like(dx_da), dx_da)
+        # where the density underflows (far tails) the quotient is 0/0 or inf: no usable gradient
+        dx_da = _C.where(_C.logical_or(dx_da.isnan(), dx_da.isinf()), _C.zeros_like(dx_da), dx_da)
         return dx * _C.cast(dx_da, dx.dtype)
 
 
