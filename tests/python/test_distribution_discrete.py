@@ -179,3 +179,11 @@ def test_categorical_invalid_values():
                 d.log_prob, oar.to_tensor([0.5, 1.0]))
     check_error(ValueError, "[oar.distribution.Categorical.log_prob] value of shape [3]",
                 d.log_prob, oar.to_tensor([0, 1, 2]))
+
+
+def test_probability_logit_helpers_for_subclasses():
+    p = np.array([0.2, 0.5, 0.9])
+    logits = D.Distribution._probs_to_logits(t64(p), is_binary=True)
+    close(logits, np.log(p / (1 - p)), rtol=1e-10)
+    close(D.Distribution._logits_to_probs(logits, is_binary=True), p, rtol=1e-10)
+    close(D.Distribution._logits_to_probs(t64(np.log(p))), p / p.sum(), rtol=1e-10)
