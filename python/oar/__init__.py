@@ -95,6 +95,7 @@ from .func import vmap  # noqa: E402,F401
 from . import jit, static  # noqa: E402,F401
 from . import inference  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
+from . import distribution  # noqa: E402,F401
 from .distributed import DataParallel  # noqa: E402,F401
 from .linalg import cholesky, eigvalsh, inv as inverse  # noqa: E402,F401
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
