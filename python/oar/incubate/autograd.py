@@ -36,12 +36,22 @@ def enable_prim():
 
 
 def disable_prim():
-    """Records that prim mode is off; nothing else changes."""
+    """Records that prim mode is off; nothing else changes.
+
+    >>> import oar
+    >>> oar.incubate.autograd.disable_prim(); oar.incubate.autograd.prim_enabled()
+    False
+    """
     _prim[0] = False
 
 
 def prim_enabled():
-    """Whether enable_prim was called last (see enable_prim)."""
+    """Whether enable_prim was called last (see enable_prim).
+
+    >>> import oar
+    >>> isinstance(oar.incubate.autograd.prim_enabled(), bool)
+    True
+    """
     return _prim[0]
 
 
