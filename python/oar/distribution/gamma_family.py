@@ -7,10 +7,9 @@ A gamma draw x ~ Gamma(alpha, 1) is not a smooth function of alpha and a noise o
 law, so the location-scale trick does not apply. Holding the draw's quantile
 u = P(alpha, x) fixed instead (P the regularised lower incomplete gamma function) gives
 the implicit gradient dx/dalpha = -(dP/dalpha)(alpha, x) / p(x; alpha). P's derivative in
-alpha has no closed form; it is taken here by a central difference of ``oar.gammainc`` in
-float64 with a relative step of 1e-4, whose error (O(step^2)) is far below float32
-resolution. Beta and Dirichlet draws are normalised gamma draws, so they inherit the
-gradient. The rule is first order only: differentiating the gradient again treats
+alpha has no closed form; it is the derivative of ``oar.gammainc``'s own float64 series and
+continued fraction (Note [series evaluation]), taken by autograd. Beta and Dirichlet draws
+are normalised gamma draws, so they inherit the gradient. The rule is first order only: differentiating the gradient again treats
 dx/dalpha as a constant.
 """
 import oar
@@ -38,8 +37,10 @@ class _StandardGamma(PyLayer):
         alpha, x = ctx.saved_tensor()
         a = _C.cast(alpha, _C.dtype.float64).detach()
         v = _C.cast(x, _C.dtype.float64).detach()
-        h = a * 1e-4
-        dp_da = (oar.gammainc(a + h, v) - oar.gammainc(a - h, v)) / (2 * h)
+        a.stop_gradient = False
+        with oar.enable_grad():
+            (dp_da,) = oar.grad(oar.gammainc(a, v).sum(), [a])
+        a = a.detach()
         log_pdf = (a - 1) * v.log() - v - _C.lgamma(a)
         dx_da = -dp_da * (-log_pdf).exp()
         # where the density underflows (far tails) the quotient is 0/0 or inf: no usable gradient
