@@ -1,0 +1,24 @@
+"""oar.sparse: COO and CSR sparse tensors and the functions on them (Paddle's paddle.sparse).
+
+A sparse tensor is a SparseCooTensor or SparseCsrTensor holding index Tensors and one dense values
+Tensor; all functions are built from differentiable dense ops, so gradients reach the values and the
+dense operands (see Note [sparse as composites] in _index.py).
+"""
+from ._tensor import SparseCooTensor, SparseCsrTensor  # noqa: F401
+from .creation import sparse_coo_tensor, sparse_csr_tensor  # noqa: F401
+from .unary import *  # noqa: F401,F403
+from .unary import __all__ as _unary_all
+from .binary import *  # noqa: F401,F403
+from .binary import __all__ as _binary_all
+from .manip import *  # noqa: F401,F403
+from .manip import __all__ as _manip_all
+from . import nn  # noqa: F401
+
+__all__ = (["SparseCooTensor", "SparseCsrTensor", "sparse_coo_tensor", "sparse_csr_tensor", "nn"]
+           + _unary_all + _binary_all + _manip_all)
+
+from .. import _api  # noqa: E402
+
+# Note [API error boundary]: errors from the ops these functions are built of name the sparse function.
+_api.guard_module(__import__(__name__, fromlist=["_"]))
+_api.guard_module(nn.functional)
