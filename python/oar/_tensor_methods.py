@@ -288,11 +288,22 @@ def _to_sparse_csr(self):
     return dense_to_csr(self)
 
 
+def _is_sparse(self):
+    """False: a Tensor is dense (sparse tensors are oar.sparse.SparseCooTensor and SparseCsrTensor).
+
+    >>> import oar
+    >>> x = oar.ones([2, 2])
+    >>> x.is_sparse(), x.is_sparse_coo(), x.is_sparse_csr(), x.to_sparse_csr().is_sparse()
+    (False, False, False, True)
+    """
+    return False
+
+
 Tensor.to_sparse_coo = _to_sparse_coo
 Tensor.to_sparse_csr = _to_sparse_csr
-Tensor.is_sparse = lambda self: False  # a dense Tensor; sparse tensors are the classes of oar.sparse
-Tensor.is_sparse_coo = lambda self: False
-Tensor.is_sparse_csr = lambda self: False
+Tensor.is_sparse = _is_sparse
+Tensor.is_sparse_coo = _is_sparse
+Tensor.is_sparse_csr = _is_sparse
 
 # Note [Tensor methods]: the Tensor's Python-level methods are attached here
 # and nowhere else (the C++-bound and declared ops are methods already, from

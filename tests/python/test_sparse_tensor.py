@@ -309,3 +309,10 @@ def test_binary_errors():
         oar.sparse.subtract(oar.to_tensor(rand_dense([3, 4])).to_sparse_coo(1), x)
     with pytest.raises(TypeError, match=r"^\[oar.sparse.divide\] y must be a sparse tensor"):
         oar.sparse.divide(x, "a")
+
+
+@pytest.mark.parametrize("mod", [oar.sparse, oar.sparse.nn, oar.sparse.nn.functional])
+def test_every_public_sparse_callable_has_an_example(mod):
+    missing = [n for n in mod.__all__ if callable(getattr(mod, n)) and not isinstance(getattr(mod, n), type(oar))
+               and ">>>" not in (getattr(mod, n).__doc__ or "")]
+    assert not missing, f"{mod.__name__}: no runnable example in the docstring of {missing}"
