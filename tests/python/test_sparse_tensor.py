@@ -316,3 +316,16 @@ def test_every_public_sparse_callable_has_an_example(mod):
     missing = [n for n in mod.__all__ if callable(getattr(mod, n)) and not isinstance(getattr(mod, n), type(oar))
                and ">>>" not in (getattr(mod, n).__doc__ or "")]
     assert not missing, f"{mod.__name__}: no runnable example in the docstring of {missing}"
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_zero_size_dims(layout):
+    d = np.zeros([0, 5])
+    x = make(d, layout)
+    assert x.shape == [0, 5] and x.nnz() == 0 and x.to_dense().shape == [0, 5]
+    assert oar.sparse.matmul(x, oar.ones([5, 2], dtype="float64")).shape == [0, 2]
+    assert oar.sparse.add(x, x).to_dense().shape == [0, 5]
+    y = make(np.zeros([2, 0]), layout)
+    np.testing.assert_array_equal(oar.sparse.matmul(y, oar.ones([0, 3], dtype="float64")).numpy(), np.zeros([2, 3]))
+    out = oar.sparse.masked_matmul(oar.ones([2, 0]), oar.ones([0, 3]), make(np.ones([2, 3], np.float32), layout))
+    np.testing.assert_array_equal(out.to_dense().numpy(), np.zeros([2, 3]))

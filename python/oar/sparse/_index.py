@@ -34,33 +34,37 @@ def checked_prod(dims, api):
     return p
 
 
-def strides(dims):
-    out, s = [], 1
-    for d in reversed(dims):
-        out.append(s)
-        s *= int(d)
-    return out[::-1]
-
-
 def linear_key(indices, dims):
     """[nnz] int64 row-major position of each column of indices [len(dims), nnz] in a grid of shape dims."""
     import oar
-    nnz = indices.shape[1]
-    key = oar.zeros([nnz], dtype="int64")
-    for d, s in enumerate(strides(dims)):
-        key = key + indices[d] * s
+    if not dims:
+        return oar.zeros([indices.shape[1]], dtype="int64")
+    key = indices[0]
+    for d in range(1, len(dims)):  # Horner's rule: one multiply and one add per further dim
+        key = key * int(dims[d]) + indices[d]
     return key
 
 
 def unravel(key, dims):
     """Inverse of linear_key: [len(dims), nnz] int64."""
     import oar
-    rows = []
-    for s, n in zip(strides(dims), dims):
-        rows.append((key // s) % max(int(n), 1))
-    if not rows:
+    if not dims:
         return oar.zeros([0, key.shape[0]], dtype="int64")
-    return oar.stack(rows, axis=0)
+    rows = []
+    for n in reversed(dims[1:]):
+        n = max(int(n), 1)  # a zero-size dim holds no entries; avoid dividing by 0 on the empty key
+        rows.append(key % n)
+        key = key // n
+    rows.append(key)  # what is left is the first coordinate (keys are in range)
+    return oar.stack(rows[::-1], axis=0)
+
+
+def reshape(t, shape):
+    """t.reshape(shape) for explicit sizes, where a 0 is a size (oar.reshape reads 0 as "copy the input dim")."""
+    import oar
+    if any(int(d) == 0 for d in shape):
+        return oar.zeros([int(d) for d in shape], dtype=t.dtype)  # no elements: nothing to carry
+    return t.reshape([int(d) for d in shape])
 
 
 def segment_sum(values, segment, count):
@@ -90,7 +94,7 @@ def coo_to_csr(indices, nrows, batch):
     nb = batch or 1
     seg = rows if bidx is None else bidx * nrows + rows
     counts = oar.bincount(seg, minlength=nb * nrows) if seg.shape[0] else oar.zeros([nb * nrows], dtype="int64")
-    counts = i64(counts).reshape([nb, nrows])
+    counts = reshape(i64(counts), [nb, nrows])
     crows = oar.concat([oar.zeros([nb, 1], dtype="int64"), oar.cumsum(counts, axis=1)], axis=1)
     return crows.reshape([-1])
 
@@ -99,7 +103,7 @@ def csr_rows(crows, nrows, batch):
     """COO row indices ([batch,] row) of each stored entry of a CSR matrix, as [1 or 2, nnz] int64."""
     import oar
     nb = batch or 1
-    c = i64(crows).reshape([nb, nrows + 1])
+    c = reshape(i64(crows), [nb, nrows + 1])
     counts = (c[:, 1:] - c[:, :-1]).reshape([-1])
     seg = oar.arange(nb * nrows, dtype="int64")
     flat = oar.repeat_interleave(seg, counts) if int(counts.shape[0]) else oar.zeros([0], dtype="int64")

@@ -197,7 +197,7 @@ class SparseCooTensor(_SparseBase):
         if is_bool:
             vals = vals.astype("int32")
         key = ix.linear_key(ix.i64(self._indices), dims)
-        out = ix.segment_sum(vals, key, cells).reshape(self._shape)
+        out = ix.reshape(ix.segment_sum(vals, key, cells), self._shape)
         return (out != 0) if is_bool else out
 
     def to_sparse_coo(self, sparse_dim):
@@ -227,7 +227,7 @@ class SparseCooTensor(_SparseBase):
         inner = ix.linear_key(ind[sparse_dim:], moved)
         n = int(uniq.shape[0])
         flat = ix.segment_sum(self._values, inverse.reshape([-1]) * block + inner, n * block)
-        vals = flat.reshape([n] + self._shape[sparse_dim:])
+        vals = ix.reshape(flat, [n] + self._shape[sparse_dim:])
         return SparseCooTensor(ix.unravel(uniq, lead).astype(ix.dname(self._indices)), vals, self._shape, True)
 
     def to_sparse_csr(self):

@@ -49,7 +49,7 @@ def _at(x, dense):
     """The entries of a dense tensor of x's shape at x's stored coordinates: [nnz, *dense_dims] (differentiable)."""
     coo = x if isinstance(x, SparseCooTensor) else x.to_sparse_coo()
     sd = coo.sparse_dim()
-    flat = dense.reshape([-1] + list(dense.shape[sd:]))
+    flat = ix.reshape(dense, [ix.checked_prod(x._shape[:sd], 'oar.sparse')] + list(dense.shape[sd:]))
     import oar
     return oar.gather(flat, ix.linear_key(ix.i64(coo._indices), x._shape[:sd]), axis=0)
 

@@ -46,9 +46,9 @@ def _sparse_dense(x, y):
     nb = x.shape[0] if b is not None else 1
     src = c if b is None else b * k + c
     seg = r if b is None else b * m + r
-    rows = oar.gather(y.reshape([nb * k, n]), src, axis=0)
+    rows = oar.gather(ix.reshape(y, [nb * k, n]), src, axis=0)
     out = ix.segment_sum(x._values.unsqueeze(-1) * rows, seg, nb * m)
-    return out.reshape(x.shape[:-1] + [n])
+    return ix.reshape(out, x.shape[:-1] + [n])
 
 
 def _sparse_sparse(x, y):
@@ -155,8 +155,9 @@ def masked_matmul(x, y, mask, name=None):
     b, r, c = _coords(mask)
     m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
     nb = x.shape[0] if b is not None else 1
-    yt = oar.transpose(y, list(range(y.ndim - 2)) + [y.ndim - 1, y.ndim - 2]).reshape([nb * n, k])
-    xr = oar.gather(x.reshape([nb * m, k]), r if b is None else b * m + r, axis=0)
+    yt = oar.transpose(y, list(range(y.ndim - 2)) + [y.ndim - 1, y.ndim - 2])
+    yt = ix.reshape(yt, [nb * n, k])
+    xr = oar.gather(ix.reshape(x, [nb * m, k]), r if b is None else b * m + r, axis=0)
     yc = oar.gather(yt, c if b is None else b * n + c, axis=0)
     return mask._with_values((xr * yc).sum(axis=-1))
 
