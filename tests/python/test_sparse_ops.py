@@ -293,3 +293,50 @@ def test_sparse_by_dense_is_not_densified():
     np.testing.assert_allclose(out, ref, rtol=1e-12)
     t = oar.sparse.transpose(x.to_sparse_csr(), [1, 0])
     assert t.nnz() == oar.sparse.coalesce(x).nnz()
+
+
+def _np_attention(q, k, v, keep):
+    """Dense reference: softmax over the kept scores of each row (rows with none give 0), times v."""
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    s = np.where(keep, s, -np.inf)
+    top = np.max(s, axis=-1, keepdims=True)
+    e = np.where(keep, np.exp(s - np.where(np.isfinite(top), top, 0)), 0.0)
+    tot = e.sum(axis=-1, keepdims=True)
+    return (e / np.where(tot > 0, tot, 1)) @ v
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("masks", [False, True])
+def test_attention(dtype, masks):
+    rng = np.random.default_rng(36)
+    b, h, s, d = 2, 2, 5, 3
+    q, k, v = (rng.normal(size=[b, h, s, d]).astype(dtype) for _ in range(3))
+    layout = rand_dense([b * h, s, s], density=0.5, seed=37) != 0
+    layout[:, :, 0] = True
+    mask = make(layout.astype(dtype), "csr")
+    keep = layout.reshape(b, h, s, s).copy()
+    kw = {}
+    if masks:
+        kp = (rng.random([b, s]) > 0.3).astype(dtype)
+        am = np.tril(np.ones([s, s], dtype))
+        kw = dict(key_padding_mask=oar.to_tensor(kp), attn_mask=oar.to_tensor(am))
+        keep &= (kp[:, None, None, :] != 0) & (am[None, None] != 0)
+    out = oar.sparse.nn.functional.attention(oar.to_tensor(q), oar.to_tensor(k), oar.to_tensor(v), mask, **kw)
+    assert out.shape == [b, h, s, d]
+    np.testing.assert_allclose(out.numpy(), _np_attention(q.astype(np.float64), k.astype(np.float64),
+                                                          v.astype(np.float64), keep), **TOL[dtype])
+
+
+def test_attention_grads_and_errors():
+    rng = np.random.default_rng(38)
+    b, h, s, d = 1, 2, 4, 2
+    mask = make((rand_dense([b * h, s, s], density=0.6, seed=39) != 0).astype(np.float64), "csr")
+    kp = oar.to_tensor(np.array([[1.0, 1.0, 0.0, 1.0]]))
+    w = weights([b, h, s, d])
+    check_grad(lambda q, k, v: (oar.sparse.nn.functional.attention(q, k, v, mask, key_padding_mask=kp) * w).sum(),
+               *(rng.normal(size=[b, h, s, d]) for _ in range(3)))
+    x = oar.ones([b, h, s, d], dtype="float64")
+    with pytest.raises(ValueError, match=r"^\[oar.sparse.nn.functional.attention\] sparse_mask must be"):
+        oar.sparse.nn.functional.attention(x, x, x, make(np.ones([2, 4]), "csr"))
+    with pytest.raises(ValueError, match=r"^\[oar.sparse.nn.functional.attention\] attn_mask must be"):
+        oar.sparse.nn.functional.attention(x, x, x, mask, attn_mask=oar.ones([3, 3]))
