@@ -340,3 +340,23 @@ def test_attention_grads_and_errors():
         oar.sparse.nn.functional.attention(x, x, x, make(np.ones([2, 4]), "csr"))
     with pytest.raises(ValueError, match=r"^\[oar.sparse.nn.functional.attention\] attn_mask must be"):
         oar.sparse.nn.functional.attention(x, x, x, mask, attn_mask=oar.ones([3, 3]))
+
+
+def test_batch_norm_over_stored_entries():
+    d = rand_dense([2, 3, 4, 3], density=0.5, seed=40).astype(np.float32)
+    x = oar.to_tensor(d).to_sparse_coo(3)  # values [nnz, 3]: channels last
+    bn = oar.sparse.nn.BatchNorm(3)
+    out = bn(x)
+    vals = x.values().numpy().astype(np.float64)
+    mean, var = vals.mean(axis=0), vals.var(axis=0)
+    assert out.is_sparse_coo() and out.nnz() == x.nnz()
+    np.testing.assert_array_equal(out.indices().numpy(), x.indices().numpy())
+    np.testing.assert_allclose(out.values().numpy(), (vals - mean) / np.sqrt(var + 1e-5), rtol=1e-4, atol=1e-5)
+    bn.eval()
+    run_mean, run_var = 0.1 * mean, 0.9 + 0.1 * var  # running stats: momentum 0.9, biased variance
+    np.testing.assert_allclose(bn(x).values().numpy(), (vals - run_mean) / np.sqrt(run_var + 1e-5), rtol=1e-4,
+                               atol=1e-5)
+    with pytest.raises(ValueError, match=r"^\[oar.sparse.nn.BatchNorm\] x must store one vector of 3 channels"):
+        bn(make(d[..., 0], "coo"))
+    with pytest.raises(ValueError, match=r"^\[oar.sparse.nn.BatchNorm\] data_format must put channels last"):
+        oar.sparse.nn.BatchNorm(3, data_format="NCDHW")

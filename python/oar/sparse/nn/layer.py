@@ -1,8 +1,9 @@
 """oar.sparse.nn layers: the activations of oar.sparse.nn.functional as Layers."""
+from ...nn import BatchNorm1D as _BatchNorm1D
 from ...nn.layer.layers import Layer
 from . import functional as F
 
-__all__ = ["ReLU", "ReLU6", "LeakyReLU", "Softmax"]
+__all__ = ["ReLU", "ReLU6", "LeakyReLU", "Softmax", "BatchNorm"]
 
 
 class ReLU(Layer):
@@ -69,3 +70,35 @@ class Softmax(Layer):
 
     def forward(self, x):
         return F.softmax(x, self._axis)
+
+
+class BatchNorm(_BatchNorm1D):
+    """Batch normalisation of a channels-last sparse tensor (e.g. COO [N, D, H, W, C] with values [nnz, C]):
+    the statistics are taken over the stored entries only, per channel, and the pattern is kept.
+
+    Parameters, running statistics and train/eval behaviour are those of oar.nn.BatchNorm1D on the values.
+
+    >>> import oar
+    >>> x = oar.sparse.sparse_coo_tensor([[0, 1, 3]], [[1.0, 2.0], [3.0, 2.0], [5.0, 8.0]], [4, 2])
+    >>> y = oar.sparse.nn.BatchNorm(2)(x)
+    >>> [round(v, 3) for v in y.values()[:, 0].numpy().tolist()]
+    [-1.225, 0.0, 1.225]
+    """
+
+    def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None, bias_attr=None,
+                 data_format="NDHWC", use_global_stats=None, name=None):
+        if data_format not in ("NDHWC", "NHWC", "NLC", "NC"):
+            raise ValueError(f"[oar.sparse.nn.BatchNorm] data_format must put channels last (NDHWC, NHWC, NLC "
+                             f"or NC), got {data_format!r}")
+        super().__init__(num_features, momentum=momentum, epsilon=epsilon, weight_attr=weight_attr,
+                         bias_attr=bias_attr, use_global_stats=use_global_stats, name=name)
+
+    def forward(self, x):
+        from ..unary import check_sparse
+        api = "oar.sparse.nn.BatchNorm"
+        check_sparse(x, api)
+        vals = x.values()
+        if vals.ndim != 2 or vals.shape[1] != self.weight.shape[0]:
+            raise ValueError(f"[{api}] x must store one vector of {self.weight.shape[0]} channels per entry "
+                             f"(values [nnz, C], all dims but the last sparse), got values of shape {vals.shape}")
+        return x._with_values(super().forward(vals))
