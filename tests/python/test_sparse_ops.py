@@ -216,7 +216,12 @@ def test_sum_csr_dtype_and_grad():
     out = oar.sparse.sum(x, axis=-1, keepdim=True)
     assert out.is_sparse_csr()
     np.testing.assert_allclose(out.to_dense().numpy(), d.sum(axis=-1, keepdims=True), rtol=1e-12)
-    np.testing.assert_allclose(oar.sparse.sum(x).to_dense().numpy(), [d.sum()], rtol=1e-12)
+    full = oar.sparse.sum(x)  # a CSR input keeps its rank
+    assert full.is_sparse_csr() and full.shape == [1, 1, 1]
+    np.testing.assert_allclose(full.to_dense().numpy(), d.sum(keepdims=True), rtol=1e-12)
+    rows = oar.sparse.sum(make(d[0], "csr"), axis=0)
+    assert rows.is_sparse_csr() and rows.shape == [1, 4]
+    np.testing.assert_allclose(rows.to_dense().numpy(), d[0].sum(axis=0, keepdims=True), rtol=1e-12)
     assert oar.sparse.sum(x, dtype="float32").dtype == oar.float32
     i = oar.sparse.sparse_coo_tensor([[0, 1]], oar.to_tensor([1, 2], dtype="int32"), [2])
     assert oar.sparse.sum(i).dtype == oar.int64

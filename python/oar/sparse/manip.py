@@ -142,7 +142,9 @@ def sum(x, axis=None, dtype=None, keepdim=False, name=None):
 
     Reduced sparse dims merge coordinates (their values are summed); reduced dense dims sum the values.
     When no sparse dim would remain, one of size 1 is kept in front (so a full sum has shape [1]).
-    bool and int32 inputs sum to int64. A CSR input gives CSR when the result is a 2-D/3-D matrix.
+    A CSR input keeps its rank (keepdim is taken as True), so that the result is a CSR matrix again:
+    axis=None gives shape [1, 1] (or [1, 1, 1]), axis=-1 gives [*, rows, 1]. bool and int32 inputs
+    sum to int64.
 
     >>> import oar
     >>> x = oar.to_tensor([[-2.0, 0.0], [1.0, 2.0]]).to_sparse_coo(2)
@@ -155,6 +157,7 @@ def sum(x, axis=None, dtype=None, keepdim=False, name=None):
     api = "oar.sparse.sum"
     check_sparse(x, api)
     axes = list(range(x.ndim)) if axis is None else _axes(axis, x.ndim, api)
+    keepdim = keepdim or isinstance(x, SparseCsrTensor)
     c = _coo(x)
     sd = c.sparse_dim()
     vals = c._values
