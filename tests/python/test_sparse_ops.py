@@ -365,3 +365,31 @@ def test_batch_norm_over_stored_entries():
         bn(make(d[..., 0], "coo"))
     with pytest.raises(ValueError, match=r"^\[oar.sparse.nn.BatchNorm\] data_format must put channels last"):
         oar.sparse.nn.BatchNorm(3, data_format="NCDHW")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("center", [True, False])
+def test_pca_lowrank_full_rank_is_exact(dtype, layout, center):
+    oar.seed(41)
+    d = rand_dense([8, 5], density=0.5, seed=42).astype(dtype)
+    u, s, v = oar.sparse.pca_lowrank(make(d, layout), q=5, center=center, niter=2)
+    assert u.shape == [8, 5] and s.shape == [5] and v.shape == [5, 5]
+    a = d.astype(np.float64) - (d.mean(axis=0, keepdims=True) if center else 0.0)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(a, compute_uv=False), **tol)
+    np.testing.assert_allclose(u.numpy() @ np.diag(s.numpy()) @ v.numpy().T, a, **tol)
+    np.testing.assert_allclose(v.numpy().T @ v.numpy(), np.eye(5), **tol)
+
+
+def test_pca_lowrank_top_components_and_errors():
+    oar.seed(43)
+    rng = np.random.default_rng(44)
+    low = rng.normal(size=[30, 2]) @ rng.normal(size=[2, 20])  # rank 2, then sparsified by a fixed mask
+    d = np.where(rng.random([30, 20]) < 0.9, low, 0.0)
+    u, s, v = oar.sparse.pca_lowrank(make(d, "csr"), q=6, center=False, niter=4)
+    np.testing.assert_allclose(s.numpy()[:2], np.linalg.svd(d, compute_uv=False)[:2], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"^\[oar.sparse.pca_lowrank\] q must be an int in \[1, min\(M, N\) = 20\]"):
+        oar.sparse.pca_lowrank(make(d, "coo"), q=21)
+    with pytest.raises(ValueError, match=r"^\[oar.sparse.pca_lowrank\] x must be a 2-D sparse matrix"):
+        oar.sparse.pca_lowrank(make(rand_dense([2, 3, 4]), "coo"))

@@ -22,10 +22,11 @@ from .binary import *  # noqa: F401,F403
 from .binary import __all__ as _binary_all
 from .manip import *  # noqa: F401,F403
 from .manip import __all__ as _manip_all
+from .pca import pca_lowrank  # noqa: F401
 from . import nn  # noqa: F401
 
 __all__ = (["SparseCooTensor", "SparseCsrTensor", "sparse_coo_tensor", "sparse_csr_tensor", "nn"]
-           + _unary_all + _binary_all + _manip_all)
+           + _unary_all + _binary_all + _manip_all + ["pca_lowrank"])
 
 from .. import _api  # noqa: E402
 

@@ -200,9 +200,18 @@ class SparseCooTensor(_SparseBase):
         out = ix.reshape(ix.segment_sum(vals, key, cells), self._shape)
         return (out != 0) if is_bool else out
 
-    def to_sparse_coo(self, sparse_dim):
-        """This tensor as COO with `sparse_dim` sparse dims (the rest become dense blocks of the values)."""
+    def to_sparse_coo(self, sparse_dim=None):
+        """This tensor as COO with `sparse_dim` sparse dims (the rest become dense blocks of the values);
+        itself when sparse_dim is None or already its own.
+
+        >>> import oar
+        >>> x = oar.to_tensor([[0.0, 1.0], [0.0, 0.0]]).to_sparse_coo(2).to_sparse_coo(1)
+        >>> x.indices().numpy().tolist(), x.values().numpy().tolist()
+        ([[0]], [[0.0, 1.0]])
+        """
         api = "oar.sparse.SparseCooTensor.to_sparse_coo"
+        if sparse_dim is None:
+            return self
         sparse_dim = _check_sparse_dim(sparse_dim, self.ndim, api)
         sd = self.sparse_dim()
         if sparse_dim == sd:
