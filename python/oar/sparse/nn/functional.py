@@ -4,7 +4,8 @@ from .. import _index as ix
 from .._tensor import SparseCooTensor, SparseCsrTensor
 from ..unary import check_sparse
 
-__all__ = ["relu", "relu6", "leaky_relu", "softmax", "attention"]
+__all__ = ["relu", "relu6", "leaky_relu", "softmax", "attention", "conv2d", "conv3d", "subm_conv2d", "subm_conv3d",
+           "max_pool3d"]
 
 
 def relu(x, name=None):
@@ -140,3 +141,6 @@ def attention(query, key, value, sparse_mask, key_padding_mask=None, attn_mask=N
         keep = ok if keep is None else oar.logical_and(keep, ok)
     probs = _group_softmax(scores._values / math.sqrt(d), bi * s + r, b * h * s, keep)
     return matmul(sparse_mask._with_values(probs), v).reshape([b, h, s, d])
+
+
+from .conv import conv2d, conv3d, max_pool3d, subm_conv2d, subm_conv3d  # noqa: E402,F401
