@@ -1,4 +1,4 @@
-"""Shared helpers of the oar.sparse tests (random sparse data, a finite-difference gradient check), and their own tests."""
+"""Shared helpers of the oar.sparse tests (random sparse data, finite-difference gradients) and their tests."""
 import numpy as np
 
 import oar
