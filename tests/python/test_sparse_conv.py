@@ -68,6 +68,8 @@ def test_subm_conv_keeps_the_pattern(s):
     np.testing.assert_array_equal(out.indices().numpy(), x.indices().numpy())
     ref = _np_conv(d, w, [1] * s, [1] * s, [1] * s)
     np.testing.assert_allclose(out.to_dense().numpy(), np.where(mask[..., None], ref, 0.0), rtol=1e-10, atol=1e-10)
+    igemm = F.subm_conv3d_igemm if s == 3 else F.subm_conv2d_igemm
+    np.testing.assert_array_equal(igemm(x, oar.to_tensor(w), padding=1).values().numpy(), out.values().numpy())
     with pytest.raises(ValueError, match=r"stride must be 1"):
         fn(x, oar.to_tensor(w), stride=2)
 

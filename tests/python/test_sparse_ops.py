@@ -365,6 +365,8 @@ def test_batch_norm_over_stored_entries():
         bn(make(d[..., 0], "coo"))
     with pytest.raises(ValueError, match=r"^\[oar.sparse.nn.BatchNorm\] data_format must put channels last"):
         oar.sparse.nn.BatchNorm(3, data_format="NCDHW")
+    sync = oar.sparse.nn.SyncBatchNorm(3)(x)  # one process: the statistics of this batch
+    np.testing.assert_allclose(sync.values().numpy(), (vals - mean) / np.sqrt(var + 1e-5), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -13,7 +13,7 @@ from .. import _index as ix
 from .._tensor import SparseCooTensor
 from ..unary import check_sparse
 
-__all__ = ["conv2d", "conv3d", "subm_conv2d", "subm_conv3d", "max_pool3d"]
+__all__ = ["conv2d", "conv3d", "subm_conv2d", "subm_conv3d", "subm_conv2d_igemm", "subm_conv3d_igemm", "max_pool3d"]
 
 _FORMATS = {2: "NHWC", 3: "NDHWC"}
 
@@ -177,6 +177,11 @@ def subm_conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
     """
     return _conv(x, weight, bias, stride, padding, dilation, groups, data_format, 2, True,
                  "oar.sparse.nn.functional.subm_conv2d")
+
+
+# Paddle's implicit-GEMM kernels of the submanifold convolutions: the same function here.
+subm_conv2d_igemm = subm_conv2d
+subm_conv3d_igemm = subm_conv3d
 
 
 def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_format="NDHWC", name=None):

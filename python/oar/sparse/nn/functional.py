@@ -5,7 +5,7 @@ from .._tensor import SparseCooTensor, SparseCsrTensor
 from ..unary import check_sparse
 
 __all__ = ["relu", "relu6", "leaky_relu", "softmax", "attention", "conv2d", "conv3d", "subm_conv2d", "subm_conv3d",
-           "max_pool3d"]
+           "subm_conv2d_igemm", "subm_conv3d_igemm", "max_pool3d"]
 
 
 def relu(x, name=None):
@@ -143,4 +143,5 @@ def attention(query, key, value, sparse_mask, key_padding_mask=None, attn_mask=N
     return matmul(sparse_mask._with_values(probs), v).reshape([b, h, s, d])
 
 
-from .conv import conv2d, conv3d, max_pool3d, subm_conv2d, subm_conv3d  # noqa: E402,F401
+from .conv import (conv2d, conv3d, max_pool3d, subm_conv2d, subm_conv2d_igemm, subm_conv3d,  # noqa: E402,F401
+                   subm_conv3d_igemm)

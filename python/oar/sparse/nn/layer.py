@@ -1,9 +1,10 @@
 """oar.sparse.nn layers: the activations of oar.sparse.nn.functional as Layers."""
 from ...nn import BatchNorm1D as _BatchNorm1D
+from ...nn import SyncBatchNorm as _SyncBatchNorm
 from ...nn.layer.layers import Layer
 from . import functional as F
 
-__all__ = ["ReLU", "ReLU6", "LeakyReLU", "Softmax", "BatchNorm"]
+__all__ = ["ReLU", "ReLU6", "LeakyReLU", "Softmax", "BatchNorm", "SyncBatchNorm"]
 
 
 class ReLU(Layer):
@@ -94,11 +95,36 @@ class BatchNorm(_BatchNorm1D):
                          bias_attr=bias_attr, use_global_stats=use_global_stats, name=name)
 
     def forward(self, x):
-        from ..unary import check_sparse
-        api = "oar.sparse.nn.BatchNorm"
-        check_sparse(x, api)
-        vals = x.values()
-        if vals.ndim != 2 or vals.shape[1] != self.weight.shape[0]:
-            raise ValueError(f"[{api}] x must store one vector of {self.weight.shape[0]} channels per entry "
-                             f"(values [nnz, C], all dims but the last sparse), got values of shape {vals.shape}")
-        return x._with_values(super().forward(vals))
+        return _norm_values(self, x, super().forward, "oar.sparse.nn.BatchNorm")
+
+
+def _norm_values(layer, x, norm, api):
+    """x with norm applied to its values [nnz, C]: the statistics come from the stored entries only."""
+    from ..unary import check_sparse
+    check_sparse(x, api)
+    vals = x.values()
+    if vals.ndim != 2 or vals.shape[1] != layer.weight.shape[0]:
+        raise ValueError(f"[{api}] x must store one vector of {layer.weight.shape[0]} channels per entry "
+                         f"(values [nnz, C], all dims but the last sparse), got values of shape {vals.shape}")
+    return x._with_values(norm(vals))
+
+
+class SyncBatchNorm(_SyncBatchNorm):
+    """BatchNorm over the stored entries of a channels-last sparse tensor, with the statistics reduced over
+    the processes of the data-parallel group (oar.nn.SyncBatchNorm on the values [nnz, C]).
+
+    >>> import oar
+    >>> x = oar.sparse.sparse_coo_tensor([[0, 1, 3]], [[1.0, 2.0], [3.0, 2.0], [5.0, 8.0]], [4, 2])
+    >>> y = oar.sparse.nn.SyncBatchNorm(2)(x)
+    >>> [round(v, 3) for v in y.values()[:, 0].numpy().tolist()]
+    [-1.225, 0.0, 1.225]
+    """
+
+    def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None, bias_attr=None,
+                 data_format="NCHW", name=None):
+        # the values are [nnz, C] whatever data_format says: channels are the dense last dim
+        super().__init__(num_features, momentum=momentum, epsilon=epsilon, weight_attr=weight_attr,
+                         bias_attr=bias_attr, name=name)
+
+    def forward(self, x):
+        return _norm_values(self, x, super().forward, "oar.sparse.nn.SyncBatchNorm")
