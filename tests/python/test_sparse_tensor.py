@@ -34,7 +34,7 @@ def test_csr_construction_matches_scipy():
     d = rand_dense([5, 6], seed=1)
     s = sp.csr_matrix(d)
     x = oar.sparse.sparse_csr_tensor(s.indptr, s.indices, s.data, [5, 6])
-    assert x.is_sparse_csr() and x.nnz() == s.nnz
+    assert x.is_sparse_csr() and x.nnz() == s.nnz and x.sparse_dim() == 2 and x.dense_dim() == 0
     np.testing.assert_array_equal(x.to_dense().numpy(), d)
     np.testing.assert_array_equal(x.crows().numpy(), s.indptr)
     np.testing.assert_array_equal(x.cols().numpy(), s.indices)

@@ -282,6 +282,13 @@ class SparseCsrTensor(_SparseBase):
         """The column of each stored entry: an int Tensor [nnz]."""
         return self._cols
 
+    def sparse_dim(self):
+        """2: the compressed dims are a matrix's rows and columns (a batch dim is not counted, as in Paddle)."""
+        return 2
+
+    def dense_dim(self):
+        return 0
+
     def _coo_indices(self):
         """[ndim, nnz] int64 coordinates of the stored entries, in storage order."""
         import oar
