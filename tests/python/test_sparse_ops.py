@@ -395,3 +395,20 @@ def test_pca_lowrank_top_components_and_errors():
         oar.sparse.pca_lowrank(make(d, "coo"), q=21)
     with pytest.raises(ValueError, match=r"^\[oar.sparse.pca_lowrank\] x must be a 2-D sparse matrix"):
         oar.sparse.pca_lowrank(make(rand_dense([2, 3, 4]), "coo"))
+
+
+def test_second_order_gradients():
+    # the composites are differentiable twice: the gradient of a gradient matches finite differences
+    x0 = make(rand_dense([3, 4], seed=45), "csr")
+    y0 = np.random.default_rng(46).normal(size=[4, 2])
+
+    def grad_norm(v, y):
+        if v.stop_gradient:  # the finite-difference evaluations pass plain tensors
+            v = v.detach()
+            v.stop_gradient = False
+        x = with_values(x0, v)
+        out = oar.sparse.matmul(oar.sparse.nn.functional.softmax(x), y)
+        (g,) = oar.grad((out * out).sum(), [v], create_graph=True)
+        return (g * g).sum()
+
+    check_grad(grad_norm, x0.values().numpy(), y0, atol=1e-6)
