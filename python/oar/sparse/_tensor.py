@@ -87,7 +87,7 @@ class _SparseBase:
     def __repr__(self):
         body = ",\n       ".join(f"{k}={np.array2string(v.numpy(), separator=', ', prefix=' ' * (8 + len(k)))}"
                                  for k, v in self._parts())
-        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place={self.place}, "
+        return (f"Tensor(shape={self.shape}, dtype={ix.dname(self._values)}, place={self.place}, "
                 f"stop_gradient={self.stop_gradient},\n       {body})")
 
     __str__ = __repr__
