@@ -329,3 +329,23 @@ def test_zero_size_dims(layout):
     np.testing.assert_array_equal(oar.sparse.matmul(y, oar.ones([0, 3], dtype="float64")).numpy(), np.zeros([2, 3]))
     out = oar.sparse.masked_matmul(oar.ones([2, 0]), oar.ones([0, 3]), make(np.ones([2, 3], np.float32), layout))
     np.testing.assert_array_equal(out.to_dense().numpy(), np.zeros([2, 3]))
+
+
+def test_results_follow_the_sparse_data_not_the_current_device():
+    # Note [device scope]: with another current device (the example plugin device), the tensors the
+    # functions make internally must still land beside the sparse data, here on the CPU
+    import os
+    from conftest import CUSTOM_CPU
+    assert os.path.exists(CUSTOM_CPU), f"{CUSTOM_CPU} is missing: `make build` builds it"
+    d = rand_dense([3, 4], seed=20)
+    x, y = make(d, "csr"), oar.ones([4, 2], dtype="float64")
+    oar.set_device("custom_cpu:0")
+    try:
+        outs = [oar.sparse.add(x, x).to_dense(), oar.sparse.matmul(x, y), x.to_dense(),
+                oar.sparse.nn.functional.softmax(x).values(), x.to_sparse_coo().coalesce().values(),
+                oar.sparse.sum(x).values(), oar.sparse.transpose(x, [1, 0]).values()]
+    finally:
+        oar.set_device("cpu")
+    assert all(str(o.place) == "Place(cpu)" for o in outs)
+    np.testing.assert_allclose(outs[0].numpy(), 2 * d, rtol=1e-12)
+    np.testing.assert_allclose(outs[1].numpy(), d @ np.ones([4, 2]), rtol=1e-12)

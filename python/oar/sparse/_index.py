@@ -7,6 +7,9 @@ index_add, matmul, elementwise), so autograd reaches the values, and the
 dense operands of products, with no sparse-specific gradient rule. Nothing
 loops over the nonzeros in Python; loops run over dimensions only.
 """
+import functools
+import types
+
 import numpy as np
 
 from .. import _C
@@ -117,3 +120,35 @@ def host(t):
     if _C._ir_is_tracing():
         return None
     return np.asarray(t.numpy())
+
+
+def on_values_device(f):
+    """f run in the device scope (Note [device scope]) of its arguments, a sparse argument counting as its
+    values: the index and value tensors f makes (zeros, arange, ...) land where the sparse data lives,
+    which the API boundary alone cannot see, since it looks at dense Tensor arguments only."""
+    if getattr(f, "__oar_sparse_scoped__", False):
+        return f
+    enter, leave, tensor = _C._enter_device_scope, _C._exit_device_scope, _C.Tensor
+
+    def scoped(*args, **kwargs):
+        scope = enter(*[a if isinstance(a, tensor) else getattr(a, "_values", a) for a in args],
+                      **{k: v if isinstance(v, tensor) else getattr(v, "_values", v) for k, v in kwargs.items()})
+        try:
+            return f(*args, **kwargs)
+        finally:
+            if scope >= 0:
+                leave(scope)
+
+    # built over f's globals, so doctest still finds f in its module and runs its examples
+    g = types.FunctionType(scoped.__code__, f.__globals__, f.__name__, None, scoped.__closure__)
+    functools.update_wrapper(g, f)
+    g.__oar_sparse_scoped__ = True
+    return g
+
+
+def scope_module(namespace):
+    """Wraps the public functions of a module (its __all__, given as its globals()) in on_values_device."""
+    for name in namespace["__all__"]:
+        f = namespace.get(name)
+        if isinstance(f, types.FunctionType):
+            namespace[name] = on_values_device(f)

@@ -167,6 +167,7 @@ class SparseCooTensor(_SparseBase):
     def is_coalesced(self):
         return self._coalesced
 
+    @ix.on_values_device
     def coalesce(self):
         """This tensor with sorted, unique indices; the values of repeated indices are summed.
 
@@ -181,6 +182,7 @@ class SparseCooTensor(_SparseBase):
         ind, val = ix.coalesce(self._indices, self._values, self._shape[:self.sparse_dim()])
         return SparseCooTensor(ind.astype(ix.dname(self._indices)), val, self._shape, True)
 
+    @ix.on_values_device
     def to_dense(self):
         """The dense Tensor with the stored values summed into place and zeros elsewhere (differentiable).
 
@@ -200,6 +202,7 @@ class SparseCooTensor(_SparseBase):
         out = ix.reshape(ix.segment_sum(vals, key, cells), self._shape)
         return (out != 0) if is_bool else out
 
+    @ix.on_values_device
     def to_sparse_coo(self, sparse_dim=None):
         """This tensor as COO with `sparse_dim` sparse dims (the rest become dense blocks of the values);
         itself when sparse_dim is None or already its own.
@@ -239,6 +242,7 @@ class SparseCooTensor(_SparseBase):
         vals = ix.reshape(flat, [n] + self._shape[sparse_dim:])
         return SparseCooTensor(ix.unravel(uniq, lead).astype(ix.dname(self._indices)), vals, self._shape, True)
 
+    @ix.on_values_device
     def to_sparse_csr(self):
         """This tensor (2-D or 3-D, all dims sparse) in CSR layout."""
         api = "oar.sparse.SparseCooTensor.to_sparse_csr"
@@ -289,6 +293,7 @@ class SparseCsrTensor(_SparseBase):
     def dense_dim(self):
         return 0
 
+    @ix.on_values_device
     def _coo_indices(self):
         """[ndim, nnz] int64 coordinates of the stored entries, in storage order."""
         import oar
@@ -296,18 +301,22 @@ class SparseCsrTensor(_SparseBase):
         rows = ix.csr_rows(self._crows, self._shape[-2], batch)
         return oar.concat([rows, ix.i64(self._cols).reshape([1, -1])], axis=0)
 
+    @ix.on_values_device
     def to_sparse_coo(self, sparse_dim=None):
         """This matrix in COO layout (sparse_dim defaults to, and is best left at, its rank)."""
         out = SparseCooTensor(self._coo_indices(), self._values, self._shape)
         return out if sparse_dim is None else out.to_sparse_coo(sparse_dim)
 
+    @ix.on_values_device
     def to_sparse_csr(self):
         return self
 
+    @ix.on_values_device
     def coalesce(self):
         """This matrix with columns sorted within each row and repeated entries summed."""
         return self.to_sparse_coo().to_sparse_csr()
 
+    @ix.on_values_device
     def to_dense(self):
         """The dense Tensor of this matrix (differentiable).
 

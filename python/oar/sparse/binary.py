@@ -149,3 +149,6 @@ def mask_as(x, mask, name=None):
     if list(x.shape) != mask.shape:
         raise ValueError(f"[{api}] x and mask must have the same shape, got {list(x.shape)} and {mask.shape}")
     return mask._with_values(_at(mask, x))
+
+
+ix.scope_module(globals())  # Note [device scope]: sparse arguments count as their values

@@ -177,3 +177,6 @@ def sum(x, axis=None, dtype=None, keepdim=False, name=None):
     dense_shape = [1 if a in axes else x.shape[a] for a in range(sd, x.ndim) if keepdim or a not in axes]
     out = SparseCooTensor(oar.stack(rows, axis=0), vals, sparse_shape + dense_shape).coalesce()
     return _back(x, out)
+
+
+ix.scope_module(globals())  # Note [device scope]: sparse arguments count as their values

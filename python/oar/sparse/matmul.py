@@ -186,3 +186,6 @@ def addmm(input, x, y, beta=1.0, alpha=1.0, name=None):
     if not isinstance(input, _C.Tensor):
         raise TypeError(f"[{api}] with a dense y, input must be a dense Tensor, got {type(input).__name__}")
     return input * beta + prod * alpha
+
+
+ix.scope_module(globals())  # Note [device scope]: sparse arguments count as their values

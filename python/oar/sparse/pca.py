@@ -53,3 +53,6 @@ def pca_lowrank(x, q=None, center=True, niter=2, name=None):
         basis = oar.linalg.qr(a_times(basis))[0]
     u, s, vh = oar.linalg.svd(at_times(basis).t(), full_matrices=False)
     return oar.matmul(basis, u), s, vh.t()
+
+
+ix.scope_module(globals())  # Note [device scope]: sparse arguments count as their values

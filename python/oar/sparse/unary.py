@@ -119,3 +119,6 @@ def is_same_shape(x, y):
             raise TypeError(f"[oar.sparse.is_same_shape] {nm} must be a Tensor or sparse tensor, got "
                             f"{type(t).__name__}")
     return list(x.shape) == list(y.shape)
+
+
+ix.scope_module(globals())  # Note [device scope]: sparse arguments count as their values

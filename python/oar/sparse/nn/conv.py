@@ -219,3 +219,6 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_for
     else:
         out = oar.zeros([0, vals.shape[1]], dtype=vals.dtype)
     return SparseCooTensor(out_ind, out, [x.shape[0]] + out_sp + [x.shape[-1]], True)
+
+
+ix.scope_module(globals())  # Note [device scope]: sparse arguments count as their values

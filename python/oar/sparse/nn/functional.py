@@ -145,3 +145,6 @@ def attention(query, key, value, sparse_mask, key_padding_mask=None, attn_mask=N
 
 from .conv import (conv2d, conv3d, max_pool3d, subm_conv2d, subm_conv2d_igemm, subm_conv3d,  # noqa: E402,F401
                    subm_conv3d_igemm)
+
+
+ix.scope_module(globals())  # Note [device scope]: sparse arguments count as their values
