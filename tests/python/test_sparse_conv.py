@@ -117,7 +117,8 @@ def test_conv_layers():
     assert conv.weight.shape == [3, 3, 3, 2, 5] and conv.bias.shape == [5]
     ref = F.conv3d(x, conv.weight, conv.bias, padding=1)
     np.testing.assert_array_equal(conv(x).to_dense().numpy(), ref.to_dense().numpy())
-    sub = oar.sparse.nn.SubmConv3D(2, 5, 3, padding=1, bias_attr=False)
+    sub = oar.sparse.nn.SubmConv3D(2, 5, 3, 1, 1, 1, 1, "zeros", "cache-key", None, False)  # Paddle's order
+    assert sub.weight.shape == [3, 3, 3, 2, 5]
     assert sub.bias is None and sub(x).nnz() == x.nnz()
     x2 = oar.to_tensor(_sparse_input([1, 4, 4, 2], seed=12).astype(np.float32)).to_sparse_coo(3)
     assert oar.sparse.nn.Conv2D(2, 3, 2)(x2).shape == [1, 3, 3, 3]

@@ -8,11 +8,21 @@ from . import conv as F
 __all__ = ["Conv2D", "Conv3D", "SubmConv2D", "SubmConv3D", "MaxPool3D"]
 
 
+class _SubmConv:
+    """The submanifold layers' constructor: Paddle's order puts key after padding_mode and adds backend."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 padding_mode="zeros", key=None, weight_attr=None, bias_attr=None, data_format=None, backend=None):
+        # key names a rule-book cache and backend a kernel choice in Paddle; neither changes the result here
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, padding_mode,
+                         weight_attr, bias_attr, data_format)
+
+
 class _SparseConv(Layer):
     _dims, _subm, _fn = 3, False, None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 padding_mode="zeros", key=None, weight_attr=None, bias_attr=None, data_format=None):
+                 padding_mode="zeros", weight_attr=None, bias_attr=None, data_format=None):
         super().__init__()
         api = f"oar.sparse.nn.{type(self).__name__}"
         s = self._dims
@@ -48,7 +58,7 @@ class Conv3D(_SparseConv):
     _dims, _subm, _fn = 3, False, F.conv3d
 
 
-class SubmConv3D(_SparseConv):
+class SubmConv3D(_SubmConv, _SparseConv):
     """Submanifold sparse 3-D convolution layer: the output keeps the input's pattern.
 
     >>> import oar
@@ -72,7 +82,7 @@ class Conv2D(_SparseConv):
     _dims, _subm, _fn = 2, False, F.conv2d
 
 
-class SubmConv2D(_SparseConv):
+class SubmConv2D(_SubmConv, _SparseConv):
     """Submanifold sparse 2-D convolution layer: the output keeps the input's pattern.
 
     >>> import oar
