@@ -11,11 +11,13 @@ F = oar.sparse.nn.functional
 
 
 def _np_conv(x, w, stride, padding, dilation):
-    """Dense channels-last convolution: x [N, *sp, C], w [*k, C, M] -> [N, *out, M]."""
+    """Dense channels-last convolution: x [N, *sp, C], w [*k, C, M] -> [N, *out, M]; padding per dim is an
+    int or a (front, back) pair."""
     s = x.ndim - 2
     k = w.shape[:s]
-    xp = np.pad(x, [(0, 0)] + [(p, p) for p in padding] + [(0, 0)])
-    out_sp = [(x.shape[1 + i] + 2 * padding[i] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(s)]
+    padding = [p if isinstance(p, tuple) else (p, p) for p in padding]
+    xp = np.pad(x, [(0, 0)] + padding + [(0, 0)])
+    out_sp = [(x.shape[1 + i] + sum(padding[i]) - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(s)]
     out = np.zeros([x.shape[0]] + out_sp + [w.shape[-1]])
     for off in itertools.product(*[range(n) for n in k]):
         sl = tuple(slice(off[i] * dilation[i], off[i] * dilation[i] + stride[i] * (out_sp[i] - 1) + 1, stride[i])
@@ -143,3 +145,22 @@ def test_conv_errors():
         F.conv3d(x, w, groups=2)
     with pytest.raises(TypeError, match=r"^\[oar.sparse.nn.functional.conv3d\] x and weight must have the same"):
         F.conv3d(x, oar.ones([3, 3, 3, 2, 1], dtype="float32"))
+
+
+@pytest.mark.parametrize("padding,pairs,stride", [
+    ([1, 0, 0, 2, 2, 1], [(1, 0), (0, 2), (2, 1)], 1),
+    ([[0, 0], [1, 0], [0, 2], [2, 1], [0, 0]], [(1, 0), (0, 2), (2, 1)], 1),
+    ("VALID", [(0, 0)] * 3, 2),
+    ("same", [(1, 1), (1, 1), (1, 1)], 1),
+    ("SAME", [(0, 1), (0, 1), (0, 1)], 2),  # 6 cells, stride 2: 3 outputs need 1 more cell, put at the back
+])
+def test_conv_padding_forms(padding, pairs, stride):
+    d = _sparse_input([1, 6, 6, 6, 2], seed=14)
+    w = np.random.default_rng(15).normal(size=[3, 3, 3, 2, 2])
+    out = F.conv3d(oar.to_tensor(d).to_sparse_coo(4), oar.to_tensor(w), stride=stride, padding=padding)
+    ref = _np_conv(d, w, [stride] * 3, pairs, [1] * 3)
+    reach = _np_reach(d, [3] * 3, [stride] * 3, pairs, [1] * 3)
+    assert out.shape == list(ref.shape)
+    np.testing.assert_allclose(out.to_dense().numpy(), np.where(reach[..., None], ref, 0.0), rtol=1e-10, atol=1e-10)
+    with pytest.raises(ValueError, match=r"^\[oar.sparse.nn.functional.conv3d\] padding as a string must be"):
+        F.conv3d(oar.to_tensor(d).to_sparse_coo(4), oar.to_tensor(w), padding="full")

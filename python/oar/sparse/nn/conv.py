@@ -27,6 +27,33 @@ def _tuple(v, s, api, what, allow_zero=True):
     return items
 
 
+def _padding(padding, s, kernel, stride, dilation, spatial, api):
+    """[(front, back)] per spatial dim from Paddle's forms: an int, s ints, 2s ints (front, back per dim),
+    s + 2 pairs in data order (the batch and channel pairs zero), or 'VALID' / 'SAME'."""
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode == "VALID":
+            return [(0, 0)] * s
+        if mode == "SAME":  # output size ceil(in / stride), the extra cell of an odd total at the back
+            out = []
+            for i in range(s):
+                n_out = -(-spatial[i] // stride[i])
+                total = max((n_out - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 - spatial[i], 0)
+                out.append((total // 2, total - total // 2))
+            return out
+        raise ValueError(f"[{api}] padding as a string must be 'VALID' or 'SAME', got {padding!r}")
+    if isinstance(padding, (list, tuple)) and len(padding) == s + 2 and all(isinstance(p, (list, tuple))
+                                                                          for p in padding):
+        if list(padding[0]) != [0, 0] or list(padding[-1]) != [0, 0]:
+            raise ValueError(f"[{api}] the batch and channel padding must be [0, 0], got {padding!r}")
+        flat = [v for p in padding[1:-1] for v in p]
+        return list(zip(_tuple(flat[0::2], s, api, "padding"), _tuple(flat[1::2], s, api, "padding")))
+    if isinstance(padding, (list, tuple)) and len(padding) == 2 * s:
+        items = _tuple(list(padding), 2 * s, api, "padding")
+        return list(zip(items[0::2], items[1::2]))
+    return [(p, p) for p in _tuple(padding, s, api, "padding")]
+
+
 def _check_input(x, s, api):
     check_sparse(x, api)
     if not isinstance(x, SparseCooTensor) or x.ndim != s + 2 or x.sparse_dim() != s + 1:
@@ -41,7 +68,7 @@ def _pairs(x, s, kernel, stride, padding, dilation, subm, api):
     import itertools
     import oar
     spatial = x.shape[1:1 + s]
-    out_sp = [(spatial[i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(s)]
+    out_sp = [(spatial[i] + sum(padding[i]) - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(s)]
     if subm:
         out_sp = list(spatial)
     elif any(d <= 0 for d in out_sp):
@@ -55,7 +82,7 @@ def _pairs(x, s, kernel, stride, padding, dilation, subm, api):
         ok = oar.ones([ind.shape[1]], dtype="bool")
         coords = [ind[0]]
         for i in range(s):
-            num = ind[1 + i] + (padding[i] - off[i] * dilation[i])
+            num = ind[1 + i] + (padding[i][0] - off[i] * dilation[i])
             q = num // stride[i]
             ok = oar.logical_and(ok, oar.logical_and(num % stride[i] == 0, oar.logical_and(q >= 0, q < out_sp[i])))
             coords.append(oar.where(ok, q, oar.zeros_like(q)))
@@ -103,8 +130,8 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, s, su
                          + (f"shape {bias.shape}" if isinstance(bias, _C.Tensor) else type(bias).__name__))
     kernel = list(weight.shape[:s])
     stride = _tuple(stride, s, api, "stride", allow_zero=False)
-    padding = _tuple(padding, s, api, "padding")
     dilation = _tuple(dilation, s, api, "dilation", allow_zero=False)
+    padding = _padding(padding, s, kernel, stride, dilation, x.shape[1:1 + s], api)
     if subm and stride != [1] * s:
         raise ValueError(f"[{api}] a submanifold convolution keeps the input's positions: stride must be 1, got "
                          f"{stride}")
@@ -121,7 +148,8 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, s, su
 def conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NDHWC", name=None):
     """3-D convolution of a sparse x [N, D, H, W, C] (COO, channels dense) with a dense weight
     [kD, kH, kW, C, M]: a sparse [N, D', H', W', M] holding every output position some input entry
-    reaches (Note [sparse convolution]). stride, padding (symmetric) and dilation are ints or 3 ints.
+    reaches (Note [sparse convolution]). stride and dilation are ints or 3 ints; padding an int, 3 ints,
+    6 ints (front, back per dim), 5 pairs in data order, or 'VALID' / 'SAME'.
 
     >>> import oar
     >>> x = oar.sparse.sparse_coo_tensor([[0, 0], [0, 1], [0, 1], [1, 1]], [[1.0], [2.0]], [1, 2, 2, 2, 1])
@@ -204,7 +232,7 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_for
         raise ValueError(f"[{api}] ceil_mode=True is not supported")
     kernel = _tuple(kernel_size, 3, api, "kernel_size", allow_zero=False)
     stride = kernel if stride is None else _tuple(stride, 3, api, "stride", allow_zero=False)
-    padding = _tuple(padding, 3, api, "padding")
+    padding = _padding(padding, 3, kernel, stride, [1, 1, 1], x.shape[1:4], api)
     out_ind, n_out, out_sp, book = _pairs(x, 3, kernel, stride, padding, [1, 1, 1], False, api)
     vals = x.values()
     if book:
