@@ -34,8 +34,8 @@ def _index_tensor(data, place, api, what):
 
 def _with_grad_policy(values, stop_gradient):
     """stop_gradient=True gives values cut from any graph; False keeps a differentiable chain or starts one."""
-    if stop_gradient:
-        return values.detach() if not values.stop_gradient else values
+    if stop_gradient:  # a fresh handle either way, so flags set on the result never reach the caller's tensor
+        return values.detach()
     if values.stop_gradient:  # a fresh leaf, so the caller's tensor is not changed
         values = values.detach()
         values.stop_gradient = False
