@@ -28,8 +28,10 @@ from . import nn  # noqa: F401
 __all__ = (["SparseCooTensor", "SparseCsrTensor", "sparse_coo_tensor", "sparse_csr_tensor", "nn"]
            + _unary_all + _binary_all + _manip_all + ["pca_lowrank"])
 
+import sys  # noqa: E402
+
 from .. import _api  # noqa: E402
 
 # Note [API error boundary]: errors from the ops these functions are built of name the sparse function.
-_api.guard_module(__import__(__name__, fromlist=["_"]))
+_api.guard_module(sys.modules[__name__])
 _api.guard_module(nn.functional)
