@@ -118,3 +118,4 @@ _api.guard_methods(Tensor, "oar.Tensor")
 del _m
 
 __version__ = "0.1.0"
+from . import sparse  # noqa: E402,F401

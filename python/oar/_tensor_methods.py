@@ -263,6 +263,48 @@ Tensor.cuda = _cuda
 Tensor.to = _to
 Tensor.value = lambda self: self
 
+
+def _to_sparse_coo(self, sparse_dim):
+    """This dense tensor as an oar.sparse.SparseCooTensor whose first `sparse_dim` dims are coordinates.
+
+    >>> import oar
+    >>> x = oar.to_tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse_coo(2)
+    >>> x.indices().numpy().tolist(), x.values().numpy().tolist()
+    ([[0, 1], [1, 0]], [1.0, 2.0])
+    """
+    from .sparse._tensor import dense_to_coo
+    return dense_to_coo(self, sparse_dim)
+
+
+def _to_sparse_csr(self):
+    """This dense 2-D matrix (or 3-D batch of them) as an oar.sparse.SparseCsrTensor of its nonzeros.
+
+    >>> import oar
+    >>> x = oar.to_tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse_csr()
+    >>> x.crows().numpy().tolist(), x.cols().numpy().tolist()
+    ([0, 1, 2], [1, 0])
+    """
+    from .sparse._tensor import dense_to_csr
+    return dense_to_csr(self)
+
+
+def _is_sparse(self):
+    """False: a Tensor is dense (sparse tensors are oar.sparse.SparseCooTensor and SparseCsrTensor).
+
+    >>> import oar
+    >>> x = oar.ones([2, 2])
+    >>> x.is_sparse(), x.is_sparse_coo(), x.is_sparse_csr(), x.to_sparse_csr().is_sparse()
+    (False, False, False, True)
+    """
+    return False
+
+
+Tensor.to_sparse_coo = _to_sparse_coo
+Tensor.to_sparse_csr = _to_sparse_csr
+Tensor.is_sparse = _is_sparse
+Tensor.is_sparse_coo = _is_sparse
+Tensor.is_sparse_csr = _is_sparse
+
 # Note [Tensor methods]: the Tensor's Python-level methods are attached here
 # and nowhere else (the C++-bound and declared ops are methods already, from
 # python/bind). A module of functions names those of its functions that are
