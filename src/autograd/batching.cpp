@@ -61,8 +61,16 @@ Attrs replace_attr(const Attrs& a, int k, AttrValue v) {
   return out;
 }
 
+// Runs `op` on rewritten operands. Kernels are reached here without the
+// front ends that make rows dense, and the rules make broadcast and permuted
+// views; kernels other than the elementwise and view ones get dense inputs
+// (as the program executor gives them).
 Tensors call(const OpDef& op, const Tensors& in, const Attrs& a) {
-  return dispatch(op, std::span<const Tensor>(in.data(), in.size()), a);
+  if (op.traits.view || op.traits.elementwise || op.traits.broadcast)
+    return dispatch(op, std::span<const Tensor>(in.data(), in.size()), a);
+  Tensors dense;
+  for (const Tensor& t : in) dense.push_back(t.defined() ? ops::contiguous(t) : t);
+  return dispatch(op, std::span<const Tensor>(dense.data(), dense.size()), a);
 }
 
 BVs all_batched(Tensors outs) {
@@ -239,6 +247,47 @@ bool shape_of_input_rule(const OpDef& op, std::span<const BV> in, const Attrs& a
   return true;
 }
 
+// gather_nd(x, index): a batched index alone is more lookups into the same
+// x; a batched x gets the batch coordinate prepended to every index row.
+bool gather_nd_rule(const OpDef& op, std::span<const BV> in, const Attrs& a, int64_t batch, BVs& out) {
+  const BV &x = in[0], &idx = in[1];
+  if (!x.batched) {
+    out = all_batched(call(op, {x.t, idx.t}, a));
+    return true;
+  }
+  Tensor index = materialize(idx, batch);  // (B, ..., k)
+  Dims coord_shape = index.shape();
+  coord_shape.back() = 1;
+  Dims lead(index.dim(), 1);
+  lead[0] = batch;
+  Tensor b = ops::expand(ops::reshape(ops::arange(int64_t(0), batch, int64_t(1), index.dtype()), lead), coord_shape);
+  Tensor both[2] = {b, index};
+  out = all_batched(call(op, {x.t, ops::concat(std::span<const Tensor>(both, 2), -1)}, a));
+  return true;
+}
+
+// Ops that treat every axis before their trailing operand axes as
+// independent, with the same leading axes on every input (the linalg
+// factorisations and solvers): all inputs batched, the op as it is.
+bool leading_rule(const OpDef& op, std::span<const BV> in, const Attrs& a, int64_t batch, BVs& out) {
+  Tensors phys;
+  for (const BV& v : in) phys.push_back(v.t.defined() ? materialize(v, batch) : v.t);
+  out = all_batched(call(op, phys, a));
+  return true;
+}
+
+// searchsorted(sorted, values): one sorted row for all examples looks up
+// every example's values at once.
+bool searchsorted_rule(const OpDef& op, std::span<const BV> in, const Attrs& a, int64_t batch, BVs& out) {
+  const BV &seq = in[0], &vals = in[1];
+  if (!seq.batched && rank_of(seq) == 1) {
+    out = all_batched(call(op, {seq.t, vals.t}, a));
+    return true;
+  }
+  if (rank_of(seq) != rank_of(vals)) return false;
+  return leading_rule(op, in, a, batch, out);
+}
+
 Tensor fold(const Tensor& t) {  // (B, N, ...) -> (B*N, ...)
   Dims s{t.shape()[0] * t.shape()[1]};
   for (int64_t d = 2; d < t.dim(); ++d) s.push_back(t.shape()[d]);
@@ -343,6 +392,18 @@ const std::unordered_map<std::string, Rule>& rules() {
     r["slice_scatter"] = axis_rule({"axes"}, true);
     r["stack"] = axis_rule({"axis"}, true, 1);
     r["linear"] = linear_rule;
+    r["gather_nd"] = gather_nd_rule;
+    r["searchsorted"] = searchsorted_rule;
+    // slogdet stacks (sign, log|det|) in front of the batch axes.
+    r["linalg_slogdet"] = [](const OpDef& op, std::span<const BV> in, const Attrs& a, int64_t batch, BVs& out) {
+      Tensor t = call(op, {materialize(in[0], batch)}, a)[0];  // (2, B, ...)
+      Dims perm{1, 0};
+      for (int64_t d = 2; d < t.dim(); ++d) perm.push_back(d);
+      out = {BV{ops::transpose(t, perm), true}};
+      return true;
+    };
+    for (const char* n : {"linalg_svd", "linalg_eigh", "linalg_qr", "linalg_inv", "linalg_det", "linalg_solve", "linalg_cholesky", "linalg_eig", "linalg_lu", "linalg_triangular_solve"})
+      r[n] = leading_rule;
     r["full_like"] = shape_of_input_rule;
     for (const char* n : {"put_along_axis", "put_add_along_axis"}) r[n] = axis_rule({"axis"}, true);
     r["conv"] = conv_rule;

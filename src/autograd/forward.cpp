@@ -146,7 +146,9 @@ Tensors run_jvp(const ir::Program& p, std::span<const Tensor> inputs, std::span<
     if (t.defined())
       OAR_CHECK(t.shape() == inputs[i].shape(), Value, "[oar.func.jvp] tangent ", i, " has shape ",
                 ops::shape_str(t.shape()), ", its primal has shape ", ops::shape_str(inputs[i].shape()));
-    env[p.inputs()[i].value] = {inputs[i], differentiable(inputs[i]) ? t : Tensor()};
+    // Kernels take dense inputs, as in the program executor.
+    env[p.inputs()[i].value] = {ops::contiguous(inputs[i]),
+                                differentiable(inputs[i]) && t.defined() ? ops::contiguous(t) : Tensor()};
   }
   for (size_t i = 0; i < params.size(); ++i) env[p.parameters()[i].value] = {params[i], Tensor()};
   for (const auto& op : p.body().operations()) {

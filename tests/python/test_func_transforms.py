@@ -63,6 +63,14 @@ CASES = {
     "in_dim_1": (lambda x: x * 2 + 1, [R(2, 5, 3)], [1]),
     "in_dim_neg": (lambda x: x.sum(axis=0), [R(2, 3, 5)], [-1]),
     "where": (lambda x: oar.where(x > 0, x, x * 0.1), [R(5, 4)], [0]),
+    "gather_nd_batched_x": (lambda x: oar.gather_nd(x, oar.to_tensor([[1], [0]])), [R(5, 2, 3)], [0]),
+    "gather_nd_batched_index": (lambda i: oar.gather_nd(W, i), [T(rng.integers(0, 4, (5, 3, 1)), "int64")], [0]),
+    "searchsorted": (lambda v: oar.searchsorted(T([0.0, 1.0, 2.0]), v).astype("float64"), [R(5, 4)], [0]),
+    "inv": (lambda m: oar.linalg.inv(m), [R(5, 3, 3)], [0]),
+    "det_slogdet": (lambda m: oar.linalg.det(m) + oar.linalg.slogdet(m)[1], [R(5, 3, 3)], [0]),
+    "solve_unbatched_rhs": (lambda m: oar.linalg.solve(m, W[:3]), [R(5, 3, 3)], [0]),
+    "cholesky": (lambda m: oar.linalg.cholesky(m @ m.t() + 3 * oar.eye(3, dtype="float64")), [R(5, 3, 3)], [0]),
+    "svd_values": (lambda m: oar.linalg.svd(m)[1], [R(5, 3, 4)], [0]),
 }
 
 
@@ -110,12 +118,11 @@ def test_vmap_nested():
 
 
 def test_vmap_fallback_is_correct():
-    # gather_nd with a batched x has no rule: it runs per example, and says so.
-    idx = oar.to_tensor([[1], [0]])
-    f = lambda x: oar.gather_nd(x, idx)
+    # scatter_nd has no batching rule: it runs per example, and says so.
+    f = lambda x: oar.scatter(x, oar.to_tensor([1]), x[:1] * 2)
     x = R(4, 2, 3)
     got = vmap(f)(x)
-    assert vmap_stats()["fallbacks"] >= 1 and "gather_nd" in vmap_stats()["fallback_ops"]
+    assert vmap_stats()["fallbacks"] >= 1 and "scatter_nd" in vmap_stats()["fallback_ops"]
     np.testing.assert_allclose(got.numpy(), loop(f, [x], [0]))
 
 
