@@ -372,7 +372,7 @@ def xlogy(x, y, name=None):
     broadcasting; the gradients are log(y) and x / y, 0 where x is 0.
 
     >>> import oar
-    >>> oar.xlogy(oar.to_tensor([0.0, 2.0, 3.0]), oar.to_tensor([0.0, 1.0, 2.0])).numpy().round(4).tolist()
+    >>> [round(v, 4) for v in oar.xlogy(oar.to_tensor([0.0, 2.0, 3.0]), oar.to_tensor([0.0, 1.0, 2.0])).tolist()]
     [0.0, 0.0, 2.0794]
     """
     api = "oar.xlogy"
