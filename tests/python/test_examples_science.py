@@ -1,0 +1,140 @@
+"""The scientific-computing programs in examples/science/: their short forms end to end,
+and the pieces they are built from against independent references (NumPy, eager runs)."""
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import oar
+from dist_util import child_env
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCIENCE = os.path.join(ROOT, "examples", "science")
+
+
+def _run(script, *args):
+    return subprocess.run([sys.executable, os.path.join(SCIENCE, script), *args], cwd=ROOT, env=child_env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+def _load(script):
+    spec = importlib.util.spec_from_file_location(script[:-3], os.path.join(SCIENCE, script))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _errors(stdout):
+    m = re.search(r"relative L2 error: initial (\S+), after Adam (\S+), final (\S+)", stdout)
+    assert m, stdout[-3000:]
+    return tuple(float(v) for v in m.groups())
+
+
+# ---------------------------------------------------------------- pinn_poisson.py
+
+@pytest.fixture(scope="module")
+def pinn():
+    return _load("pinn_poisson.py")
+
+
+def test_pinn_quick_run_trains_the_same_eager_and_captured():
+    runs = {}
+    for mode in ("to_static", "eager"):
+        r = _run("pinn_poisson.py", "--quick", *(["--eager"] if mode == "eager" else []))
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        assert ("loss eager" in r.stdout) == (mode == "eager")
+        initial, after_adam, final = runs[mode] = _errors(r.stdout)
+        # An untrained net is off by about 100%; a few hundred Adam steps and L-BFGS iterations
+        # must cut that at least tenfold (a wrong Laplacian or a broken optimizer does not).
+        assert final <= initial / 10 and final < 0.1, (mode, runs[mode])
+        assert after_adam < initial
+    # The captured loss is the eager one: the same training, step for step.
+    np.testing.assert_allclose(runs["to_static"], runs["eager"], rtol=1e-3)
+
+
+def _numpy_loss(net, inner, f, edge, boundary_weight):
+    """The PINN loss in NumPy (float64): the network's forward pass from its weights, and
+    the Laplacian by central differences (error O(h^2), about 1e-7 here)."""
+    weights = [(p.numpy(), q.numpy()) for p, q in zip(net.parameters()[::2], net.parameters()[1::2])]
+
+    def u(xy):
+        h = xy
+        for i, (w, b) in enumerate(weights):
+            h = h @ w + b
+            if i < len(weights) - 1:
+                h = np.tanh(h)
+        return h
+
+    step = 1e-3
+    laplacian = sum((u(inner + step * e) - 2 * u(inner) + u(inner - step * e)) / step ** 2
+                    for e in (np.array([1.0, 0.0]), np.array([0.0, 1.0])))
+    residual = laplacian + f
+    return float((residual ** 2).mean() + boundary_weight * (u(edge) ** 2).mean())
+
+
+def _net_and_points(pinn, width=8, depth=2):
+    oar.seed(3)
+    oar.set_default_dtype("float64")
+    try:
+        net = pinn.make_net(width, depth)
+    finally:
+        oar.set_default_dtype("float32")
+    inner, edge = pinn.collocation_points(50, 16, seed=1, dtype="float64")
+    return net, inner, pinn.source(inner), edge
+
+
+def _loss(pinn, net, inner, f, edge, capture):
+    fn = pinn.make_loss(net)
+    if capture:
+        fn = oar.jit.to_static(fn, full_graph=True)
+    x = oar.to_tensor(inner[:, :1], stop_gradient=False)
+    y = oar.to_tensor(inner[:, 1:], stop_gradient=False)
+    return fn(x, y, oar.to_tensor(f), oar.to_tensor(edge))
+
+
+def test_pinn_loss_matches_numpy_finite_differences(pinn):
+    net, inner, f, edge = _net_and_points(pinn)
+    got = float(_loss(pinn, net, inner, f, edge, capture=False))
+    want = _numpy_loss(net, inner, f, edge, pinn.BOUNDARY_WEIGHT)
+    assert got == pytest.approx(want, rel=1e-5)
+
+
+def test_pinn_loss_and_weight_gradients_captured_equal_eager(pinn):
+    net, inner, f, edge = _net_and_points(pinn)
+    results = []
+    for capture in (False, True):
+        net.clear_gradients()
+        loss = _loss(pinn, net, inner, f, edge, capture)
+        loss.backward()
+        results.append((float(loss), [p.grad.numpy().copy() for p in net.parameters()]))
+    (loss_e, grads_e), (loss_s, grads_s) = results
+    assert loss_s == pytest.approx(loss_e, rel=1e-12)
+    assert any(np.abs(g).max() > 1e-3 for g in grads_e)
+    for g_s, g_e in zip(grads_s, grads_e):
+        np.testing.assert_allclose(g_s, g_e, rtol=1e-9, atol=1e-12)
+
+
+def test_pinn_problem_definition(pinn):
+    inner, edge = pinn.collocation_points(100, 40)
+    assert inner.shape == (100, 2) and edge.shape == (40, 2) and inner.dtype == np.float32
+    assert ((inner > 0) & (inner < 1)).all()
+    # Every boundary point lies on a side of the square, and all four sides are covered.
+    on_side = np.isclose(edge, 0) | np.isclose(edge, 1)
+    assert on_side.any(axis=1).all()
+    assert {(s, v) for s in (0, 1) for v in (0, 1) if np.isclose(edge[:, s], v).any()} == \
+        {(0, 0), (0, 1), (1, 0), (1, 1)}
+    # The source is -Laplacian of the exact solution (central differences).
+    xy, h = inner.astype(np.float64), 1e-4
+    lap = sum((pinn.exact_solution(xy + h * e) - 2 * pinn.exact_solution(xy) + pinn.exact_solution(xy - h * e))
+              / h ** 2 for e in (np.array([1.0, 0.0]), np.array([0.0, 1.0])))
+    np.testing.assert_allclose(-lap, pinn.source(xy), rtol=1e-5, atol=1e-6)
+
+
+def test_pinn_rejects_bad_flags():
+    r = _run("pinn_poisson.py", "--quick", "--width", "0")
+    assert r.returncode == 2
+    assert "--width must be positive, got 0" in r.stderr
