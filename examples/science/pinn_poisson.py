@@ -23,9 +23,11 @@ against the exact solution on a 101 x 101 test grid.
 
 The loss function is captured with `oar.jit.to_static(full_graph=True)` by
 default: the forward, both grad calls and the backward then run as captured
-programs, about twice as fast as eager execution for this network (measured:
-1.2 ms against 2.4 ms per Adam step on two cores). `--eager` runs the same
-function eagerly; both give the same numbers.
+programs, which is faster than eager execution for this network (measured on
+two cores: 2.2 ms against 2.8 ms per Adam step; the full run, 3000 Adam steps
+and about 2500 L-BFGS iterations, takes about 17 s and ends at a relative L2
+error of about 2e-4). `--eager` runs the same function eagerly; both give the
+same numbers.
 
     python examples/science/pinn_poisson.py            # full run: error <= 1e-3
     python examples/science/pinn_poisson.py --quick    # a few seconds, looser
@@ -223,6 +225,9 @@ def main(argv=None):
     print(f"training time: {res['seconds']:.1f} s on {oar.get_num_threads()} thread(s)")
     print(f"relative L2 error: initial {res['initial_error']:.3e}, after Adam {res['adam_error']:.3e}, "
           f"final {res['final_error']:.3e}")
+    if not args.quick:
+        met = res["final_error"] <= 1e-3 and res["seconds"] < 300
+        print(f"goal (relative L2 error <= 1e-3 in under 5 minutes): {'met' if met else 'NOT met'}")
     return res
 
 
