@@ -194,14 +194,29 @@ def cases(fw, name, quick):
         yield from SECTIONS[section](fw, name, quick)
 
 
-def best_modes(runs, prefix):
-    """For the cases whose names start with `prefix`: each framework's fastest case (any mode)."""
+def best_modes(runs, prefix, threads):
+    """For the cases whose names start with `prefix`, run on `threads` threads: each
+    framework's fastest case (any mode), as {framework: (seconds, case)}."""
     best = {}
     for r in runs:
         found = [(res["seconds"], case) for case, res in r.get("results", {}).items() if case.startswith(prefix)]
-        if found:
+        if found and r["threads"] == threads:
             best[r["framework"]] = min(found)
     return best
+
+
+def print_fastest_modes(runs, threads, prefix, goal):
+    """One line per thread count: oar's fastest mode against the fastest peer's fastest mode."""
+    for t in threads:
+        best = best_modes(runs, prefix, t)
+        peers = {k: v for k, v in best.items() if k in common.PEERS}
+        if "oar" not in best or not peers:
+            continue
+        peer = min(peers, key=lambda k: peers[k][0])
+        ratio = best["oar"][0] / peers[peer][0]
+        print(f"{prefix.strip()}, {t} thread(s), each framework's fastest mode: oar ({best['oar'][1]}) "
+              f"{best['oar'][0] * 1e3:.3f} ms, fastest peer {peer} ({peers[peer][1]}) {peers[peer][0] * 1e3:.3f} ms: "
+              f"oar/peer {ratio:.2f}x (goal <= {goal:.2f}x: {'met' if ratio <= goal else 'not met'})")
 
 
 def main():
@@ -219,13 +234,8 @@ def main():
     common.print_header(info, runs)
     common.table(runs, ratio_peers="best")
     if "pinn" in (known.only or SECTIONS):
-        best = best_modes(runs, "pinn ")
-        peers = {k: v for k, v in best.items() if k in common.PEERS}
-        if "oar" in best and peers:
-            peer = min(peers, key=lambda k: peers[k][0])
-            print(f"\npinn, each framework's fastest mode: oar ({best['oar'][1]}) {best['oar'][0] * 1e3:.3f} ms, "
-                  f"fastest peer {peer} ({peers[peer][1]}) {peers[peer][0] * 1e3:.3f} ms: oar/peer "
-                  f"{best['oar'][0] / peers[peer][0]:.2f}x (goal <= 0.83x, i.e. 1.2x faster)")
+        print()
+        print_fastest_modes(runs, args.threads, "pinn ", goal=1 / 1.2)  # goal: oar 1.2x faster
     common.save_json(args.json, "science", info, runs, {"sections": known.only or list(SECTIONS)})
 
 

@@ -22,7 +22,11 @@ def _run(script, *args):
 
 
 def _load(script):
-    spec = importlib.util.spec_from_file_location(script[:-3], os.path.join(SCIENCE, script))
+    return _load_path(os.path.join(SCIENCE, script))
+
+
+def _load_path(path):
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -138,3 +142,28 @@ def test_pinn_rejects_bad_flags():
     r = _run("pinn_poisson.py", "--quick", "--width", "0")
     assert r.returncode == 2
     assert "--width must be positive, got 0" in r.stderr
+
+
+def test_science_benchmark_pinn_cases_check_against_numpy_and_run():
+    # benchmarks/science.py checks each framework's loss against its NumPy reference (the
+    # Laplacian carried through the layers exactly) before timing; here for oar, quick sizes.
+    # It puts benchmarks/ and examples/science/ on sys.path to import its helpers; keep
+    # those generic module names ("common") out of the rest of the session.
+    path, modules = list(sys.path), set(sys.modules)
+    try:
+        science = _load_path(os.path.join(ROOT, "benchmarks", "science.py"))
+    finally:
+        sys.path[:] = path
+        for name in set(sys.modules) - modules:
+            if name in ("common", "pinn_poisson"):
+                del sys.modules[name]
+    cases = list(science.cases(oar, "oar", quick=True))
+    assert [c[0] for c in cases] == ["pinn adam step, eager", "pinn adam step, captured"]
+    for _, step, _, unit in cases:
+        assert unit == "ms"
+        step()
+    # The reference is not vacuous: other weights give another loss, and the check says so.
+    cfg, weights, inner, f, edge = science._pinn_data(quick=True)
+    want = science._pinn_reference_loss(weights, inner, f, edge)
+    with pytest.raises(AssertionError, match="differs from the NumPy reference"):
+        science._pinn_check("oar", "eager", want * (1 + 1e-3), weights, inner, f, edge)
