@@ -39,7 +39,6 @@ NumPy, can be imported by benchmarks/science.py in the environments of other
 frameworks too.
 """
 import argparse
-import math
 import time
 
 import numpy as np
@@ -177,13 +176,13 @@ def train(width, depth, interior, boundary, adam_steps, adam_lr, lbfgs_iters, se
 
     # Steps of at most log_every iterations, to report progress; the curvature history carries over.
     while lbfgs.state["n_iter"] < lbfgs_iters:
-        before = lbfgs.state["n_iter"]
-        lbfgs.max_iter = min(log_every, lbfgs_iters - before)
+        iters, evals = lbfgs.state["n_iter"], lbfgs.state["func_evals"]
+        lbfgs.max_iter = min(log_every, lbfgs_iters - iters)
         lbfgs.max_eval = lbfgs.max_iter * 5 // 4
         lbfgs.step(closure)
         log(f"l-bfgs {lbfgs.state['n_iter']:5d}  loss {float(closure()):.3e}")
-        if lbfgs.state["n_iter"] - before < lbfgs.max_iter:
-            break  # converged to the tolerances: no progress left in float precision
+        if lbfgs.state["n_iter"] - iters < lbfgs.max_iter and lbfgs.state["func_evals"] - evals < lbfgs.max_eval:
+            break  # stopped by the tolerances, not by a budget: no progress left in float precision
     out["seconds"] = time.perf_counter() - start
     out["lbfgs_iters"] = lbfgs.state["n_iter"]
     out["final_loss"] = float(closure())
