@@ -158,3 +158,16 @@ def test_folding_leaves_large_results_as_ops():
     prog = _ir.Program(oar._C._ir_from_json(json.dumps(doc), "big.json"), [], "tensor")
     assert prog.optimize(dce=False, cse=False) == {"fold": False}
     assert "exp(" in str(prog)
+
+
+def test_folding_keeps_captured_tensors_that_require_grad():
+    # A weight read through a closure is an auto-named constant of the
+    # captured program; folding ops over it would cut its gradient.
+    lin = oar.nn.Linear(1, 2)
+    f = lambda x: (oar.matmul(oar.full([1, 1], 2.0).expand([3, 1]), lin.weight) * x).sum()
+    g = oar.jit.to_static(f, full_graph=True, build_strategy=oar.static.BuildStrategy())
+    x = oar.ones([3, 2])
+    x.stop_gradient = False
+    g(x).backward()
+    np.testing.assert_allclose(lin.weight.grad.numpy(), [[6.0, 6.0]])
+    np.testing.assert_allclose(x.grad.numpy(), np.tile(2.0 * lin.weight.numpy(), (3, 1)), rtol=1e-6)

@@ -115,6 +115,10 @@ def build(program, leaves):
             joint_program, _ = _ir.trace(joint, examples + cots, parameters=bound)
         except Exception as e:  # e.g. backward through control flow, which tracing does not capture
             raise CannotSplit(str(e)) from e
+        # The backward recorded by the trace repeats what the forward computed
+        # (CSE) and is mostly chains of elementwise ops (fusion); folding is
+        # left to the caller's build strategy.
+        joint_program.optimize(dce=True, cse=True, fold=False, fuse_elementwise=True)
     finally:
         _C.set_rng_state(*rng)
         with no_grad():

@@ -157,7 +157,10 @@ bool constant_folding(Program& p, std::vector<Tensor>& bindings) {
     const NamedValue& n = p.parameters()[i];
     if (n.constant) {
       OAR_CHECK(bindings[i].defined(), Value, "[oar.ir.passes] constant '", n.name, "' is bound to no tensor");
-      f.constants[n.value] = i;
+      // A captured tensor that requires grad (a layer's weight read through a
+      // closure) is trained: folding it would bake in its value and cut its
+      // gradient.
+      if (!bindings[i].requires_grad()) f.constants[n.value] = i;
     }
   }
   bool changed = f.fold_block(p.body());

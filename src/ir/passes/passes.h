@@ -36,7 +36,8 @@ bool common_subexpression_elimination(Program& p);
 // bindings(), in program order), so folding takes those tensors with it:
 // `bindings[i]` is the tensor of p.parameters()[i]. An op whose operands are
 // all auto-named constants (NamedValue::constant; never named parameters,
-// whose tensors are trainable and may change between runs) is run once and
+// whose tensors are trainable and may change between runs, nor constants
+// bound to tensors that require grad) is run once and
 // replaced by a new auto-named constant appended to both the program and
 // `bindings`. Results of ops without tensor operands (full, arange; a traced
 // Python scalar is a `full`) count as constants too, but are not folded on
