@@ -158,6 +158,15 @@ _register_nd("hfftn", scipy.fft.hfftn, ALL, _to_real, _samples_c2r_nd(920), True
 _register_nd("ihfftn", scipy.fft.ihfftn, REAL, _to_complex, _samples_nd(921), False, True)
 
 
+# The complex path from a real entry's point of view: the entries above run
+# real inputs through fft_r2c (both halves); a complex tensor takes fft_c2c.
+def _fftn_complex(x, **kw):
+    return FFT.fftn(x.astype("complex128" if x.dtype.name == "float64" else "complex64"), **kw)
+
+
+register(OpInfo("fft.fftn_complex", _fftn_complex, lambda x, **kw: np.fft.fftn(x.astype(complex), **kw), REAL,
+                _samples_nd(922), out_dtype=_to_complex, grad=True, tol=_TOL))
+
 # ---- frequencies and shifts
 def _freq_samples(dtype):
     return [Sample((1,)), Sample((8,)), Sample((7,), {"d": 0.25}), Sample((10,), {"d": 3.0})]
