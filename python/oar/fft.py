@@ -350,7 +350,7 @@ def fftn(x, s=None, axes=None, norm="backward", name=None):
 
     Examples:
         >>> import oar
-        >>> oar.fft.fftn(oar.ones([2, 2, 2])).numpy()[0, 0, 0]
+        >>> complex(oar.fft.fftn(oar.ones([2, 2, 2])).numpy()[0, 0, 0])
         (8+0j)
     """
     axes, sizes = _many(x, s, axes, "fftn")

@@ -75,7 +75,7 @@ def stft(x, n_fft, hop_length=None, win_length=None, window=None, center=True, p
         >>> import oar
         >>> x = oar.ones([16])
         >>> oar.signal.stft(x, n_fft=8).shape
-        [5, 5]
+        [5, 9]
     """
     fn = "stft"
     if not isinstance(x, _C.Tensor):
