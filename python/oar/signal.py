@@ -62,14 +62,14 @@ def _lengths(x_len, n_fft, hop_length, win_length, fn):
 
 
 def stft(x, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
-         normalized=False, onesided=True, name=None):
+         normalized=False, onesided=None, name=None):
     """The short-time Fourier transform of x ([T] or [B, T]): the transforms
     of windowed frames of n_fft samples, hop_length apart, as
     [B, n_fft // 2 + 1 (onesided) or n_fft, num_frames].
 
     With center, x is padded by n_fft // 2 on both sides (pad_mode 'reflect'
-    or 'constant'); normalized scales by 1 / sqrt(n_fft). A complex x needs
-    onesided=False.
+    or 'constant'); normalized scales by 1 / sqrt(n_fft). onesided defaults
+    to True for a real x; a complex x needs onesided=False (its default).
 
     Examples:
         >>> import oar
@@ -85,6 +85,8 @@ def stft(x, n_fft, hop_length=None, win_length=None, window=None, center=True, p
     n_fft, hop, win = _lengths(x.shape[-1], n_fft, hop_length, win_length, fn)
     if pad_mode not in ("reflect", "constant"):
         raise ValueError(f"[{_api(fn)}] pad_mode must be 'reflect' or 'constant', got {pad_mode!r}")
+    if onesided is None:
+        onesided = not x.dtype.is_complex
     if x.dtype.is_complex and onesided:
         raise ValueError(f"[{_api(fn)}] onesided must be False for a complex x ({x.dtype.name})")
     if not (x.dtype.is_complex or x.dtype.is_floating_point):
@@ -121,8 +123,10 @@ def istft(x, n_fft, hop_length=None, win_length=None, window=None, center=True, 
     """The inverse of `stft` by windowed overlap-add: x is
     [B, n_fft // 2 + 1 (onesided) or n_fft, num_frames] (or without B), the
     result [B, length] real (complex with return_complex, which needs
-    onesided=False). The squared window summed over the frames must be
-    nonzero wherever the signal is rebuilt.
+    onesided=False). length cuts the rebuilt signal (centring pad removed
+    from its start) to that many samples, or to as many as the frames
+    cover. The squared window summed over the frames must be nonzero
+    wherever the signal is rebuilt.
 
     Examples:
         >>> import oar
@@ -183,6 +187,4 @@ def istft(x, n_fft, hop_length=None, win_length=None, window=None, center=True, 
         raise ValueError(f"[{_api(fn)}] the window overlap-add is zero somewhere (the window and hop_length "
                          f"fail the NOLA condition)")
     y = y[:, start:end] / env
-    if length is not None and y.shape[-1] < length:
-        y = concat([y, zeros([y.shape[0], length - y.shape[-1]], dtype=y.dtype)], axis=-1)
     return y if batched else y.squeeze(0)
