@@ -19,6 +19,7 @@ import numbers
 from . import _C
 from .creation import arange, zeros
 from ._manip import concat, roll
+from ._shape_index import _assign_out
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
            "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -183,7 +184,7 @@ def _many(x, s, axes, fn):
 
 
 # ---- 1-D
-def fft(x, n=None, axis=-1, norm="backward", name=None):
+def fft(x, n=None, axis=-1, norm="backward", name=None, *, out=None):
     """The 1-D discrete Fourier transform of x along `axis`, cropped or
     zero-padded to n points first. Real inputs give their full spectrum.
 
@@ -194,10 +195,10 @@ def fft(x, n=None, axis=-1, norm="backward", name=None):
         array([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j], dtype=complex64)
     """
     axes, sizes = _one(x, n, axis, "fft")
-    return _c2c(x, axes, sizes, norm, True, "fft")
+    return _assign_out(out, _c2c(x, axes, sizes, norm, True, "fft"), _api("fft"))
 
 
-def ifft(x, n=None, axis=-1, norm="backward", name=None):
+def ifft(x, n=None, axis=-1, norm="backward", name=None, *, out=None):
     """The inverse of `fft` along `axis`.
 
     Examples:
@@ -207,10 +208,10 @@ def ifft(x, n=None, axis=-1, norm="backward", name=None):
         array([1., 2., 3., 4.], dtype=float32)
     """
     axes, sizes = _one(x, n, axis, "ifft")
-    return _c2c(x, axes, sizes, norm, False, "ifft")
+    return _assign_out(out, _c2c(x, axes, sizes, norm, False, "ifft"), _api("ifft"))
 
 
-def rfft(x, n=None, axis=-1, norm="backward", name=None):
+def rfft(x, n=None, axis=-1, norm="backward", name=None, *, out=None):
     """The 1-D transform of a real x: the n // 2 + 1 non-negative frequencies.
 
     Examples:
@@ -219,10 +220,10 @@ def rfft(x, n=None, axis=-1, norm="backward", name=None):
         array([10.+0.j, -2.+2.j, -2.+0.j], dtype=complex64)
     """
     axes, sizes = _one(x, n, axis, "rfft")
-    return _r2c(x, axes, sizes, norm, True, "rfft")
+    return _assign_out(out, _r2c(x, axes, sizes, norm, True, "rfft"), _api("rfft"))
 
 
-def irfft(x, n=None, axis=-1, norm="backward", name=None):
+def irfft(x, n=None, axis=-1, norm="backward", name=None, *, out=None):
     """The inverse of `rfft`: a real signal of n points (default 2 * (m - 1)
     for m input bins) from its non-negative frequencies.
 
@@ -233,10 +234,10 @@ def irfft(x, n=None, axis=-1, norm="backward", name=None):
         array([1., 2., 3., 4.], dtype=float32)
     """
     axes, sizes = _one(x, n, axis, "irfft")
-    return _c2r(x, axes, sizes, norm, False, "irfft")
+    return _assign_out(out, _c2r(x, axes, sizes, norm, False, "irfft"), _api("irfft"))
 
 
-def hfft(x, n=None, axis=-1, norm="backward", name=None):
+def hfft(x, n=None, axis=-1, norm="backward", name=None, *, out=None):
     """The transform of a Hermitian-symmetric signal given by its first half:
     a real spectrum of n points (default 2 * (m - 1)).
 
@@ -246,10 +247,10 @@ def hfft(x, n=None, axis=-1, norm="backward", name=None):
         array([ 8., -2.,  0., -2.], dtype=float32)
     """
     axes, sizes = _one(x, n, axis, "hfft")
-    return _c2r(x, axes, sizes, norm, True, "hfft")
+    return _assign_out(out, _c2r(x, axes, sizes, norm, True, "hfft"), _api("hfft"))
 
 
-def ihfft(x, n=None, axis=-1, norm="backward", name=None):
+def ihfft(x, n=None, axis=-1, norm="backward", name=None, *, out=None):
     """The inverse of `hfft`: the first n // 2 + 1 points of the Hermitian
     signal whose transform is the real x.
 
@@ -259,11 +260,11 @@ def ihfft(x, n=None, axis=-1, norm="backward", name=None):
         array([1.-0.j, 2.-0.j, 3.-0.j], dtype=complex64)
     """
     axes, sizes = _one(x, n, axis, "ihfft")
-    return _r2c(x, axes, sizes, norm, False, "ihfft")
+    return _assign_out(out, _r2c(x, axes, sizes, norm, False, "ihfft"), _api("ihfft"))
 
 
 # ---- 2-D
-def fft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
+def fft2(x, s=None, axes=(-2, -1), norm="backward", name=None, *, out=None):
     """The 2-D transform over `axes` (the last two by default), each cropped
     or zero-padded to `s` first.
 
@@ -274,10 +275,10 @@ def fft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
                [-4.+0.j,  0.+0.j]], dtype=complex64)
     """
     axes, sizes = _two(x, s, axes, "fft2")
-    return _c2c(x, axes, sizes, norm, True, "fft2")
+    return _assign_out(out, _c2c(x, axes, sizes, norm, True, "fft2"), _api("fft2"))
 
 
-def ifft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
+def ifft2(x, s=None, axes=(-2, -1), norm="backward", name=None, *, out=None):
     """The inverse of `fft2`.
 
     Examples:
@@ -288,10 +289,10 @@ def ifft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
                [3., 4.]], dtype=float32)
     """
     axes, sizes = _two(x, s, axes, "ifft2")
-    return _c2c(x, axes, sizes, norm, False, "ifft2")
+    return _assign_out(out, _c2c(x, axes, sizes, norm, False, "ifft2"), _api("ifft2"))
 
 
-def rfft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
+def rfft2(x, s=None, axes=(-2, -1), norm="backward", name=None, *, out=None):
     """The 2-D transform of a real x, keeping the non-negative frequencies of
     the last axis.
 
@@ -302,10 +303,10 @@ def rfft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
                [-4.+0.j,  0.+0.j]], dtype=complex64)
     """
     axes, sizes = _two(x, s, axes, "rfft2")
-    return _r2c(x, axes, sizes, norm, True, "rfft2")
+    return _assign_out(out, _r2c(x, axes, sizes, norm, True, "rfft2"), _api("rfft2"))
 
 
-def irfft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
+def irfft2(x, s=None, axes=(-2, -1), norm="backward", name=None, *, out=None):
     """The inverse of `rfft2`.
 
     Examples:
@@ -316,10 +317,10 @@ def irfft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
                [3., 4.]], dtype=float32)
     """
     axes, sizes = _two(x, s, axes, "irfft2")
-    return _c2r(x, axes, sizes, norm, False, "irfft2")
+    return _assign_out(out, _c2r(x, axes, sizes, norm, False, "irfft2"), _api("irfft2"))
 
 
-def hfft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
+def hfft2(x, s=None, axes=(-2, -1), norm="backward", name=None, *, out=None):
     """The 2-D transform of a Hermitian-symmetric signal given by its half:
     a real result.
 
@@ -329,10 +330,10 @@ def hfft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
         [2, 2]
     """
     axes, sizes = _two(x, s, axes, "hfft2")
-    return _c2r(x, axes, sizes, norm, True, "hfft2")
+    return _assign_out(out, _c2r(x, axes, sizes, norm, True, "hfft2"), _api("hfft2"))
 
 
-def ihfft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
+def ihfft2(x, s=None, axes=(-2, -1), norm="backward", name=None, *, out=None):
     """The inverse of `hfft2`.
 
     Examples:
@@ -341,11 +342,11 @@ def ihfft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
         [2, 2]
     """
     axes, sizes = _two(x, s, axes, "ihfft2")
-    return _r2c(x, axes, sizes, norm, False, "ihfft2")
+    return _assign_out(out, _r2c(x, axes, sizes, norm, False, "ihfft2"), _api("ihfft2"))
 
 
 # ---- n-D
-def fftn(x, s=None, axes=None, norm="backward", name=None):
+def fftn(x, s=None, axes=None, norm="backward", name=None, *, out=None):
     """The n-D transform over `axes` (all, or the last len(s), by default).
 
     Examples:
@@ -354,10 +355,10 @@ def fftn(x, s=None, axes=None, norm="backward", name=None):
         (8+0j)
     """
     axes, sizes = _many(x, s, axes, "fftn")
-    return _c2c(x, axes, sizes, norm, True, "fftn")
+    return _assign_out(out, _c2c(x, axes, sizes, norm, True, "fftn"), _api("fftn"))
 
 
-def ifftn(x, s=None, axes=None, norm="backward", name=None):
+def ifftn(x, s=None, axes=None, norm="backward", name=None, *, out=None):
     """The inverse of `fftn`.
 
     Examples:
@@ -367,10 +368,10 @@ def ifftn(x, s=None, axes=None, norm="backward", name=None):
                [1., 1., 1.]], dtype=float32)
     """
     axes, sizes = _many(x, s, axes, "ifftn")
-    return _c2c(x, axes, sizes, norm, False, "ifftn")
+    return _assign_out(out, _c2c(x, axes, sizes, norm, False, "ifftn"), _api("ifftn"))
 
 
-def rfftn(x, s=None, axes=None, norm="backward", name=None):
+def rfftn(x, s=None, axes=None, norm="backward", name=None, *, out=None):
     """The n-D transform of a real x, keeping the non-negative frequencies of
     the last axis.
 
@@ -380,10 +381,10 @@ def rfftn(x, s=None, axes=None, norm="backward", name=None):
         [2, 3]
     """
     axes, sizes = _many(x, s, axes, "rfftn")
-    return _r2c(x, axes, sizes, norm, True, "rfftn")
+    return _assign_out(out, _r2c(x, axes, sizes, norm, True, "rfftn"), _api("rfftn"))
 
 
-def irfftn(x, s=None, axes=None, norm="backward", name=None):
+def irfftn(x, s=None, axes=None, norm="backward", name=None, *, out=None):
     """The inverse of `rfftn`: the last axis gets s[-1] points (default
     2 * (m - 1)).
 
@@ -395,10 +396,10 @@ def irfftn(x, s=None, axes=None, norm="backward", name=None):
                [1., 1., 1., 1.]], dtype=float32)
     """
     axes, sizes = _many(x, s, axes, "irfftn")
-    return _c2r(x, axes, sizes, norm, False, "irfftn")
+    return _assign_out(out, _c2r(x, axes, sizes, norm, False, "irfftn"), _api("irfftn"))
 
 
-def hfftn(x, s=None, axes=None, norm="backward", name=None):
+def hfftn(x, s=None, axes=None, norm="backward", name=None, *, out=None):
     """The n-D transform of a Hermitian-symmetric signal given by its half.
 
     Examples:
@@ -407,10 +408,10 @@ def hfftn(x, s=None, axes=None, norm="backward", name=None):
         [2, 4]
     """
     axes, sizes = _many(x, s, axes, "hfftn")
-    return _c2r(x, axes, sizes, norm, True, "hfftn")
+    return _assign_out(out, _c2r(x, axes, sizes, norm, True, "hfftn"), _api("hfftn"))
 
 
-def ihfftn(x, s=None, axes=None, norm="backward", name=None):
+def ihfftn(x, s=None, axes=None, norm="backward", name=None, *, out=None):
     """The inverse of `hfftn`.
 
     Examples:
@@ -419,7 +420,7 @@ def ihfftn(x, s=None, axes=None, norm="backward", name=None):
         [2, 3]
     """
     axes, sizes = _many(x, s, axes, "ihfftn")
-    return _r2c(x, axes, sizes, norm, False, "ihfftn")
+    return _assign_out(out, _r2c(x, axes, sizes, norm, False, "ihfftn"), _api("ihfftn"))
 
 
 # ---- helpers
@@ -439,7 +440,7 @@ def _freq_args(n, d, fn):
     return int(n), float(d)
 
 
-def fftfreq(n, d=1.0, dtype=None, name=None):
+def fftfreq(n, d=1.0, dtype=None, name=None, *, out=None, device=None, requires_grad=False):
     """The sample frequencies of an n-point `fft` with sample spacing d:
     [0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n).
 
@@ -449,13 +450,15 @@ def fftfreq(n, d=1.0, dtype=None, name=None):
         array([ 0. ,  0.5, -1. , -0.5], dtype=float32)
     """
     n, d = _freq_args(n, d, "fftfreq")
-    k = arange(n, dtype="int64")
-    k = k - (k >= (n + 1) // 2).astype("int64") * n
-    out = k.astype(dtype if dtype is not None else _default_float())
-    return out * (1.0 / (d * n))
+
+    def make():
+        k = arange(n, dtype="int64")
+        k = k - (k >= (n + 1) // 2).astype("int64") * n
+        return k.astype(dtype if dtype is not None else _default_float()) * (1.0 / (d * n))
+    return _freq_result(make, out, device, requires_grad, "fftfreq")
 
 
-def rfftfreq(n, d=1.0, dtype=None, name=None):
+def rfftfreq(n, d=1.0, dtype=None, name=None, *, out=None, device=None, requires_grad=False):
     """The sample frequencies of an n-point `rfft`: [0, 1, ..., n // 2] / (d * n).
 
     Examples:
@@ -464,8 +467,22 @@ def rfftfreq(n, d=1.0, dtype=None, name=None):
         array([0. , 0.2, 0.4], dtype=float32)
     """
     n, d = _freq_args(n, d, "rfftfreq")
-    out = arange(n // 2 + 1, dtype=dtype if dtype is not None else _default_float())
-    return out * (1.0 / (d * n))
+
+    def make():
+        return arange(n // 2 + 1, dtype=dtype if dtype is not None else _default_float()) * (1.0 / (d * n))
+    return _freq_result(make, out, device, requires_grad, "rfftfreq")
+
+
+def _freq_result(make, out, device, requires_grad, fn):
+    """make() on `device` (default: the current one), into `out` if given."""
+    if device is not None:
+        from .device import device_guard
+        with device_guard(device):
+            res = make()
+    else:
+        res = make()
+    res.stop_gradient = not requires_grad
+    return _assign_out(out, res, _api(fn))
 
 
 def _default_float():

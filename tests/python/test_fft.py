@@ -267,3 +267,20 @@ def test_module_forms():
     assert sorted(fft_mod.__all__) == sorted([
         "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
         "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"])
+
+
+def test_out_device_and_requires_grad_arguments():
+    x = _x((3, 8), np.float64)
+    out = oar.zeros([3, 5], dtype="complex128")
+    res = F.rfft(oar.to_tensor(x), out=out)
+    assert res is out
+    _close(out, np.fft.rfft(x), np.float64)
+    out2 = oar.zeros([3, 8])
+    F.irfftn(oar.to_tensor(np.fft.rfftn(x)), s=[3, 8], out=out2)
+    np.testing.assert_allclose(out2.numpy(), x, atol=1e-6)
+    f = F.fftfreq(6, 0.5, dtype="float64", device="cpu", requires_grad=True)
+    assert not f.stop_gradient and "cpu" in str(f.place).lower()
+    np.testing.assert_allclose(f.numpy(), np.fft.fftfreq(6, 0.5))
+    buf = oar.zeros([4], dtype="float64")
+    assert F.rfftfreq(6, out=buf) is buf
+    np.testing.assert_allclose(buf.numpy(), np.fft.rfftfreq(6))
