@@ -10,6 +10,8 @@ from ._manip import concat
 from .creation import arange, ones, zeros
 
 __all__ = ["stft", "istft"]
+# Also Tensor methods, as in Paddle (Note [Tensor methods]).
+__tensor_methods__ = ("stft", "istft")
 
 
 def _api(fn):
