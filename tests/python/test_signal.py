@@ -165,3 +165,23 @@ def test_errors(call, exc):
     with pytest.raises(exc) as e:
         call()
     assert str(e.value).startswith("[oar.signal."), str(e.value)
+
+
+def test_to_static_matches_eager():
+    def f(x, w):
+        s = signal.stft(x, 8, hop_length=2, window=w)
+        return signal.istft(s, 8, hop_length=2, window=w, length=30), s
+
+    x, w = oar.to_tensor(RNG.standard_normal((2, 30))), oar.to_tensor(np.hanning(8) + 0.1)
+    eager = f(x, w)
+    static = oar.jit.to_static(f)(x, w)
+    for a, b in zip(eager, static):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), atol=1e-12)
+    np.testing.assert_allclose(eager[0].numpy(), x.numpy(), atol=1e-10)
+
+
+def test_tensor_methods():
+    x = oar.to_tensor(RNG.standard_normal(32))
+    s = x.stft(8)
+    np.testing.assert_allclose(s.numpy(), signal.stft(x, 8).numpy())
+    np.testing.assert_allclose(s.istft(8, length=32).numpy(), x.numpy(), atol=1e-10)
