@@ -32,9 +32,15 @@ $(VPY):
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 
+# oneMKL (the FFT kernels, Note [FFT on oneMKL]) from its wheels, without
+# their dependencies: intel-openmp and tbb serve threading layers oar does
+# not use (MKL runs on libgomp through libmkl_gnu_thread).
+MKL_VERSION := 2026.2.0
 venv: $(VPY)
 	@$(VPY) -c "import nanobind, numpy, pytest, xdist, sklearn, scipy, PIL, safetensors" 2>/dev/null || \
 	  $(VPY) -m pip install -q nanobind numpy pytest pytest-xdist scikit-build-core scikit-learn scipy Pillow safetensors
+	@{ test -f $(VENV)/include/mkl_dfti.h && ls $(VENV)/lib/libmkl_core.so.* >/dev/null 2>&1; } || \
+	  $(VPY) -m pip install -q --no-deps mkl==$(MKL_VERSION) mkl-include==$(MKL_VERSION)
 
 $(BUILD)/build.ninja: | deps venv
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(CURDIR)/$(VPY)

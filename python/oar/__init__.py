@@ -88,6 +88,8 @@ from . import callbacks, hapi, metric  # noqa: E402
 from .hapi import Model, summary, flops  # noqa: E402
 from . import io, models, text, vision  # noqa: E402
 from . import linalg  # noqa: E402
+from . import fft  # noqa: E402
+from . import signal  # noqa: E402
 from . import profiler  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import incubate  # noqa: E402,F401
@@ -111,7 +113,7 @@ from . import _api  # noqa: E402
 _C._install_error_boundary(_api.relabel_bound, ["full", "zeros", "ones", "empty", "arange", "linspace", "logspace",
                                                 "eye", "rand", "randn", "randint", "randperm", "uniform",
                                                 "standard_normal", "gaussian"])
-for _m in (nn.functional, linalg):
+for _m in (nn.functional, linalg, fft, signal):
     _api.guard_module(_m)
 _api.guard_module(__import__(__name__), "oar")
 _api.guard_methods(Tensor, "oar.Tensor")

@@ -313,7 +313,7 @@ Tensor.is_sparse_csr = _is_sparse
 # Called once oar has loaded
 # them all; later modules win, so a Python wrapper replaces a bound method of that name.
 _METHOD_MODULES = ("_random", "linalg", "_math_ext", "_shape_ext", "_tensor_ext",
-                   "nn.layer.layers", "distributed.auto_parallel")
+                   "nn.layer.layers", "distributed.auto_parallel", "signal")
 
 
 def _attach_module_methods():

@@ -791,6 +791,31 @@ SpmdInfo unsqueeze_rev(const ProcessMesh& mesh, std::span<const DistSpec> in, st
   return reshape_from(mesh, in, out, unsqueeze_target(in[0].shape, a.ints(0)), LocalRun::Same);
 }
 
+// fft_c2c / fft_r2c / fft_c2r(x; axes, normalization, forward, [onesided |
+// last_dim_size]): every transformed axis mixes all of its elements, so it
+// is replicated; the others may stay split. r2c's onesided output keeps
+// n/2 + 1 bins of the last transformed axis, c2r's has last_dim_size.
+Notation fft_notation(std::span<const DistSpec> in, const Attrs& a) {
+  need_inputs(in, 1, "fft");
+  const Dims& xs = in[0].shape;
+  int r = int(xs.size());
+  Notation n;
+  std::string l = letters(0, r);
+  n.in.push_back(l);
+  Dims os = xs;
+  const Dims& axes = a.ints(0);
+  for (int64_t ax : axes)
+    if (ax >= 0 && ax < r) n.replicated += l[size_t(ax)];
+  if (!axes.empty() && axes.back() >= 0 && axes.back() < r && a.size() > 3) {
+    int64_t last = axes.back();
+    if (std::holds_alternative<bool>(a[3]) && a.b(3)) os[size_t(last)] = xs[size_t(last)] / 2 + 1;
+    if (std::holds_alternative<int64_t>(a[3])) os[size_t(last)] = a.i(3);
+  }
+  n.out.push_back(l);
+  n.out_shapes.push_back(os);
+  return n;
+}
+
 // ---------------------------------------------------------------- named rules
 
 // Each op names its rule where it is defined (OpBuilder::spmd); the names
@@ -827,6 +852,7 @@ constexpr NamedRule kRules[] = {
     {"squeeze", einsum_rule<squeeze_notation>()},
     {"reshape", {reshape_fwd, reshape_rev}},
     {"unsqueeze", {unsqueeze_fwd, unsqueeze_rev}},
+    {"fft", einsum_rule<fft_notation>()},
     // A random elementwise op: see the random-op paragraph of the Note.
     {"elementwise", einsum_rule<elementwise_notation>()},
 };

@@ -496,6 +496,31 @@ TEST(SpmdSoftmax, AxisReplicated) {
   EXPECT_TRUE(Is(r.inputs[1], {0, -1}));
 }
 
+TEST(SpmdFft, TransformedAxesReplicated) {
+  ProcessMesh m = mesh22();
+  // c2c over axis 1 of [4, 6, 8] split on axes 0 and 1: axis 1 is gathered.
+  SpmdInfo r = fwd("fft_c2c", m, {S({4, 6, 8}, {0, 1, -1})}, Attrs{Dims{1}, std::string("backward"), true});
+  EXPECT_TRUE(Is(r.inputs[0], {0, -1, -1}));
+  EXPECT_TRUE(Is(r.outputs[0], {0, -1, -1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 6, 8}));
+  EXPECT_GT(r.comm_bytes, 0);
+  // An untransformed axis keeps its split, at no cost.
+  r = fwd("fft_c2c", m, {S({4, 6, 8}, {-1, 1, -1})}, Attrs{Dims{0, 2}, std::string("ortho"), false});
+  EXPECT_TRUE(Is(r.outputs[0], {-1, 1, -1}));
+  EXPECT_DOUBLE_EQ(r.comm_bytes, 0);
+  // r2c onesided: n/2 + 1 bins on the last transformed axis.
+  r = fwd("fft_r2c", m, {S({4, 10}, {0, 1})}, Attrs{Dims{1}, std::string("backward"), true, true});
+  EXPECT_TRUE(Is(r.outputs[0], {0, -1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 6}));
+  // c2r: last_dim_size on the last transformed axis.
+  r = fwd("fft_c2r", m, {S({4, 6}, {1, 0})}, Attrs{Dims{0, 1}, std::string("backward"), false, int64_t(10)});
+  EXPECT_TRUE(Is(r.outputs[0], {-1, -1}));
+  EXPECT_EQ(r.outputs[0].shape, (Dims{4, 10}));
+  // Reverse: a wanted split of a transformed axis is not honoured.
+  r = rev("fft_c2c", m, {S({4, 6}, {-1, -1})}, {S({4, 6}, {1, 0})}, Attrs{Dims{1}, std::string("backward"), true});
+  EXPECT_TRUE(Is(r.inputs[0], {1, -1}));
+}
+
 TEST(SpmdLayerNorm, NormalizedDimsReplicated) {
   ProcessMesh m = mesh22();
   Attrs a{int64_t(1), 1e-5};
@@ -830,7 +855,8 @@ TEST(SpmdRegistry, RulesAreOnRealOps) {
   for (const char* name : {"matmul", "linear", "sum", "mean", "prod", "amax", "amin", "softmax", "log_softmax",
                            "softmax_grad", "layer_norm", "softmax_cross_entropy", "transpose", "concat", "split",
                            "gather_nd", "reshape", "unsqueeze", "bernoulli", "layer_norm_grad", "fused_attention",
-                           "strided_slice", "slice_scatter", "squeeze", "scatter_nd"}) {
+                           "strided_slice", "slice_scatter", "squeeze", "scatter_nd", "fft_c2c", "fft_r2c",
+                           "fft_c2r"}) {
     const OpDef* d = find_op(name);
     ASSERT_NE(d, nullptr) << name;
     EXPECT_NE(d->infer_meta, nullptr) << name << " is not a defined op";

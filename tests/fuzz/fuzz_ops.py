@@ -65,7 +65,7 @@ SKIP = {
     "backward": "runs autograd over the fuzzer's own tensors (test_autograd.py)",
     "Model": "a class", "DataParallel": "a class",
 }
-MODULES = ("oar", "oar.nn.functional", "oar.linalg")
+MODULES = ("oar", "oar.nn.functional", "oar.linalg", "oar.fft", "oar.signal")
 
 
 # ---------------------------------------------------------------- argument classes

@@ -40,6 +40,10 @@ COVERED_BY = {
     # median picks its middle elements; the gradients of cummax/cummin/median scatter back
     "pick_along_axis": ["median", "median_min"],
     "put_add_along_axis": ["cummax", "cummin", "median"],
+    # the three shapes of discrete Fourier transform behind oar.fft
+    "fft_c2c": ["fft.fftn_complex"],
+    "fft_r2c": ["fft.rfft", "fft.ihfft", "fft.rfft2", "fft.ihfft2", "fft.rfftn", "fft.ihfftn"],
+    "fft_c2r": ["fft.irfft", "fft.hfft", "fft.irfft2", "fft.hfft2", "fft.irfftn", "fft.hfftn"],
 }
 
 # Ops whose results are not fixed NumPy values (random draws, in-place optimiser updates, control flow,

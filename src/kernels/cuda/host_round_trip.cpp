@@ -1,9 +1,9 @@
-// The dense linear-algebra ops on CUDA by an explicit host round trip: the
-// inputs are copied to the host, the CPU kernel (LAPACK) runs, and the
-// outputs are copied back. These factorisations are latency-bound at the
-// sizes the models here use, and the round trip gives exactly the CPU's
-// results (signs of eigenvectors and singular vectors included); cuSOLVER
-// kernels are the way to speed them up for large matrices.
+// The dense linear-algebra ops and the FFTs on CUDA by an explicit host
+// round trip: the inputs are copied to the host, the CPU kernel (LAPACK,
+// oneMKL) runs, and the outputs are copied back. These factorisations are
+// latency-bound at the sizes the models here use, and the round trip gives
+// exactly the CPU's results (signs of eigenvectors and singular vectors
+// included); cuSOLVER and cuFFT kernels are the way to speed them up.
 //
 // Note [CUDA host round trip]
 // KernelFn carries no op, so each op gets its own instantiation of
@@ -22,9 +22,10 @@
 namespace oar::cuda {
 namespace {
 
-constexpr std::array<const char*, 11> kHostOps = {
+constexpr std::array<const char*, 14> kHostOps = {
     "linalg_svd",  "linalg_eigh",     "linalg_qr", "linalg_inv", "linalg_det",
-    "linalg_slogdet", "linalg_solve", "linalg_cholesky", "linalg_eig", "linalg_lu", "linalg_triangular_solve"};
+    "linalg_slogdet", "linalg_solve", "linalg_cholesky", "linalg_eig", "linalg_lu", "linalg_triangular_solve",
+    "fft_c2c", "fft_r2c", "fft_c2r"};
 
 void run_on_host(const char* name, std::span<const Tensor> in, std::span<Tensor> out, const Attrs& attrs) {
   const OpDef* op = find_op(name);

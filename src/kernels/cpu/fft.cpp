@@ -1,0 +1,283 @@
+// CPU kernels of the FFT ops (ops/fft.h) on oneMKL's DFTI.
+//
+// Note [FFT on oneMKL]
+// oneMKL was chosen by measurement (benchmarks/RESULTS.md, "FFT library
+// choice"): it is the fastest of the libraries an Apache-2.0 project may
+// ship with, for every size including primes. It is linked with its GNU
+// OpenMP threading layer, so its threads are the libgomp pool our own kernels
+// use (cmake/mathlibs.cmake).
+//
+// A multi-axis transform runs one axis at a time, in place on the output:
+// the tensor is seen as [outer, len, inner] around the axis, and one DFTI
+// descriptor transforms `inner` interleaved lines of stride `inner` (or,
+// for the last axis, `outer` contiguous lines). The per-axis scale is set in
+// the descriptor, so normalising costs no extra pass. Committed descriptors
+// are cached by geometry: committing costs more than a small transform (a
+// prime length sets up Bluestein's algorithm); a committed descriptor may be
+// used by several threads at once.
+//
+// Threads: a transform of fewer than kParallelGrain elements runs on one
+// thread; a larger one either lets DFTI thread its batch or splits the
+// `outer` loop over the OpenMP pool with single-threaded descriptors.
+// Signs: DFTI's real transforms have fixed signs (forward exp(-i), backward
+// exp(+i)); the other sign of a real transform is its conjugate, taken on
+// the complex side.
+#include <mkl_dfti.h>
+#include <omp.h>
+
+#include <cmath>
+#include <complex>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "kernels/cpu/loops.h"
+#include "ops/op.h"
+
+namespace oar::cpu {
+namespace {
+
+// ---- descriptor cache
+struct PlanKey {
+  bool dbl, real;
+  MKL_LONG n, fwd_stride, bwd_stride, fwd_dist, bwd_dist, batch;
+  double scale;
+  int threads;
+  bool inplace;
+  auto tie() const {
+    return std::tie(dbl, real, n, fwd_stride, bwd_stride, fwd_dist, bwd_dist, batch, scale, threads, inplace);
+  }
+  bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
+};
+
+struct Plan {
+  DFTI_DESCRIPTOR_HANDLE h = nullptr;
+  ~Plan() {
+    if (h) DftiFreeDescriptor(&h);
+  }
+};
+using PlanPtr = std::shared_ptr<Plan>;
+
+[[noreturn]] void dfti_fail(MKL_LONG status) {
+  fail(ErrorKind::Runtime, "[oar.fft] oneMKL DFTI failed: ", DftiErrorMessage(status));
+}
+
+PlanPtr make_plan(const PlanKey& k) {
+  auto p = std::make_shared<Plan>();
+  MKL_LONG st = DftiCreateDescriptor(&p->h, k.dbl ? DFTI_DOUBLE : DFTI_SINGLE, k.real ? DFTI_REAL : DFTI_COMPLEX, 1,
+                                     k.n);
+  auto set = [&](auto param, auto value) {
+    if (st == 0) st = DftiSetValue(p->h, param, value);
+  };
+  MKL_LONG fs[2] = {0, k.fwd_stride}, bs[2] = {0, k.bwd_stride};
+  set(DFTI_PLACEMENT, k.inplace ? DFTI_INPLACE : DFTI_NOT_INPLACE);
+  if (k.real) set(DFTI_CONJUGATE_EVEN_STORAGE, DFTI_COMPLEX_COMPLEX);
+  if (st == 0) st = DftiSetValue(p->h, DFTI_FWD_STRIDES, fs);
+  if (st == 0) st = DftiSetValue(p->h, DFTI_BWD_STRIDES, bs);
+  set(DFTI_NUMBER_OF_TRANSFORMS, k.batch);
+  set(DFTI_FWD_DISTANCE, k.fwd_dist);
+  set(DFTI_BWD_DISTANCE, k.bwd_dist);
+  if (k.dbl) {
+    set(DFTI_FORWARD_SCALE, k.scale);
+    set(DFTI_BACKWARD_SCALE, k.scale);
+  } else {
+    set(DFTI_FORWARD_SCALE, float(k.scale));
+    set(DFTI_BACKWARD_SCALE, float(k.scale));
+  }
+  set(DFTI_THREAD_LIMIT, static_cast<MKL_LONG>(k.threads));
+  if (st == 0) st = DftiCommitDescriptor(p->h);
+  if (st != 0) dfti_fail(st);
+  return p;
+}
+
+PlanPtr plan_for(const PlanKey& k) {
+  static std::mutex mu;
+  static std::map<PlanKey, PlanPtr> cache;
+  constexpr size_t kCap = 128;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(k);
+  if (it != cache.end()) return it->second;
+  // Callers hold their plan by shared_ptr: dropping the cache is safe.
+  if (cache.size() >= kCap) cache.clear();
+  return cache.emplace(k, make_plan(k)).first->second;
+}
+
+// ---- geometry
+struct AxisView {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+AxisView view_of(const Dims& shape, int64_t axis) {
+  AxisView v;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d) {
+    if (d < axis) v.outer *= shape[size_t(d)];
+    else if (d > axis) v.inner *= shape[size_t(d)];
+  }
+  v.len = shape[size_t(axis)];
+  return v;
+}
+
+// The per-axis scale of a transform of length n (ops/fft.h).
+double axis_scale(const std::string& norm, bool forward, int64_t n) {
+  if (norm == "ortho") return 1.0 / std::sqrt(double(n));
+  bool scaled = norm == "backward" ? !forward : forward;
+  return scaled ? 1.0 / double(n) : 1.0;
+}
+
+int threads_for(int64_t elements) {
+  if (omp_in_parallel() || elements < 2 * kParallelGrain) return 1;
+  return std::max(1, omp_get_max_threads());
+}
+
+// Runs f(o) for o in [0, outer), over the pool when `threads` > 1; the first
+// DFTI error is raised after the loop (never from inside a parallel region).
+template <typename F> void for_outer(int64_t outer, int threads, F&& f) {
+  if (threads <= 1 || outer < 2) {
+    for (int64_t o = 0; o < outer; ++o)
+      if (MKL_LONG st = f(o)) dfti_fail(st);
+    return;
+  }
+  std::vector<MKL_LONG> status(size_t(threads), 0);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t o = 0; o < outer; ++o) {
+    MKL_LONG st = f(o);
+    if (st) status[size_t(omp_get_thread_num())] = st;
+  }
+  for (MKL_LONG st : status)
+    if (st) dfti_fail(st);
+}
+
+// In-place complex transform of `data` (shape `shape`) along `axis`.
+template <typename R> void c2c_axis(std::complex<R>* data, const Dims& shape, int64_t axis, bool forward,
+                                    double scale) {
+  AxisView v = view_of(shape, axis);
+  if (v.len == 1 && scale == 1.0) return;
+  int nt = threads_for(v.outer * v.len * v.inner);
+  bool dbl = std::is_same_v<R, double>;
+  auto run = [forward](const PlanPtr& p, std::complex<R>* d) {
+    return forward ? DftiComputeForward(p->h, d) : DftiComputeBackward(p->h, d);
+  };
+  if (v.inner == 1) {
+    PlanPtr p = plan_for({dbl, false, v.len, 1, 1, v.len, v.len, v.outer, scale, nt, true});
+    if (MKL_LONG st = run(p, data)) dfti_fail(st);
+    return;
+  }
+  // `inner` lines of stride `inner` per outer index: DFTI threads them when
+  // there is one outer index, the pool splits the outer loop otherwise.
+  bool split = v.outer > 1 && nt > 1;
+  PlanPtr p = plan_for({dbl, false, v.len, v.inner, v.inner, 1, 1, v.inner, scale, split ? 1 : nt, true});
+  for_outer(v.outer, split ? nt : 1, [&](int64_t o) { return run(p, data + o * v.len * v.inner); });
+}
+
+// Real <-> half-spectrum transform along `axis`: forward reads the real
+// `re` (shape with len n) and writes the complex `cx` (m = n/2 + 1 bins);
+// backward the reverse.
+template <typename R> void real_axis(R* re, std::complex<R>* cx, const Dims& real_shape, int64_t axis, bool forward,
+                                     double scale) {
+  AxisView v = view_of(real_shape, axis);
+  int64_t n = v.len, m = n / 2 + 1;
+  int nt = threads_for(v.outer * n * v.inner);
+  bool dbl = std::is_same_v<R, double>;
+  auto run = [forward](const PlanPtr& p, R* r, std::complex<R>* c) {
+    return forward ? DftiComputeForward(p->h, r, c) : DftiComputeBackward(p->h, c, r);
+  };
+  if (v.inner == 1) {
+    PlanPtr p = plan_for({dbl, true, n, 1, 1, n, m, v.outer, scale, nt, false});
+    if (MKL_LONG st = run(p, re, cx)) dfti_fail(st);
+    return;
+  }
+  bool split = v.outer > 1 && nt > 1;
+  PlanPtr p = plan_for({dbl, true, n, v.inner, v.inner, 1, 1, v.inner, scale, split ? 1 : nt, false});
+  for_outer(v.outer, split ? nt : 1,
+            [&](int64_t o) { return run(p, re + o * n * v.inner, cx + o * m * v.inner); });
+}
+
+template <typename C> void conj_all(C* p, int64_t n) {
+  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) p[i] = std::conj(p[i]);
+  });
+}
+
+// ---- kernels (inputs contiguous: ops/fft.cpp makes them so)
+template <typename R> void c2c_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  using C = std::complex<R>;
+  const Tensor& x = in[0];
+  Tensor& y = out[0];
+  int64_t numel = x.numel();
+  if (numel == 0) return;
+  const C* xp = x.data<C>();
+  C* yp = y.data<C>();
+  parallel_for(numel, kParallelGrain, [&](int64_t b, int64_t e) { std::copy(xp + b, xp + e, yp + b); });
+  bool forward = a.b(2);
+  for (int64_t ax : a.ints(0)) c2c_axis<R>(yp, x.shape(), ax, forward, axis_scale(a.s(1), forward, x.shape()[ax]));
+}
+
+template <typename R> void r2c_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  using C = std::complex<R>;
+  const Tensor& x = in[0];
+  Tensor& y = out[0];
+  if (y.numel() == 0) return;
+  const Dims& axes = a.ints(0);
+  const std::string& norm = a.s(1);
+  bool forward = a.b(2), onesided = a.b(3);
+  int64_t last = axes.back();
+  const R* xp = x.data<R>();
+  C* yp = y.data<C>();
+  // Both halves: the complex transform of the widened input.
+  if (!onesided) {
+    parallel_for(x.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) yp[i] = C(xp[i], R(0));
+    });
+    for (int64_t ax : axes) c2c_axis<R>(yp, y.shape(), ax, forward, axis_scale(norm, forward, y.shape()[ax]));
+    return;
+  }
+  // DFTI reads its real input without writing it, whatever the const-ness.
+  real_axis<R>(const_cast<R*>(xp), yp, x.shape(), last, true, axis_scale(norm, forward, x.shape()[last]));
+  for (int64_t ax : axes)
+    if (ax != last) c2c_axis<R>(yp, y.shape(), ax, true, axis_scale(norm, forward, y.shape()[ax]));
+  // exp(+i) of a real signal is the conjugate of exp(-i).
+  if (!forward) conj_all(yp, y.numel());
+}
+
+template <typename R> void c2r_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  using C = std::complex<R>;
+  const Tensor& x = in[0];
+  Tensor& y = out[0];
+  if (y.numel() == 0) return;
+  const Dims& axes = a.ints(0);
+  const std::string& norm = a.s(1);
+  bool forward = a.b(2);
+  int64_t last = axes.back();
+  // A work copy: the other axes transform in place, and DFTI's backward real
+  // transform may overwrite its input. exp(-i) of a Hermitian spectrum is
+  // exp(+i) of its conjugate (the result is real).
+  std::vector<C> work(size_t(x.numel()));
+  const C* xp = x.data<C>();
+  parallel_for(x.numel(), kParallelGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) work[size_t(i)] = forward ? std::conj(xp[i]) : xp[i];
+  });
+  for (int64_t ax : axes)
+    if (ax != last) c2c_axis<R>(work.data(), x.shape(), ax, false, axis_scale(norm, forward, x.shape()[ax]));
+  real_axis<R>(y.data<R>(), work.data(), y.shape(), last, false, axis_scale(norm, forward, y.shape()[last]));
+}
+
+void c2c_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  if (in[0].dtype() == DType::Complex128) return c2c_impl<double>(in, out, a);
+  c2c_impl<float>(in, out, a);
+}
+void r2c_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  if (in[0].dtype() == DType::Float64) return r2c_impl<double>(in, out, a);
+  r2c_impl<float>(in, out, a);
+}
+void c2r_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  if (in[0].dtype() == DType::Complex128) return c2r_impl<double>(in, out, a);
+  c2r_impl<float>(in, out, a);
+}
+
+KernelRegistrar r_c2c("fft_c2c", DeviceType::CPU, {DType::Complex64, DType::Complex128}, c2c_kernel);
+KernelRegistrar r_r2c("fft_r2c", DeviceType::CPU, {DType::Float32, DType::Float64}, r2c_kernel);
+KernelRegistrar r_c2r("fft_c2r", DeviceType::CPU, {DType::Complex64, DType::Complex128}, c2r_kernel);
+
+}  // namespace
+}  // namespace oar::cpu
