@@ -10,7 +10,8 @@ import oar
 
 MODULES = ["", "nn", "nn.functional", "nn.initializer", "linalg", "static", "static.nn", "autograd", "device",
            "distributed", "distributed.fleet", "vision.models", "vision.ops", "vision.transforms", "text", "utils",
-           "amp", "inference", "profiler", "io", "optimizer", "optimizer.lr", "metric", "jit", "hapi"]
+           "amp", "inference", "profiler", "io", "optimizer", "optimizer.lr", "metric", "jit", "hapi",
+           "audio.features", "audio.functional"]
 
 
 def _public(modname):

@@ -106,7 +106,7 @@ def mel_to_hz(mel, htk=False):
         >>> import oar
         >>> oar.audio.functional.mel_to_hz(15.0)
         1000.0
-        >>> m = oar.to_tensor([3.0, 30.0], dtype='float64')
+        >>> m = oar.to_tensor([3.0, 42.0], dtype='float64')
         >>> oar.audio.functional.mel_to_hz(m).numpy().round(2).tolist()
         [200.0, 6400.0]
     """
@@ -149,8 +149,9 @@ def mel_frequencies(n_mels=64, f_min=0.0, f_max=11025.0, htk=False, dtype="float
 
     Examples:
         >>> import oar
-        >>> oar.audio.functional.mel_frequencies(3, 0.0, 2000.0).numpy().round(1).tolist()
-        [0.0, 757.6, 2000.0]
+        >>> f = oar.audio.functional.mel_frequencies(3, 0.0, 2000.0, dtype='float64')
+        >>> f.numpy().round(1).tolist()
+        [0.0, 836.1, 2000.0]
     """
     api = _api("mel_frequencies")
     n_mels = _check_int(n_mels, api, "n_mels")
