@@ -347,6 +347,27 @@ def test_feature_defaults_and_state_dict_names():
     assert mfcc.dct_matrix.shape == [64, 40]
 
 
+def test_feature_state_dict_round_trip_and_integer_waveform():
+    a = features.MelSpectrogram(sr=8000, n_fft=64, hop_length=16, n_mels=10)
+    b = features.MelSpectrogram(sr=8000, n_fft=64, hop_length=16, n_mels=10, window="hamming", f_min=0.0)
+    b.set_state_dict(a.state_dict())  # the buffers are the whole state
+    x = (_wave(True, n=300) * 1000).astype(np.int32)
+    ya, yb = a(oar.to_tensor(x)), b(oar.to_tensor(x))
+    assert ya.dtype == oar.float32  # an integer waveform is computed in the layer's dtype
+    np.testing.assert_array_equal(ya.numpy(), yb.numpy())
+    np.testing.assert_allclose(ya.numpy(), np_mel(x.astype(np.float64), 8000, 64, 16, 10), rtol=1e-4)
+
+
+@pytest.mark.parametrize("cls,kw", [(features.MFCC, dict(n_mfcc=8, n_mels=12, top_db=60.0)),
+                                    (features.LogMelSpectrogram, dict(n_mels=12, power=1.0))])
+def test_features_under_to_static_match_eager(cls, kw):
+    layer = cls(sr=8000, n_fft=64, hop_length=16, **kw)
+    static = oar.jit.to_static(layer)
+    for seed in (3, 4):
+        x = _t(_wave(True, n=400, seed=seed), "float32")
+        np.testing.assert_array_equal(static(x).numpy(), layer(x).numpy())
+
+
 # ---------------------------------------------------------------- gradients
 
 def _fd_check(layer, ref_fn, x, seed):
@@ -419,6 +440,11 @@ ERRORS = [
     (lambda: AF.create_dct(4, 8, norm="l2"), ValueError, "create_dct] norm must be"),
     (lambda: AF.create_dct(0, 8), ValueError, "create_dct] n_mfcc must be"),
     (lambda: AF.hz_to_mel("a"), TypeError, "hz_to_mel] freq must be a number"),
+    (lambda: AF.mel_to_hz(oar.to_tensor([1 + 2j])), TypeError, "mel_to_hz] mel must be real"),
+    (lambda: AF.create_dct(4, 8, dtype="int32"), TypeError, "create_dct] dtype must be a floating-point dtype"),
+    (lambda: AF.compute_fbank_matrix(8000, 64, dtype="nope"), TypeError, "compute_fbank_matrix] dtype must be"),
+    (lambda: AF.mel_frequencies(dtype="int64"), TypeError, "mel_frequencies] dtype must be"),
+    (lambda: AF.fft_frequencies(8000, 64, dtype="bool"), TypeError, "fft_frequencies] dtype must be"),
     (lambda: features.Spectrogram(n_fft=64, center=False)(oar.ones([32])), ValueError,
      "features.Spectrogram] n_fft (64) must not exceed the waveform length (32)"),
     (lambda: features.Spectrogram(n_fft=64)(oar.ones([32])), ValueError, "features.Spectrogram] reflect padding"),
@@ -428,7 +454,10 @@ ERRORS = [
     (lambda: features.Spectrogram(n_fft=64, win_length=65), ValueError, "features.Spectrogram] win_length (65)"),
     (lambda: features.Spectrogram(power=0.0), ValueError, "features.Spectrogram] power must be"),
     (lambda: features.Spectrogram(pad_mode="edge"), ValueError, "features.Spectrogram] pad_mode must be"),
-    (lambda: features.Spectrogram(hop_length=0), ValueError, "features.Spectrogram] hop_length must be positive"),
+    (lambda: features.Spectrogram(hop_length=0), ValueError, "features.Spectrogram] hop_length must be at least 1"),
+    (lambda: features.Spectrogram(dtype="int32"), TypeError, "features.Spectrogram] dtype must be"),
+    (lambda: features.MFCC(dtype="nope"), TypeError, "features.MFCC] dtype must be"),
+    (lambda: features.MelSpectrogram(sr="16k"), TypeError, "features.MelSpectrogram] sr must be a number"),
     (lambda: features.MelSpectrogram(n_mels=0), ValueError, "features.MelSpectrogram] n_mels must be"),
     (lambda: features.MelSpectrogram(sr=16000, f_max=8001.0), ValueError, "features.MelSpectrogram] f_max"),
     (lambda: features.MelSpectrogram(n_fft=64, center=False)(oar.ones([32])), ValueError,
@@ -438,7 +467,7 @@ ERRORS = [
     (lambda: features.LogMelSpectrogram(n_fft=64, center=False)(oar.ones([32])), ValueError,
      "features.LogMelSpectrogram] n_fft (64)"),
     (lambda: features.MFCC(n_mfcc=65, n_mels=64), ValueError, "features.MFCC] n_mfcc (65) must not exceed n_mels"),
-    (lambda: features.MFCC(n_mels=0), ValueError, "features.MFCC] n_mels must be positive"),
+    (lambda: features.MFCC(n_mels=0), ValueError, "features.MFCC] n_mels must be at least 1"),
     (lambda: features.MFCC(sr=16000, f_max=9000.0), ValueError, "features.MFCC] f_max"),
     (lambda: features.MFCC(window="nope"), ValueError, "features.MFCC] unknown window"),
     (lambda: features.MFCC(n_fft=64, center=False)(oar.ones([32])), ValueError, "features.MFCC] n_fft (64)"),

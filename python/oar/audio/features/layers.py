@@ -15,6 +15,7 @@ from ... import _C
 from ...nn import Layer
 from ...signal import stft
 from ..functional.functional import _check_db_args, _dct_matrix, _fbank_matrix, _power_to_db
+from ..functional._checks import _check_int, _check_number
 from ..functional.window import _make_window
 
 __all__ = ["Spectrogram", "MelSpectrogram", "LogMelSpectrogram", "MFCC"]
@@ -22,14 +23,6 @@ __all__ = ["Spectrogram", "MelSpectrogram", "LogMelSpectrogram", "MFCC"]
 
 def _api(cls):
     return f"oar.audio.features.{cls}"
-
-
-def _pos_int(v, api, what):
-    if not isinstance(v, numbers.Integral) or isinstance(v, bool):
-        raise TypeError(f"[{api}] {what} must be an int, got {type(v).__name__}")
-    if v < 1:
-        raise ValueError(f"[{api}] {what} must be positive, got {v}")
-    return int(v)
 
 
 def _inner(cls, api, *args):
@@ -79,11 +72,11 @@ class Spectrogram(Layer):
     def _init(self, api, n_fft, hop_length, win_length, window, power, center, pad_mode, dtype):
         super().__init__()
         self._api = api
-        self.n_fft = _pos_int(n_fft, api, "n_fft")
-        self.hop_length = self.n_fft // 4 if hop_length is None else _pos_int(hop_length, api, "hop_length")
+        self.n_fft = _check_int(n_fft, api, "n_fft")
+        self.hop_length = self.n_fft // 4 if hop_length is None else _check_int(hop_length, api, "hop_length")
         if self.hop_length < 1:
             raise ValueError(f"[{api}] the default hop_length n_fft // 4 is 0 for n_fft={n_fft}; pass hop_length")
-        self.win_length = self.n_fft if win_length is None else _pos_int(win_length, api, "win_length")
+        self.win_length = self.n_fft if win_length is None else _check_int(win_length, api, "win_length")
         if self.win_length > self.n_fft:
             raise ValueError(f"[{api}] win_length ({self.win_length}) must not exceed n_fft ({self.n_fft})")
         if not isinstance(power, numbers.Real) or isinstance(power, bool) or not power > 0:
@@ -165,10 +158,8 @@ class MelSpectrogram(Layer):
         self.f_max = f_max
         self.htk = htk
         self.norm = norm
-        if f_max is None:
-            if not isinstance(sr, numbers.Real) or isinstance(sr, bool):
-                raise TypeError(f"[{api}] sr must be a number, got {type(sr).__name__}")
-            f_max = sr // 2
+        if f_max is None:  # sr // 2, as Paddle's layers have it (compute_fbank_matrix's own default is sr / 2)
+            f_max = _check_number(sr, api, "sr") // 2
         self.register_buffer("fbank_matrix", _fbank_matrix(sr, n_fft, n_mels, f_min, f_max, htk, norm, dtype, api))
 
     def forward(self, x):
@@ -253,8 +244,8 @@ class MFCC(Layer):
                  ref_value=1.0, amin=1e-10, top_db=None, dtype="float32"):
         super().__init__()
         api = _api("MFCC")
-        n_mfcc = _pos_int(n_mfcc, api, "n_mfcc")
-        n_mels_ = _pos_int(n_mels, api, "n_mels")
+        n_mfcc = _check_int(n_mfcc, api, "n_mfcc")
+        n_mels_ = _check_int(n_mels, api, "n_mels")
         if n_mfcc > n_mels_:
             raise ValueError(f"[{api}] n_mfcc ({n_mfcc}) must not exceed n_mels ({n_mels_})")
         self._log_melspectrogram = _inner(LogMelSpectrogram, api, sr, n_fft, hop_length, win_length, window, power,

@@ -14,6 +14,7 @@ import numbers
 
 from ... import _C
 from ...creation import arange, linspace
+from ._checks import _check_int, _check_number, _float_dtype
 
 __all__ = ["hz_to_mel", "mel_to_hz", "mel_frequencies", "fft_frequencies", "compute_fbank_matrix", "power_to_db",
            "create_dct"]
@@ -27,26 +28,6 @@ _LOGSTEP = math.log(6.4) / 27.0
 
 def _api(fn):
     return f"oar.audio.functional.{fn}"
-
-
-def _check_number(v, api, what):
-    if not isinstance(v, numbers.Real) or isinstance(v, bool):
-        raise TypeError(f"[{api}] {what} must be a number, got {type(v).__name__}")
-    return float(v)
-
-
-def _check_int(v, api, what, low=1):
-    if not isinstance(v, numbers.Integral) or isinstance(v, bool):
-        raise TypeError(f"[{api}] {what} must be an int, got {type(v).__name__}")
-    if v < low:
-        raise ValueError(f"[{api}] {what} must be at least {low}, got {v}")
-    return int(v)
-
-
-def _check_float_dtype(t, api):
-    if not t.dtype.is_floating_point:
-        raise TypeError(f"[{api}] dtype must be a floating-point type, got {t.dtype.name}")
-    return t
 
 
 def _is_tensor(x):
@@ -81,6 +62,8 @@ def hz_to_mel(freq, htk=False):
         if f >= _MIN_LOG_HZ:
             return _MIN_LOG_MEL + math.log(f / _MIN_LOG_HZ) / _LOGSTEP
         return f * 3.0 / 200.0
+    if freq.dtype.is_complex:
+        raise TypeError(f"[{api}] freq must be real, got {freq.dtype.name}")
     if not freq.dtype.is_floating_point:
         freq = freq.astype("float32")
     if htk:
@@ -118,6 +101,8 @@ def mel_to_hz(mel, htk=False):
         if m >= _MIN_LOG_MEL:
             return _MIN_LOG_HZ * math.exp(_LOGSTEP * (m - _MIN_LOG_MEL))
         return m * 200.0 / 3.0
+    if mel.dtype.is_complex:
+        raise TypeError(f"[{api}] mel must be real, got {mel.dtype.name}")
     if not mel.dtype.is_floating_point:
         mel = mel.astype("float32")
     if htk:
@@ -158,7 +143,8 @@ def mel_frequencies(n_mels=64, f_min=0.0, f_max=11025.0, htk=False, dtype="float
     f_min, f_max = _check_number(f_min, api, "f_min"), _check_number(f_max, api, "f_max")
     if not 0.0 <= f_min <= f_max:
         raise ValueError(f"[{api}] expected 0 <= f_min <= f_max, got f_min={f_min}, f_max={f_max}")
-    return _check_float_dtype(_mel_frequencies(n_mels, f_min, f_max, htk).astype(dtype), api)
+    dtype = _float_dtype(dtype, api)
+    return _mel_frequencies(n_mels, f_min, f_max, htk).astype(dtype)
 
 
 def fft_frequencies(sr, n_fft, dtype="float32"):
@@ -183,7 +169,8 @@ def fft_frequencies(sr, n_fft, dtype="float32"):
     if sr <= 0:
         raise ValueError(f"[{api}] sr must be positive, got {sr}")
     n_fft = _check_int(n_fft, api, "n_fft")
-    return _check_float_dtype(linspace(0.0, sr / 2.0, 1 + n_fft // 2, dtype="float64").astype(dtype), api)
+    dtype = _float_dtype(dtype, api)
+    return linspace(0.0, sr / 2.0, 1 + n_fft // 2, dtype="float64").astype(dtype)
 
 
 def _fbank_matrix(sr, n_fft, n_mels, f_min, f_max, htk, norm, dtype, api):
@@ -201,6 +188,7 @@ def _fbank_matrix(sr, n_fft, n_mels, f_min, f_max, htk, norm, dtype, api):
         raise ValueError(f"[{api}] expected 0 <= f_min < f_max, got f_min={f_min}, f_max={f_max}")
     if not (norm is None or norm == "slaney" or (isinstance(norm, numbers.Real) and not isinstance(norm, bool))):
         raise ValueError(f"[{api}] norm must be 'slaney', None or a number p (p-norm), got {norm!r}")
+    dtype = _float_dtype(dtype, api)
     fftfreqs = linspace(0.0, sr / 2.0, 1 + n_fft // 2, dtype="float64")
     # n_mels + 2 band edges: filter i rises from edge i to edge i+1 and falls to edge i+2.
     edges = _mel_frequencies(n_mels + 2, f_min, f_max, htk)
@@ -214,7 +202,7 @@ def _fbank_matrix(sr, n_fft, n_mels, f_min, f_max, htk, norm, dtype, api):
     elif norm is not None:
         from ...nn.functional import normalize
         weights = normalize(weights, p=float(norm), axis=-1)
-    return _check_float_dtype(weights.astype(dtype), api)
+    return weights.astype(dtype)
 
 
 def compute_fbank_matrix(sr, n_fft, n_mels=64, f_min=0.0, f_max=None, htk=False, norm="slaney", dtype="float32"):
@@ -307,6 +295,7 @@ def _dct_matrix(n_mfcc, n_mels, norm, dtype, api):
     n_mels = _check_int(n_mels, api, "n_mels")
     if norm not in ("ortho", None):
         raise ValueError(f"[{api}] norm must be 'ortho' or None, got {norm!r}")
+    dtype = _float_dtype(dtype, api)
     n = arange(n_mels, dtype="float64") + 0.5
     k = arange(n_mfcc, dtype="float64").unsqueeze(1)
     dct = (k * n * (math.pi / n_mels)).cos()                 # [n_mfcc, n_mels]
@@ -316,7 +305,7 @@ def _dct_matrix(n_mfcc, n_mels, norm, dtype, api):
         scale = _C.full([n_mfcc, 1], math.sqrt(2.0 / n_mels), "float64")
         scale[0] = math.sqrt(1.0 / n_mels)
         dct = dct * scale
-    return _check_float_dtype(dct.t().astype(dtype), api)
+    return dct.t().astype(dtype)
 
 
 def create_dct(n_mfcc, n_mels, norm="ortho", dtype="float32"):

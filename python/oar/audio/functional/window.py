@@ -15,6 +15,7 @@ import numbers
 from ... import _C, i0
 from ..._manip import concat
 from ...creation import arange, linspace, ones, zeros
+from ._checks import _float_dtype
 
 __all__ = ["get_window"]
 
@@ -176,6 +177,7 @@ def _make_window(window, win_length, fftbins, dtype, api):
     if name == "exponential" and not fftbins and len(params) >= 1 and params[0] is not None:
         raise ValueError(f"[{api}] a symmetric (fftbins=False) exponential window must have center=None, "
                          f"got {params[0]}")
+    dtype = _float_dtype(dtype, api)
     win_length = int(win_length)
     if win_length <= 1:
         w = ones([win_length], dtype="float64")
@@ -184,10 +186,7 @@ def _make_window(window, win_length, fftbins, dtype, api):
         w = _WINDOWS[name][0](m, *params)
         if fftbins:
             w = w[:-1]
-    out = w.astype(dtype)
-    if not out.dtype.is_floating_point:
-        raise TypeError(f"[{api}] dtype must be a floating-point type, got {out.dtype.name}")
-    return out
+    return w.astype(dtype)
 
 
 def get_window(window, win_length, fftbins=True, dtype="float64"):
