@@ -9,8 +9,6 @@ names Paddle gives them, and the layers nest the same way
 (MFCC._log_melspectrogram._melspectrogram._spectrogram), so state dicts
 carry over.
 """
-import numbers
-
 from ... import _C
 from ...nn import Layer
 from ...signal import stft
@@ -55,7 +53,8 @@ class Spectrogram(Layer):
     Shape:
         x: [batch, time] or [time]; output: [batch, n_fft // 2 + 1, frames]
         (without batch for a 1-D x), frames = 1 + (time - n_fft) // hop_length
-        without center, 1 + time // hop_length with it.
+        without center, 1 + (time + 2 * (n_fft // 2) - n_fft) // hop_length
+        with it (1 + time // hop_length for an even n_fft).
 
     Examples:
         >>> import oar
@@ -79,9 +78,9 @@ class Spectrogram(Layer):
         self.win_length = self.n_fft if win_length is None else _check_int(win_length, api, "win_length")
         if self.win_length > self.n_fft:
             raise ValueError(f"[{api}] win_length ({self.win_length}) must not exceed n_fft ({self.n_fft})")
-        if not isinstance(power, numbers.Real) or isinstance(power, bool) or not power > 0:
-            raise ValueError(f"[{api}] power must be a positive number, got {power!r}")
-        self.power = float(power)
+        self.power = _check_number(power, api, "power")
+        if not self.power > 0:
+            raise ValueError(f"[{api}] power must be positive, got {power!r}")
         self.center = bool(center)
         if pad_mode not in ("reflect", "constant"):
             raise ValueError(f"[{api}] pad_mode must be 'reflect' or 'constant', got {pad_mode!r}")

@@ -20,7 +20,7 @@ __all__ = ["hz_to_mel", "mel_to_hz", "mel_frequencies", "fft_frequencies", "comp
            "create_dct"]
 
 # Slaney's mel scale (Note [mel scales])
-_MEL_PER_HZ = 3.0 / 200.0  # below the break (written 3 / 200 so that 1 kHz is 15 mels exactly)
+_MEL_PER_HZ = 3.0 / 200.0  # below the break
 _MIN_LOG_HZ = 1000.0       # the break
 _MIN_LOG_MEL = 15.0
 _LOGSTEP = math.log(6.4) / 27.0
@@ -55,13 +55,8 @@ def hz_to_mel(freq, htk=False):
         [0.0, 3.0]
     """
     api = _api("hz_to_mel")
-    if not _is_tensor(freq):
-        f = _check_number(freq, api, "freq")
-        if htk:
-            return 2595.0 * math.log10(1.0 + f / 700.0)
-        if f >= _MIN_LOG_HZ:
-            return _MIN_LOG_MEL + math.log(f / _MIN_LOG_HZ) / _LOGSTEP
-        return f * 3.0 / 200.0
+    if not _is_tensor(freq):  # one formula for both: a number goes through a float64 scalar tensor
+        return float(hz_to_mel(_C.full([], _check_number(freq, api, "freq"), "float64"), htk))
     if freq.dtype.is_complex:
         raise TypeError(f"[{api}] freq must be real, got {freq.dtype.name}")
     if not freq.dtype.is_floating_point:
@@ -95,12 +90,7 @@ def mel_to_hz(mel, htk=False):
     """
     api = _api("mel_to_hz")
     if not _is_tensor(mel):
-        m = _check_number(mel, api, "mel")
-        if htk:
-            return 700.0 * (10.0 ** (m / 2595.0) - 1.0)
-        if m >= _MIN_LOG_MEL:
-            return _MIN_LOG_HZ * math.exp(_LOGSTEP * (m - _MIN_LOG_MEL))
-        return m * 200.0 / 3.0
+        return float(mel_to_hz(_C.full([], _check_number(mel, api, "mel"), "float64"), htk))
     if mel.dtype.is_complex:
         raise TypeError(f"[{api}] mel must be real, got {mel.dtype.name}")
     if not mel.dtype.is_floating_point:
