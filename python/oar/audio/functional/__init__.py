@@ -1,5 +1,7 @@
 """Audio helpers (``paddle.audio.functional``): windows, the mel scale, mel
 filter banks, decibels and the DCT used by the features of oar.audio.features."""
+import sys
+
 from ... import _api
 from . import functional, window
 from .functional import (compute_fbank_matrix, create_dct, fft_frequencies, hz_to_mel, mel_frequencies,  # noqa: F401
@@ -12,5 +14,5 @@ __all__ = ["compute_fbank_matrix", "create_dct", "fft_frequencies", "hz_to_mel",
 # Note [API error boundary]: errors from the ops inside name the function called.
 for _m in (functional, window):
     _api.guard_module(_m, __name__)
-_api.guard_module(__import__(__name__, fromlist=["_"]))
+_api.guard_module(sys.modules[__name__])
 del _m
