@@ -90,6 +90,7 @@ from . import io, models, text, vision  # noqa: E402
 from . import linalg  # noqa: E402
 from . import fft  # noqa: E402
 from . import signal  # noqa: E402
+from . import audio  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import incubate  # noqa: E402,F401

@@ -11,7 +11,8 @@ import oar
 MODULES = ["", "nn", "nn.functional", "nn.initializer", "linalg", "static", "static.nn", "autograd", "device",
            "distributed", "distributed.fleet", "vision.models", "vision.ops", "vision.transforms", "text", "utils",
            "amp", "inference", "profiler", "io", "optimizer", "optimizer.lr", "metric", "jit", "hapi",
-           "distribution", "func", "incubate.autograd", "sparse", "sparse.nn", "sparse.nn.functional"]
+           "distribution", "func", "incubate.autograd", "sparse", "sparse.nn", "sparse.nn.functional", "fft",
+           "signal", "audio.features", "audio.functional"]
 
 
 def _public(modname):
