@@ -171,6 +171,7 @@ CUSTOM_CPU = {
     "less_than": ["bfloat16", "float16", "float64", "int16", "int8", "uint8"],
     "lgamma": "all",
     "linalg.cholesky": "all",
+    "linalg.cond": "all",
     "linalg.corrcoef": "all",
     "linalg.cov": "all",
     "linalg.det": "all",
@@ -189,8 +190,11 @@ CUSTOM_CPU = {
     "linalg.lu_unpack": "all",
     "linalg.matrix_exp": "all",
     "linalg.matrix_power": "all",
+    "linalg.matrix_rank": "all",
+    "linalg.multi_dot": ["float64"],
     "linalg.ormqr": "all",
     "linalg.pca_lowrank": "all",
+    "linalg.pinv": "all",
     "linalg.qr": "all",
     "linalg.qr_r": "all",
     "linalg.slogdet": "all",
@@ -426,6 +430,7 @@ CUSTOM_CPU = {
     "vision.ops.roi_pool": "all",
     "vsplit": ["bfloat16", "float16", "float64", "int16", "int32", "int64", "int8"],
     "where_": ["bfloat16", "complex128", "complex64", "float16", "float64", "int16", "int32", "int64", "int8", "uint8"],
+    "xlogy": "all",
     "zeros_like": ["bfloat16", "float16", "int16", "int8", "uint8"],
 }
 
