@@ -30,6 +30,9 @@ PYTHONS = {
     "oar-eager": Path(os.environ.get("OAR_PYTHON", ROOT / ".venv" / "bin" / "python")),
     "torch-compile": _PEERS_PY,
     "onnxruntime": _PEERS_PY,
+    # libraries that some benchmarks (science.py's FFT section) compare too
+    "numpy": _PEERS_PY,
+    "scipy": Path(os.environ.get("OAR_PYTHON", ROOT / ".venv" / "bin" / "python")),  # a test dependency there
 }
 # The framework a variant imports (its thread settings apply).
 BASE_FRAMEWORK = {"oar-eager": "oar", "torch-compile": "torch", "onnxruntime": "torch"}
@@ -96,6 +99,11 @@ def import_framework(name, threads):
     elif name == "torch":
         import torch as fw
         fw.set_num_threads(threads)
+    elif name == "numpy":
+        import numpy as fw  # numpy.fft is single-threaded
+    elif name == "scipy":
+        import scipy.fft as fw  # threads: its calls take workers=threads
+        fw.__version__ = __import__("scipy").__version__
     elif name == "paddle":
         import paddle as fw
         fw.set_device("cpu")

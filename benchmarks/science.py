@@ -12,6 +12,19 @@ Sections (run one with `--only NAME`; all by default):
   it as each framework captures functions: oar.jit.to_static(full_graph=True)
   (the example's default), paddle.jit.to_static(full_graph=True),
   torch.compile (inductor). A row shows "-" where a framework cannot run it.
+- hessian: the 1024 x 1024 Hessian of a 16-32-16 tanh MLP's mean squared
+  error (64 examples) with respect to its 1024 weights: oar.func.hessian and
+  torch.func.hessian (both forward over reverse, batched by vmap), paddle's
+  paddle.autograd.hessian. Rows are checked against finite differences of the
+  exact gradient in NumPy.
+- fft: forward FFTs in single precision, c2c and r2c, 1-D (a power of two,
+  primes, composites near 1000), batched, 2-D and 3-D: oar.fft, torch.fft,
+  paddle.fft, numpy.fft and scipy.fft (workers = the thread count), each
+  checked against numpy.fft in float64 first. Microseconds per transform.
+- per_sample_grads: per-example gradients of a small CNN (conv 1-8-16,
+  max-pooling, linear to 10 classes; 64 MNIST-sized examples) by vmap over
+  grad: oar.vmap and torch.func.vmap (paddle has no vmap). Example 0's
+  last-layer gradient is checked against the forward written in NumPy.
 
 Milliseconds per step; lower is better. A section is a function
 `(fw, name, quick) -> iterator of (case, fn, amount, unit)` (see
@@ -183,14 +196,205 @@ def pinn(fw, name, quick):
         yield from _pinn_paddle_like(fw, name, quick)
 
 
+# ---------------------------------------------------------------- function transforms
+
+def _mlp_data():
+    """A 16-32-16 tanh network without biases (1024 parameters) and 64 examples."""
+    rng = np.random.default_rng(1)
+    theta = (rng.standard_normal(1024) * 0.2).astype(np.float32)
+    xs = rng.standard_normal((64, 16)).astype(np.float32)
+    ts = rng.standard_normal((64, 16)).astype(np.float32)
+    return theta, xs, ts
+
+
+def _mlp_reference_hessian(theta, xs, ts, rows=4):
+    """A few rows of the Hessian by central differences of the exact gradient (NumPy float64)."""
+    def gradient(t):
+        a, b = t[:512].reshape(16, 32), t[512:].reshape(32, 16)
+        h = np.tanh(xs @ a)
+        r = h @ b - ts
+        g_out = 2.0 * r / r.size
+        gb = h.T @ g_out
+        ga = xs.T @ ((g_out @ b.T) * (1 - h * h))
+        return np.concatenate([ga.ravel(), gb.ravel()])
+    t0 = theta.astype(np.float64)
+    out = []
+    for i in range(rows):
+        e = np.zeros_like(t0)
+        e[i * 257] = 1e-5
+        out.append((gradient(t0 + e) - gradient(t0 - e)) / 2e-5)
+    return np.array(out)
+
+
+def hessian(fw, name, quick):
+    """The Hessian of an MLP loss with respect to its 1024 parameters (section `hessian`)."""
+    theta_np, xs_np, ts_np = _mlp_data()
+    ref = _mlp_reference_hessian(theta_np, xs_np.astype(np.float64), ts_np.astype(np.float64))
+    rows = [i * 257 for i in range(len(ref))]
+    if name == "torch":
+        import torch.func as tf
+        t = fw.from_numpy
+        xs, ts, theta = t(xs_np), t(ts_np), t(theta_np)
+
+        def loss(th):
+            a, b = th[:512].reshape(16, 32), th[512:].reshape(32, 16)
+            return ((fw.tanh(xs @ a) @ b - ts) ** 2).mean()
+
+        variants = {"torch.func.hessian": lambda: tf.hessian(loss)(theta)}
+    else:
+        xs, ts, theta = fw.to_tensor(xs_np), fw.to_tensor(ts_np), fw.to_tensor(theta_np)
+
+        def loss(th):
+            a, b = th[:512].reshape([16, 32]), th[512:].reshape([32, 16])
+            return ((fw.tanh(xs @ a) @ b - ts) ** 2).mean()
+
+        if name == "oar":
+            variants = {"oar.func.hessian": lambda: fw.func.hessian(loss)(theta)}
+        else:
+            def paddle_hessian():
+                th = theta.detach()
+                th.stop_gradient = False
+                return fw.autograd.hessian(loss(th), th)[:]
+            variants = {"paddle.autograd.hessian": paddle_hessian}
+    for label, fn in variants.items():
+        got = np.asarray(fn().numpy())[rows]
+        if not np.allclose(got, ref, rtol=1e-2, atol=1e-4):
+            raise AssertionError(f"{name} {label}: Hessian rows differ from the NumPy reference")
+        yield "hessian 1k-param mlp", fn, None, "ms"
+
+
+def _cnn_data(batch):
+    rng = np.random.default_rng(2)
+    shapes = {"c1.weight": (8, 1, 3, 3), "c1.bias": (8,), "c2.weight": (16, 8, 3, 3), "c2.bias": (16,),
+              "fc.weight": (400, 10), "fc.bias": (10,)}
+    params = {k: (rng.standard_normal(s) * 0.2).astype(np.float32) for k, s in shapes.items()}
+    x = rng.standard_normal((batch, 1, 28, 28)).astype(np.float32)
+    y = rng.integers(0, 10, batch).astype(np.int64)
+    return params, x, y
+
+
+def per_sample_grads(fw, name, quick):
+    """Per-example gradients of a small CNN's loss (batch 64 of 28x28), vmap over grad."""
+    batch = 16 if quick else 64
+    params_np, x_np, y_np = _cnn_data(batch)
+    if name == "paddle":
+        return  # paddle has no vmap
+    if name == "torch":
+        import torch.func as tf
+        F = fw.nn.functional
+        params = {k: fw.from_numpy(v.T.copy() if k == "fc.weight" else v) for k, v in params_np.items()}
+        x, y = fw.from_numpy(x_np), fw.from_numpy(y_np)
+
+        def loss(p, xi, yi):
+            h = F.max_pool2d(F.relu(F.conv2d(xi.unsqueeze(0), p["c1.weight"], p["c1.bias"])), 2)
+            h = F.max_pool2d(F.relu(F.conv2d(h, p["c2.weight"], p["c2.bias"])), 2)
+            out = F.linear(h.flatten(1), p["fc.weight"], p["fc.bias"])
+            return F.cross_entropy(out, yi.unsqueeze(0))
+
+        fn = lambda: tf.vmap(tf.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+        got = fn()["fc.weight"].numpy().transpose(0, 2, 1)
+    else:
+        F = fw.nn.functional
+        params = {k: fw.to_tensor(v) for k, v in params_np.items()}
+        x, y = fw.to_tensor(x_np), fw.to_tensor(y_np)
+
+        def loss(p, xi, yi):
+            h = F.max_pool2d(F.relu(F.conv2d(xi.unsqueeze(0), p["c1.weight"], p["c1.bias"])), 2)
+            h = F.max_pool2d(F.relu(F.conv2d(h, p["c2.weight"], p["c2.bias"])), 2)
+            out = F.linear(h.flatten(1), p["fc.weight"], p["fc.bias"])
+            return F.cross_entropy(out, yi.unsqueeze(0))
+
+        fn = lambda: fw.vmap(fw.func.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+        got = fn()["fc.weight"].numpy()
+    # Example 0's gradient of the last layer against the forward written in NumPy.
+    ref = _cnn_fc_grad_numpy(params_np, x_np[:1], y_np[:1])
+    if not np.allclose(got[0], ref, rtol=1e-3, atol=1e-5):
+        raise AssertionError(f"{name}: per-example gradient differs from the NumPy reference")
+    yield f"per-example grads cnn batch {batch}", fn, None, "ms"
+
+
+def _cnn_fc_grad_numpy(p, x, y):
+    """d loss / d fc.weight for one example, the forward written in NumPy."""
+    def conv(inp, w, b):
+        n, c, hh, ww = inp.shape
+        o, _, k, _ = w.shape
+        out = np.zeros((n, o, hh - k + 1, ww - k + 1))
+        for i in range(k):
+            for j in range(k):
+                out += np.einsum("nchw,oc->nohw", inp[:, :, i:i + hh - k + 1, j:j + ww - k + 1], w[:, :, i, j])
+        return out + b[None, :, None, None]
+
+    def pool(a):
+        n, c, hh, ww = a.shape
+        return a[:, :, :hh // 2 * 2, :ww // 2 * 2].reshape(n, c, hh // 2, 2, ww // 2, 2).max(axis=(3, 5))
+
+    h = pool(np.maximum(conv(x.astype(np.float64), p["c1.weight"], p["c1.bias"]), 0))
+    h = pool(np.maximum(conv(h, p["c2.weight"], p["c2.bias"]), 0)).reshape(1, -1)
+    logits = h @ p["fc.weight"] + p["fc.bias"]
+    s = np.exp(logits - logits.max())
+    s /= s.sum()
+    s[0, y[0]] -= 1.0
+    return h.T @ s
+
+
+# ---------------------------------------------------------------- fft
+
+FFT_CASES = [  # (case, shape, axes, kind)
+    ("fft 1-D 4096 c2c", (4096,), (0,), "c2c"),
+    ("fft 1-D 4099 (prime) c2c", (4099,), (0,), "c2c"),
+    ("fft 1-D 1000 r2c", (1000,), (0,), "r2c"),
+    ("fft 1-D 1009 (prime) r2c", (1009,), (0,), "r2c"),
+    ("fft batched 256 x 1024 r2c", (256, 1024), (1,), "r2c"),
+    ("fft batched 64 x 1000 c2c", (64, 1000), (1,), "c2c"),
+    ("fft 2-D 512 x 512 c2c", (512, 512), (0, 1), "c2c"),
+    ("fft 2-D 500 x 500 r2c", (500, 500), (0, 1), "r2c"),
+    ("fft 3-D 64^3 r2c", (64, 64, 64), (0, 1, 2), "r2c"),
+]
+
+
+def fft(fw, name, quick):
+    """Forward FFTs in single precision (complex64 in for c2c, float32 for r2c), checked against numpy.fft."""
+    threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
+    rng = np.random.default_rng(3)
+    for case, shape, axes, kind in FFT_CASES:
+        if quick and np.prod(shape) > 300000:
+            continue
+        a = rng.standard_normal(shape).astype(np.float32)
+        if kind == "c2c":
+            a = (a + 1j * rng.standard_normal(shape).astype(np.float32)).astype(np.complex64)
+        ref = np.fft.fftn(a.astype(np.complex128), axes=axes) if kind == "c2c" else \
+            np.fft.rfftn(a.astype(np.float64), axes=axes)
+        # (each run binds its own arrays and axes: the cases are all collected before any is timed)
+        if name == "numpy":
+            f = fw.fft.fftn if kind == "c2c" else fw.fft.rfftn
+            run = lambda f=f, x=a, axes=axes: f(x, axes=axes)
+        elif name == "scipy":
+            f = fw.fftn if kind == "c2c" else fw.rfftn
+            run = lambda f=f, x=a, axes=axes: f(x, axes=axes, workers=threads)
+        elif name == "torch":
+            f = fw.fft.fftn if kind == "c2c" else fw.fft.rfftn
+            run = lambda f=f, x=fw.from_numpy(a), axes=axes: f(x, dim=axes)
+        else:  # oar and paddle share the API
+            f = fw.fft.fftn if kind == "c2c" else fw.fft.rfftn
+            run = lambda f=f, x=fw.to_tensor(a), axes=axes: f(x, axes=axes)
+        got = np.asarray(run()) if name in ("numpy", "scipy") else run().numpy()
+        if not np.allclose(got, ref, rtol=1e-3, atol=1e-3 * np.abs(ref).max()):
+            raise AssertionError(f"{name} {case}: differs from numpy.fft in float64")
+        yield case, run, None, "us"
+
+
 # ---------------------------------------------------------------- driver
 
-SECTIONS = {"pinn": pinn}
+SECTIONS = {"pinn": pinn, "hessian": hessian, "per_sample_grads": per_sample_grads, "fft": fft}
+# The FFT section compares with NumPy and SciPy as well; other sections give them no cases.
+PEERS = common.PEERS + ("numpy", "scipy")
 
 
 def cases(fw, name, quick):
     chosen = os.environ.get(_SECTIONS_VAR, ",".join(SECTIONS)).split(",")
     for section in chosen:
+        if name in ("numpy", "scipy") and section != "fft":
+            continue  # NumPy and SciPy take part in the FFT section only
         yield from SECTIONS[section](fw, name, quick)
 
 
@@ -227,12 +431,13 @@ def main():
     sys.argv = [sys.argv[0]] + rest
     if "-h" in rest or "--help" in rest:
         print(f"sections (--only NAME, repeatable): {', '.join(SECTIONS)}\n")
-    args = common.parse_args(__doc__.splitlines()[0], default_threads="2")
+    args = common.parse_args(__doc__.splitlines()[0], default_threads="2",
+                             frameworks=common.FRAMEWORKS + ("numpy", "scipy"))
     os.environ[_SECTIONS_VAR] = ",".join(known.only or SECTIONS)  # the workers inherit it
     info = common.machine_info()
     runs = common.run_all(__file__, args, interleave=True)
     common.print_header(info, runs)
-    common.table(runs, ratio_peers="best")
+    common.table(runs, ratio_peers="best", peers=PEERS)
     if "pinn" in (known.only or SECTIONS):
         print()
         print_fastest_modes(runs, args.threads, "pinn ", goal=1 / 1.2)  # goal: oar 1.2x faster

@@ -161,7 +161,7 @@ def test_science_benchmark_pinn_cases_check_against_numpy_and_run():
         for name in set(sys.modules) - modules:
             if name in ("common", "pinn_poisson"):
                 del sys.modules[name]
-    cases = list(science.cases(oar, "oar", quick=True))
+    cases = list(science.SECTIONS["pinn"](oar, "oar", True))
     assert [c[0] for c in cases] == ["pinn adam step, eager", "pinn adam step, captured"]
     for _, step, _, unit in cases:
         assert unit == "ms"
@@ -171,6 +171,26 @@ def test_science_benchmark_pinn_cases_check_against_numpy_and_run():
     want = science._pinn_reference_loss(weights, inner, f, edge)
     with pytest.raises(AssertionError, match="differs from the NumPy reference"):
         science._pinn_check("oar", "eager", want * (1 + 1e-3), weights, inner, f, edge)
+
+
+def test_science_benchmark_function_transform_sections_check_and_run():
+    # The Hessian rows are checked against finite differences of the exact NumPy gradient and the
+    # per-example gradients against a NumPy forward before anything is timed.
+    path, modules = list(sys.path), set(sys.modules)
+    try:
+        science = _load_path(os.path.join(ROOT, "benchmarks", "science.py"))
+    finally:
+        sys.path[:] = path
+        for name in set(sys.modules) - modules:
+            if name in ("common", "pinn_poisson"):
+                del sys.modules[name]
+    for section in ("hessian", "per_sample_grads"):
+        cases = list(science.SECTIONS[section](oar, "oar", True))
+        assert len(cases) == 1
+        cases[0][1]()
+    theta, xs, ts = science._mlp_data()
+    ref = science._mlp_reference_hessian(theta, xs.astype(np.float64), ts.astype(np.float64), rows=1)
+    assert np.abs(ref).max() > 1e-3  # the reference is not vacuous
 
 
 # ---------------------------------------------------------------- fno_burgers.py
