@@ -16,9 +16,11 @@
 // prime length sets up Bluestein's algorithm); a committed descriptor may be
 // used by several threads at once.
 //
-// Threads: a transform of fewer than kParallelGrain elements runs on one
-// thread; a larger one either lets DFTI thread its batch or splits the
-// `outer` loop over the OpenMP pool with single-threaded descriptors.
+// Threads: a small transform (threads_for) runs on one thread; a larger one
+// either lets DFTI thread its batch or splits the `outer` loop over the
+// OpenMP pool with single-threaded descriptors. (One multi-dimensional DFTI
+// plan for trailing axes was measured slower than this per-axis scheme on
+// AMD EPYC: 512 x 512 c2c 1250 us against 815 us on one thread.)
 // Signs: DFTI's real transforms have fixed signs (forward exp(-i), backward
 // exp(+i)); the other sign of a real transform is its conjugate, taken on
 // the complex side.
@@ -125,8 +127,13 @@ double axis_scale(const std::string& norm, bool forward, int64_t n) {
   return scaled ? 1.0 / double(n) : 1.0;
 }
 
-int threads_for(int64_t elements) {
-  if (omp_in_parallel() || elements < 2 * kParallelGrain) return 1;
+// A transform of length n makes about log2(n) passes over its elements, each
+// heavier than an elementwise op's, so the threading threshold is counted in
+// element-passes: 8 elementwise grains (64 x 1000 complex splits, one 4096
+// does not).
+int threads_for(int64_t elements, int64_t len) {
+  const int64_t passes = std::max<int64_t>(1, int64_t(std::log2(double(std::max<int64_t>(len, 2)))));
+  if (omp_in_parallel() || elements * passes < 8 * kParallelGrain) return 1;
   return std::max(1, omp_get_max_threads());
 }
 
@@ -153,7 +160,7 @@ template <typename R> void c2c_axis(std::complex<R>* data, const Dims& shape, in
                                     double scale) {
   AxisView v = view_of(shape, axis);
   if (v.len == 1 && scale == 1.0) return;
-  int nt = threads_for(v.outer * v.len * v.inner);
+  int nt = threads_for(v.outer * v.len * v.inner, v.len);
   bool dbl = std::is_same_v<R, double>;
   auto run = [forward](const PlanPtr& p, std::complex<R>* d) {
     return forward ? DftiComputeForward(p->h, d) : DftiComputeBackward(p->h, d);
@@ -177,7 +184,7 @@ template <typename R> void real_axis(R* re, std::complex<R>* cx, const Dims& rea
                                      double scale) {
   AxisView v = view_of(real_shape, axis);
   int64_t n = v.len, m = n / 2 + 1;
-  int nt = threads_for(v.outer * n * v.inner);
+  int nt = threads_for(v.outer * n * v.inner, n);
   bool dbl = std::is_same_v<R, double>;
   auto run = [forward](const PlanPtr& p, R* r, std::complex<R>* c) {
     return forward ? DftiComputeForward(p->h, r, c) : DftiComputeBackward(p->h, c, r);
