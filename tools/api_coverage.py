@@ -19,7 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The modules measured, as dotted paths under paddle ("" is paddle itself).
 MODULES = ["", "nn", "nn.functional", "linalg", "Tensor", "static", "static.nn", "autograd", "device",
            "distributed", "distributed.fleet", "vision.models", "vision.ops", "text", "utils", "amp", "inference",
-           "profiler"]
+           "profiler", "fft", "signal", "sparse", "sparse.nn", "sparse.nn.functional", "distribution",
+           "audio.features", "audio.functional", "incubate.autograd"]
 
 # "module:name" -> why oar does not provide it.
 _NO_LOD = "LoD (variable-length) tensors: oar has none; use padded [batch, time, dim] tensors with masks"
@@ -57,11 +58,12 @@ DELIBERATELY_ABSENT = {
 
 # "module:name" -> the module whose own measure covers it (names of the
 # sparse, FFT/signal and similar areas that Paddle also hangs on Tensor).
-_SPARSE = "paddle.sparse (sparse layouts)"
+# Names of the sparse layouts that Paddle hangs on Tensor: oar's sparse tensors
+# are their own classes (oar.sparse.SparseCooTensor / SparseCsrTensor), which
+# have them; a dense Tensor has only the conversions and the is_sparse* tests.
+_SPARSE = "paddle.sparse: oar's sparse tensor classes have it; a dense Tensor is never sparse"
 MEASURED_ELSEWHERE = {f"Tensor:{n}": _SPARSE for n in (
-    "coalesce", "cols", "crows", "indices", "values", "nnz", "dense_dim", "sparse_dim", "is_coalesced", "is_sparse",
-    "is_sparse_coo", "is_sparse_csr", "to_dense", "to_sparse_coo", "to_sparse_csr")}
-MEASURED_ELSEWHERE.update({"Tensor:stft": "paddle.signal", "Tensor:istft": "paddle.signal"})
+    "coalesce", "cols", "crows", "indices", "values", "nnz", "dense_dim", "sparse_dim", "is_coalesced", "to_dense")}
 
 _COLLECT = r"""
 import json, sys, warnings
