@@ -148,19 +148,23 @@ def test_pinn_rejects_bad_flags():
     assert "--width must be positive, got 0" in r.stderr
 
 
-def test_science_benchmark_pinn_cases_check_against_numpy_and_run():
-    # benchmarks/science.py checks each framework's loss against its NumPy reference (the
-    # Laplacian carried through the layers exactly) before timing; here for oar, quick sizes.
-    # It puts benchmarks/ and examples/science/ on sys.path to import its helpers; keep
-    # those generic module names ("common") out of the rest of the session.
+def _load_science():
+    """benchmarks/science.py as a module. It puts benchmarks/ and examples/science/ on sys.path to
+    import its helpers; keep those generic module names ("common") out of the rest of the session."""
     path, modules = list(sys.path), set(sys.modules)
     try:
-        science = _load_path(os.path.join(ROOT, "benchmarks", "science.py"))
+        return _load_path(os.path.join(ROOT, "benchmarks", "science.py"))
     finally:
         sys.path[:] = path
         for name in set(sys.modules) - modules:
             if name in ("common", "pinn_poisson"):
                 del sys.modules[name]
+
+
+def test_science_benchmark_pinn_cases_check_against_numpy_and_run():
+    # benchmarks/science.py checks each framework's loss against its NumPy reference (the
+    # Laplacian carried through the layers exactly) before timing; here for oar, quick sizes.
+    science = _load_science()
     cases = list(science.SECTIONS["pinn"](oar, "oar", True))
     assert [c[0] for c in cases] == ["pinn adam step, eager", "pinn adam step, captured"]
     for _, step, _, unit in cases:
@@ -176,14 +180,7 @@ def test_science_benchmark_pinn_cases_check_against_numpy_and_run():
 def test_science_benchmark_function_transform_sections_check_and_run():
     # The Hessian rows are checked against finite differences of the exact NumPy gradient and the
     # per-example gradients against a NumPy forward before anything is timed.
-    path, modules = list(sys.path), set(sys.modules)
-    try:
-        science = _load_path(os.path.join(ROOT, "benchmarks", "science.py"))
-    finally:
-        sys.path[:] = path
-        for name in set(sys.modules) - modules:
-            if name in ("common", "pinn_poisson"):
-                del sys.modules[name]
+    science = _load_science()
     for section in ("hessian", "per_sample_grads"):
         cases = list(science.SECTIONS[section](oar, "oar", True))
         assert len(cases) == 1

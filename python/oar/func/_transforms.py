@@ -12,7 +12,7 @@ import contextlib
 import functools
 
 from .. import _C, _pytree
-from ._vmap import trace_flat, vmap
+from ._vmap import trace_flat, unflatten_args, vmap
 
 Tensor = _C.Tensor
 
@@ -252,16 +252,8 @@ def jvp(func, primals, tangents, has_aux=False):
         tans.extend(tl)
         layouts.append(layout)
 
-    def rebuild(flat):
-        out, k = [], 0
-        for lay in layouts:
-            n = _pytree.count(lay)
-            out.append(_pytree.unflatten(lay, flat[k:k + n]))
-            k += n
-        return out
-
     with _level():
-        prog, bindings, out_layout = trace_flat(func, leaves, rebuild)
+        prog, bindings, out_layout = trace_flat(func, leaves, lambda flat: unflatten_args(layouts, flat))
         res = _C._jvp_run(prog, leaves, tans, bindings)
     n = len(res) // 2
     out = _pytree.unflatten(out_layout, res[:n])

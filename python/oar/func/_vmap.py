@@ -51,6 +51,16 @@ def _dce(prog, bindings):
     return list(bindings)
 
 
+def unflatten_args(layouts, flat):
+    """The positional arguments whose tensors were flattened with these layouts, rebuilt from ``flat``."""
+    out, k = [], 0
+    for lay in layouts:
+        n = _pytree.count(lay)
+        out.append(_pytree.unflatten(lay, flat[k:k + n]))
+        k += n
+    return out
+
+
 def trace_flat(fn, example_leaves, rebuild):
     """Traces ``fn(*rebuild(example_leaves))``; returns (program, bindings, output layout)."""
     layout = []
@@ -98,12 +108,7 @@ def _run(func, args, in_dims, out_dims, randomness, chunk_size):
         raise ValueError(f"[oar.vmap] chunk_size must be a positive int or None, got {chunk_size!r}")
 
     def rebuild(flat):
-        out, k = [], 0
-        for lay in layouts:
-            n = _pytree.count(lay)
-            out.append(_pytree.unflatten(lay, flat[k:k + n]))
-            k += n
-        return out
+        return unflatten_args(layouts, flat)
 
     examples = [p[0] if b else p for p, b in zip(phys, batched)]
     prog, bindings, out_layout = trace_flat(func, examples, rebuild)
