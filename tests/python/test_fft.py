@@ -284,3 +284,19 @@ def test_out_device_and_requires_grad_arguments():
     buf = oar.zeros([4], dtype="float64")
     assert F.rfftfreq(6, out=buf) is buf
     np.testing.assert_allclose(buf.numpy(), np.fft.rfftfreq(6))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_power_of_two_strided_axes_match_numpy(dtype):
+    # Axes whose lines have a power-of-two stride of 64 or more run in cache panels.
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal((4, 128, 64)) + 1j * rng.standard_normal((4, 128, 64))).astype(dtype)
+    tol = 1e-4 if dtype == "complex64" else 1e-10
+    for axes in [(0,), (1,), (0, 1), (0, 1, 2)]:
+        for norm in ("backward", "ortho", "forward"):
+            got = oar.fft.fftn(oar.to_tensor(a), axes=axes, norm=norm).numpy()
+            np.testing.assert_allclose(got, np.fft.fftn(a.astype(np.complex128), axes=axes, norm=norm),
+                                       rtol=tol, atol=tol * np.sqrt(a.size))
+            back = oar.fft.ifftn(oar.to_tensor(a), axes=axes, norm=norm).numpy()
+            np.testing.assert_allclose(back, np.fft.ifftn(a.astype(np.complex128), axes=axes, norm=norm),
+                                       rtol=tol, atol=tol * np.sqrt(a.size))

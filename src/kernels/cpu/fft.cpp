@@ -170,11 +170,37 @@ template <typename R> void c2c_axis(std::complex<R>* data, const Dims& shape, in
     if (MKL_LONG st = run(p, data)) dfti_fail(st);
     return;
   }
-  // `inner` lines of stride `inner` per outer index: DFTI threads them when
-  // there is one outer index, the pool splits the outer loop otherwise.
-  bool split = v.outer > 1 && nt > 1;
-  PlanPtr p = plan_for({dbl, false, v.len, v.inner, v.inner, 1, 1, v.inner, scale, split ? 1 : nt, true});
-  for_outer(v.outer, split ? nt : 1, [&](int64_t o) { return run(p, data + o * v.len * v.inner); });
+  // `inner` lines of stride `inner` per outer index. A power-of-two stride
+  // maps a line's elements onto few cache sets, so DFTI's strided passes
+  // over the array miss at every step: such lines are transformed in panels
+  // of kPanel neighbouring lines, a panel's rows (kPanel contiguous elements
+  // each) copied into a buffer that stays in cache, transformed there as
+  // interleaved lines and copied back (512 x 512 c2c, one thread: 826 ->
+  // 709 us). Panels are also the unit the pool splits.
+  constexpr int64_t kPanel = 32;
+  if ((v.inner & (v.inner - 1)) != 0 || v.inner < 2 * kPanel) {
+    // Other strides do not alias in the cache: DFTI's strided transforms
+    // straight on the array, threaded by DFTI when there is one outer
+    // index and split over the pool otherwise.
+    bool split = v.outer > 1 && nt > 1;
+    PlanPtr p = plan_for({dbl, false, v.len, v.inner, v.inner, 1, 1, v.inner, scale, split ? 1 : nt, true});
+    for_outer(v.outer, split ? nt : 1, [&](int64_t o) { return run(p, data + o * v.len * v.inner); });
+    return;
+  }
+  const int64_t panels = v.inner / kPanel, tasks = v.outer * panels;  // inner: a power of two >= 2 kPanel
+  const int pool = tasks > 1 ? nt : 1;
+  PlanPtr p = plan_for({dbl, false, v.len, kPanel, kPanel, 1, 1, kPanel, scale, 1, true});
+  std::vector<std::vector<std::complex<R>>> buffers(size_t(std::max(pool, 1)));
+  for_outer(tasks, pool, [&](int64_t t) {
+    const int64_t o = t / panels, j0 = (t % panels) * kPanel;
+    auto& buf = buffers[size_t(pool > 1 ? omp_get_thread_num() : 0)];
+    buf.resize(size_t(kPanel * v.len));
+    std::complex<R>* base = data + o * v.len * v.inner + j0;
+    for (int64_t i = 0; i < v.len; ++i) std::copy(base + i * v.inner, base + i * v.inner + kPanel, buf.data() + i * kPanel);
+    MKL_LONG st = run(p, buf.data());
+    for (int64_t i = 0; i < v.len; ++i) std::copy(buf.data() + i * kPanel, buf.data() + (i + 1) * kPanel, base + i * v.inner);
+    return st;
+  });
 }
 
 // Real <-> half-spectrum transform along `axis`: forward reads the real
