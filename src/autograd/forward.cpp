@@ -1,5 +1,6 @@
 // Forward-mode differentiation of captured programs (Note [forward mode] in
 // autograd/transforms.h).
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -57,17 +58,15 @@ Tensors derived_tangents(const OpDef& op, const Tensors& in, const Tensors& out,
     u.push_back(z);
     metas.push_back(TensorMeta{o.shape(), o.dtype()});
   }
-  SmallVector<bool, 4> needs_v;
-  for (const Tensor& t : tin) needs_v.push_back(t.defined());
-  bool needs[32] = {};
-  for (size_t i = 0; i < needs_v.size() && i < 32; ++i) needs[i] = needs_v[i];
+  std::unique_ptr<bool[]> needs(new bool[std::max<size_t>(tin.size(), 1)]());
+  for (size_t i = 0; i < tin.size(); ++i) needs[i] = tin[i].defined();
   GradCtx ctx;
   ctx.inputs = std::span<const Tensor>(in.data(), in.size());
   ctx.outputs = std::span<const Tensor>(out.data(), out.size());
   ctx.grads = std::span<Tensor>(u.data(), u.size());
   ctx.out_metas = std::span<const TensorMeta>(metas.data(), metas.size());
   ctx.attrs = &a;
-  ctx.needs = needs;
+  ctx.needs = needs.get();
   Tensors g = op.grad(ctx);
   Tensors ys, ts;
   for (size_t i = 0; i < g.size() && i < tin.size(); ++i)
