@@ -315,3 +315,24 @@ def test_transform_errors():
         jacrev(None)
     with pytest.raises(KeyError, match=r"oar.func.functional_call"):
         functional_call(oar.nn.Linear(2, 2), {"nope": R(2)}, (R(1, 2),))
+
+
+def test_transforms_compose_with_to_static():
+    x = R(4, 3)
+    xn = x.numpy()
+    per_row = lambda m: vmap(lambda r: (r * r).sum())(m)
+    np.testing.assert_allclose(oar.jit.to_static(per_row, full_graph=True)(x).numpy(), (xn ** 2).sum(1))
+    np.testing.assert_allclose(oar.jit.to_static(per_row)(x).numpy(), (xn ** 2).sum(1))
+    captured = oar.jit.to_static(lambda r: oar.sin(r).sum(), full_graph=True)
+    np.testing.assert_allclose(vmap(captured)(x).numpy(), np.sin(xn).sum(1))
+
+
+def test_grad_of_vmap_of_jvp():
+    x, w = R(4, 3), R(3)
+    w.stop_gradient = False
+    ones = oar.ones([3], dtype="float64")
+    out = vmap(lambda r: jvp(lambda z: oar.tanh(z * w), (r,), (ones,))[1].sum())(x).sum()
+    (gw,) = oar.grad(out, [w])
+    xn, wn = x.numpy(), w.numpy()
+    t = np.tanh(xn * wn)
+    np.testing.assert_allclose(gw.numpy(), ((1 - t ** 2) - 2 * wn * xn * t * (1 - t ** 2)).sum(0), rtol=1e-10)
