@@ -27,8 +27,10 @@
 #include <mkl_dfti.h>
 #include <omp.h>
 
+#include <array>
 #include <cmath>
 #include <complex>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,8 +50,11 @@ struct PlanKey {
   double scale;
   int threads;
   bool inplace;
+  // A multi-dimensional real plan over dense row-major blocks (real_trailing):
+  // the lengths of its 2 or 3 dimensions; dims[0] == 0 for 1-D plans.
+  std::array<MKL_LONG, 3> dims{0, 0, 0};
   auto tie() const {
-    return std::tie(dbl, real, n, fwd_stride, bwd_stride, fwd_dist, bwd_dist, batch, scale, threads, inplace);
+    return std::tie(dbl, real, n, fwd_stride, bwd_stride, fwd_dist, bwd_dist, batch, scale, threads, inplace, dims);
   }
   bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
 };
@@ -68,12 +73,23 @@ using PlanPtr = std::shared_ptr<Plan>;
 
 PlanPtr make_plan(const PlanKey& k) {
   auto p = std::make_shared<Plan>();
-  MKL_LONG st = DftiCreateDescriptor(&p->h, k.dbl ? DFTI_DOUBLE : DFTI_SINGLE, k.real ? DFTI_REAL : DFTI_COMPLEX, 1,
-                                     k.n);
+  const MKL_LONG rank = k.dims[0] == 0 ? 1 : k.dims[2] == 0 ? 2 : 3;
+  const auto precision = k.dbl ? DFTI_DOUBLE : DFTI_SINGLE;
+  const auto domain = k.real ? DFTI_REAL : DFTI_COMPLEX;
+  MKL_LONG st = rank == 1 ? DftiCreateDescriptor(&p->h, precision, domain, 1, k.n)
+                          : DftiCreateDescriptor(&p->h, precision, domain, rank, k.dims.data());
   auto set = [&](auto param, auto value) {
     if (st == 0) st = DftiSetValue(p->h, param, value);
   };
-  MKL_LONG fs[2] = {0, k.fwd_stride}, bs[2] = {0, k.bwd_stride};
+  // Strides: a 1-D plan's line stride; a multi-dimensional one is row-major,
+  // its last dimension n / 2 + 1 bins long on the complex side.
+  MKL_LONG fs[4] = {0, k.fwd_stride, 0, 0}, bs[4] = {0, k.bwd_stride, 0, 0};
+  for (MKL_LONG d = rank, f = 1, b = 1; rank > 1 && d >= 1; --d) {
+    fs[d] = f, bs[d] = b;
+    const MKL_LONG len = k.dims[size_t(d - 1)];
+    f *= len;
+    b *= d == rank && k.real ? len / 2 + 1 : len;
+  }
   set(DFTI_PLACEMENT, k.inplace ? DFTI_INPLACE : DFTI_NOT_INPLACE);
   if (k.real) set(DFTI_CONJUGATE_EVEN_STORAGE, DFTI_COMPLEX_COMPLEX);
   if (st == 0) st = DftiSetValue(p->h, DFTI_FWD_STRIDES, fs);
@@ -226,6 +242,34 @@ template <typename R> void real_axis(R* re, std::complex<R>* cx, const Dims& rea
             [&](int64_t o) { return run(p, re + o * n * v.inner, cx + o * m * v.inner); });
 }
 
+// r2c over the last k = 2 or 3 axes in one multi-dimensional plan, when the
+// transform is threaded: measured faster than the per-axis passes on two
+// threads (64^3: 196 against 249 us) and slower on one (it is not used then).
+// Returns false when the axes or the thread count do not fit.
+template <typename R> bool r2c_trailing(const R* re, std::complex<R>* cx, const Dims& shape, const Dims& axes,
+                                        double scale) {
+  const int64_t r = int64_t(shape.size()), k = int64_t(axes.size());
+  if (k < 2 || k > 3 || axes.back() != r - 1) return false;
+  Dims sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  std::array<MKL_LONG, 3> dims{0, 0, 0};
+  int64_t block = 1, numel = 1;
+  for (int64_t i = 0; i < k; ++i) {
+    if (sorted[size_t(i)] != r - k + i) return false;
+    dims[size_t(i)] = shape[size_t(r - k + i)];
+    block *= shape[size_t(r - k + i)];
+  }
+  for (int64_t d : shape) numel *= d;
+  const int nt = threads_for(numel, block);
+  if (nt < 2 || block == 0) return false;
+  const int64_t cblock = block / shape.back() * (shape.back() / 2 + 1);
+  PlanPtr p = plan_for({std::is_same_v<R, double>, true, 0, 0, 0, block, cblock, numel / block, scale, nt, false,
+                        dims});
+  // DFTI reads its real input without writing it, whatever the const-ness.
+  if (MKL_LONG st = DftiComputeForward(p->h, const_cast<R*>(re), cx)) dfti_fail(st);
+  return true;
+}
+
 template <typename C> void conj_all(C* p, int64_t n) {
   parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) p[i] = std::conj(p[i]);
@@ -265,10 +309,14 @@ template <typename R> void r2c_impl(std::span<const Tensor> in, std::span<Tensor
     for (int64_t ax : axes) c2c_axis<R>(yp, y.shape(), ax, forward, axis_scale(norm, forward, y.shape()[ax]));
     return;
   }
-  // DFTI reads its real input without writing it, whatever the const-ness.
-  real_axis<R>(const_cast<R*>(xp), yp, x.shape(), last, true, axis_scale(norm, forward, x.shape()[last]));
-  for (int64_t ax : axes)
-    if (ax != last) c2c_axis<R>(yp, y.shape(), ax, true, axis_scale(norm, forward, y.shape()[ax]));
+  double total_scale = 1.0;
+  for (int64_t ax : axes) total_scale *= axis_scale(norm, forward, x.shape()[ax]);
+  if (!r2c_trailing<R>(xp, yp, x.shape(), axes, total_scale)) {
+    // DFTI reads its real input without writing it, whatever the const-ness.
+    real_axis<R>(const_cast<R*>(xp), yp, x.shape(), last, true, axis_scale(norm, forward, x.shape()[last]));
+    for (int64_t ax : axes)
+      if (ax != last) c2c_axis<R>(yp, y.shape(), ax, true, axis_scale(norm, forward, y.shape()[ax]));
+  }
   // exp(+i) of a real signal is the conjugate of exp(-i).
   if (!forward) conj_all(yp, y.numel());
 }
