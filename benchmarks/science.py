@@ -364,18 +364,15 @@ def fft(fw, name, quick):
             a = (a + 1j * rng.standard_normal(shape).astype(np.float32)).astype(np.complex64)
         ref = np.fft.fftn(a.astype(np.complex128), axes=axes) if kind == "c2c" else \
             np.fft.rfftn(a.astype(np.float64), axes=axes)
+        f = fw.fft.fftn if kind == "c2c" else fw.fft.rfftn  # every library has this pair
         # (each run binds its own arrays and axes: the cases are all collected before any is timed)
         if name == "numpy":
-            f = fw.fft.fftn if kind == "c2c" else fw.fft.rfftn
             run = lambda f=f, x=a, axes=axes: f(x, axes=axes)
         elif name == "scipy":
-            f = fw.fftn if kind == "c2c" else fw.rfftn
             run = lambda f=f, x=a, axes=axes: f(x, axes=axes, workers=threads)
         elif name == "torch":
-            f = fw.fft.fftn if kind == "c2c" else fw.fft.rfftn
             run = lambda f=f, x=fw.from_numpy(a), axes=axes: f(x, dim=axes)
         else:  # oar and paddle share the API
-            f = fw.fft.fftn if kind == "c2c" else fw.fft.rfftn
             run = lambda f=f, x=fw.to_tensor(a), axes=axes: f(x, axes=axes)
         got = np.asarray(run()) if name in ("numpy", "scipy") else run().numpy()
         if not np.allclose(got, ref, rtol=1e-3, atol=1e-3 * np.abs(ref).max()):

@@ -47,7 +47,8 @@ Tensor pad_rank(const Tensor& t, int64_t r) {
   return ops::reshape(t, s);
 }
 
-int64_t norm_axis(int64_t a, int64_t rank) { return a < 0 ? a + rank : a; }
+// An axis of a per-example tensor of rank `rank` (>= 1), counted from 0.
+int64_t norm_axis(int64_t a, int64_t rank) { return ops::normalize_axis(a, rank, "oar.vmap"); }
 
 int attr_index(const OpDef& op, const char* name) {
   for (size_t k = 0; k < op.attr_names.size(); ++k)
@@ -118,14 +119,13 @@ Rule axis_rule(std::vector<const char*> names, bool align, int out_rank_extra = 
       }
     }
     const int64_t axis_rank = rank + out_rank_extra;
+    if (axis_rank == 0) return false;  // a 0-D example: its axis -1 is no axis of the batch
     Attrs na = a;
     for (const char* name : names) {
       const int k = attr_index(op, name);
       if (k < 0) continue;
       if (std::holds_alternative<int64_t>(na[k])) {
-        const int64_t ax = norm_axis(na.i(k), axis_rank);
-        if (ax < 0 || ax >= std::max<int64_t>(axis_rank, 1)) return false;
-        na = replace_attr(na, k, ax + 1);
+        na = replace_attr(na, k, norm_axis(na.i(k), axis_rank) + 1);
       } else if (std::holds_alternative<Dims>(na[k])) {
         Dims axes;
         const Dims& old = na.ints(k);

@@ -89,10 +89,10 @@ def register(info):
     """Adds an entry; its family is the opdb module that registers it (the
     higher-order checks sample every family)."""
     import sys
-    caller = sys._getframe(1).f_globals.get("__name__", "opdb")
-    if caller == "opdb" and sys._getframe(2).f_globals.get("__name__", "").startswith("opdb_"):
-        caller = sys._getframe(2).f_globals["__name__"]  # a helper in opdb.py called from an area module
-    info.family = caller
+    frame = sys._getframe(1)  # the nearest opdb_<area> module on the stack (helpers of opdb.py sit between)
+    while frame is not None and not frame.f_globals.get("__name__", "").startswith("opdb_"):
+        frame = frame.f_back
+    info.family = frame.f_globals["__name__"] if frame is not None else "opdb"
     OP_DB.append(info)
     return info
 

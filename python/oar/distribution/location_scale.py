@@ -13,6 +13,17 @@ from .distribution import Distribution, ExponentialFamily
 _EULER = 0.57721566490153286061
 
 
+def _set_loc_scale(dist, loc, scale, base):
+    """Validates and stores ``loc`` (real) and ``scale`` (positive), broadcast to the batch
+    shape, then initialises ``base`` (the distribution's parent class) with that batch shape."""
+    api = dist._api()
+    dist.loc, dist.scale = _params.params(api, ("loc", "scale"), (loc, scale))
+    _params.check(api, "loc", dist.loc, "real")
+    _params.check(api, "scale", dist.scale, "positive")
+    dist.dtype = dist._dtype = dist.loc.dtype
+    base.__init__(dist, batch_shape=tuple(dist.loc.shape))
+
+
 class Normal(ExponentialFamily):
     r"""The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
 
@@ -38,13 +49,8 @@ class Normal(ExponentialFamily):
     """
 
     def __init__(self, loc, scale, name=None):
-        api = self._api()
-        self.loc, self.scale = _params.params(api, ("loc", "scale"), (loc, scale))
-        _params.check(api, "loc", self.loc, "real")
-        _params.check(api, "scale", self.scale, "positive")
         self.name = name or "Normal"
-        self.dtype = self._dtype = self.loc.dtype
-        super().__init__(batch_shape=tuple(self.loc.shape))
+        _set_loc_scale(self, loc, scale, ExponentialFamily)
 
     @property
     def mean(self):
@@ -188,12 +194,7 @@ class Laplace(Distribution):
     """
 
     def __init__(self, loc, scale):
-        api = self._api()
-        self.loc, self.scale = _params.params(api, ("loc", "scale"), (loc, scale))
-        _params.check(api, "loc", self.loc, "real")
-        _params.check(api, "scale", self.scale, "positive")
-        self.dtype = self._dtype = self.loc.dtype
-        super().__init__(batch_shape=tuple(self.loc.shape))
+        _set_loc_scale(self, loc, scale, Distribution)
 
     @property
     def mean(self):
@@ -258,13 +259,8 @@ class Cauchy(Distribution):
     """
 
     def __init__(self, loc, scale, name=None):
-        api = self._api()
-        self.loc, self.scale = _params.params(api, ("loc", "scale"), (loc, scale))
-        _params.check(api, "loc", self.loc, "real")
-        _params.check(api, "scale", self.scale, "positive")
         self.name = name or "Cauchy"
-        self.dtype = self._dtype = self.loc.dtype
-        super().__init__(batch_shape=tuple(self.loc.shape))
+        _set_loc_scale(self, loc, scale, Distribution)
 
     @property
     def mean(self):
@@ -330,12 +326,7 @@ class Gumbel(Distribution):
     """
 
     def __init__(self, loc, scale):
-        api = self._api()
-        self.loc, self.scale = _params.params(api, ("loc", "scale"), (loc, scale))
-        _params.check(api, "loc", self.loc, "real")
-        _params.check(api, "scale", self.scale, "positive")
-        self.dtype = self._dtype = self.loc.dtype
-        super().__init__(batch_shape=tuple(self.loc.shape))
+        _set_loc_scale(self, loc, scale, Distribution)
 
     @property
     def mean(self):

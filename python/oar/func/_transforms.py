@@ -47,7 +47,7 @@ def _argnums(argnums, nargs, api):
     return [a % nargs for a in nums], many
 
 
-def _fresh(t, api):
+def fresh(t, api):
     """A stand-in for ``t`` that gradients are taken with respect to, still
     connected to ``t``'s own history when an enclosing transform tracks it."""
     if not isinstance(t, Tensor):
@@ -60,6 +60,19 @@ def _fresh(t, api):
         d.stop_gradient = False
         return d
     return t.clone()
+
+
+def grads_or_zeros(outs, ins, cots, create, retain=True):
+    """The gradients of ``outs`` (cotangents ``cots``, or None for one-element
+    outputs) with respect to ``ins``, zeros for inputs they do not reach and
+    for outputs that track no gradient at all."""
+    live = [k for k, o in enumerate(outs) if not o.stop_gradient]
+    gs = [None] * len(ins)
+    if live:
+        from ..autograd import grad as _grad
+        gs = _grad([outs[k] for k in live], ins, grad_outputs=None if cots is None else [cots[k] for k in live],
+                   retain_graph=retain, create_graph=create, allow_unused=True)
+    return [_zeros_for(g, x) for g, x in zip(gs, ins)]
 
 
 def _flat(value):
@@ -97,15 +110,15 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         nums, many = _argnums(argnums, len(args), api)
         args = list(args)
-        originals, fresh, layouts = [], [], {}
+        originals, stand_ins, layouts = [], [], {}
         with _level(), _grad_on():
             for a in nums:
                 leaves, layout = _flat(args[a])
                 if not leaves:
                     raise TypeError(f"[{api}] argument {a} holds no Tensor to differentiate")
-                new = [_fresh(t, api) for t in leaves]
+                new = [fresh(t, api) for t in leaves]
                 originals.append(leaves)
-                fresh.append(new)
+                stand_ins.append(new)
                 layouts[a] = layout
                 args[a] = _pytree.unflatten(layout, new)
             out = func(*args, **kwargs)
@@ -113,14 +126,11 @@ def grad_and_value(func, argnums=0, has_aux=False):
             if not isinstance(value, Tensor) or value.size != 1:
                 raise ValueError(f"[{api}] the function must return a Tensor with one element, got "
                                  f"{type(value).__name__ if not isinstance(value, Tensor) else value.shape}")
-            flat_in = [t for grp in fresh for t in grp]
+            flat_in = [t for grp in stand_ins for t in grp]
             create = _nested([t for grp in originals for t in grp])
-            from ..autograd import grad as _grad
-            gs = [None] * len(flat_in) if value.stop_gradient else \
-                _grad(value.reshape([]), flat_in, create_graph=create, allow_unused=True)
-        gs = [_zeros_for(g, x) for g, x in zip(gs, flat_in)]
+            gs = grads_or_zeros([value.reshape([])], flat_in, None, create, retain=create)
         res, k = [], 0
-        for a, grp in zip(nums, fresh):
+        for a, grp in zip(nums, stand_ins):
             res.append(_pytree.unflatten(layouts[a], gs[k:k + len(grp)]))
             k += len(grp)
         g = tuple(res) if many else res[0]
@@ -174,20 +184,20 @@ def vjp(func, *primals, has_aux=False):
     api = "oar.func.vjp"
     if not callable(func):
         raise TypeError(f"[{api}] func must be callable, got {type(func).__name__}")
-    originals, fresh, layouts = [], [], []
+    originals, stand_ins, layouts = [], [], []
     with _level(), _grad_on():
         args = []
         for p in primals:
             leaves, layout = _flat(p)
-            new = [_fresh(t, api) for t in leaves]
+            new = [fresh(t, api) for t in leaves]
             originals.extend(leaves)
-            fresh.append(new)
+            stand_ins.append(new)
             layouts.append(layout)
             args.append(_pytree.unflatten(layout, new))
         out = func(*args)
         value, aux = _split_aux(out, has_aux, api)
     out_leaves, out_layout = _flat(value)
-    flat_in = [t for grp in fresh for t in grp]
+    flat_in = [t for grp in stand_ins for t in grp]
     create = _nested(originals)
 
     def vjp_fn(cotangents):
@@ -199,16 +209,10 @@ def vjp(func, *primals, has_aux=False):
             if list(c.shape) != list(o.shape):
                 raise ValueError(f"[{api}] cotangent {k} has shape {list(c.shape)}, the output has shape "
                                  f"{list(o.shape)}")
-        from ..autograd import grad as _grad
-        live = [k for k, o in enumerate(out_leaves) if not o.stop_gradient]
-        gs = [None] * len(flat_in)
-        if live:
-            with _level(), _grad_on():
-                gs = _grad([out_leaves[k] for k in live], flat_in, grad_outputs=[cts[k] for k in live],
-                           retain_graph=True, create_graph=create or _nested(cts), allow_unused=True)
-        gs = [_zeros_for(g, x) for g, x in zip(gs, flat_in)]
+        with _level(), _grad_on():
+            gs = grads_or_zeros(out_leaves, flat_in, cts, create or _nested(cts))
         res, k = [], 0
-        for grp, layout in zip(fresh, layouts):
+        for grp, layout in zip(stand_ins, layouts):
             res.append(_pytree.unflatten(layout, gs[k:k + len(grp)]))
             k += len(grp)
         return tuple(res)

@@ -8,7 +8,7 @@ autograd, tracing and the other transforms apply to it.
 """
 import functools
 
-from .. import _C, _pytree
+from .. import _C, _ir, _pytree
 
 Tensor = _C.Tensor
 
@@ -43,14 +43,6 @@ def _per_arg(spec, n, what):
     raise TypeError(f"[oar.vmap] {what} must be an int, None or a tuple of them, got {type(spec).__name__}")
 
 
-def _dce(prog, bindings):
-    """Drops ops nothing reads: a trace of a transform also records its own inner trace's ops."""
-    _, bindings = _C._ir_run_passes(prog, list(bindings), dce=True, cse=False, fold=False, fold_conv_bn=False,
-                                    fuse_softmax_layer_norm=False, fuse_linear_act=False, fuse_conv_act=False,
-                                    fuse_attention=False, fuse_elementwise=False)
-    return list(bindings)
-
-
 def unflatten_args(layouts, flat):
     """The positional arguments whose tensors were flattened with these layouts, rebuilt from ``flat``."""
     out, k = [], 0
@@ -62,17 +54,13 @@ def unflatten_args(layouts, flat):
 
 
 def trace_flat(fn, example_leaves, rebuild):
-    """Traces ``fn(*rebuild(example_leaves))``; returns (program, bindings, output layout)."""
-    layout = []
+    """Traces ``fn(*rebuild(example_leaves))``; returns (program, bindings, output layout).
 
-    def thunk():
-        out_leaves = []
-        layout.append(_pytree.flatten(fn(*rebuild(example_leaves)), out_leaves))
-        return out_leaves
-
-    names = [f"x{i}" for i in range(len(example_leaves))]
-    prog, _, bindings = _C._ir_trace(thunk, list(example_leaves), names, [[] for _ in example_leaves], [])
-    return prog, _dce(prog, bindings), layout[0]
+    Dead ops are dropped: a trace of a transform also records the ops of the
+    transform's own inner trace, which its result does not read."""
+    prog, _ = _ir.trace(lambda *xs: fn(*rebuild(xs)), example_leaves)
+    prog.optimize(dce=True, cse=False, fold=False)
+    return prog._prog, prog._bindings, prog._out_kind
 
 
 def _run(func, args, in_dims, out_dims, randomness, chunk_size):

@@ -16,6 +16,7 @@ mode), so ``enable_prim``/``disable_prim`` only record the setting, and
 from .. import _C
 from ..autograd import Jacobian as _RowJacobian
 from ..autograd import grad as _grad
+from ..func._transforms import fresh, grads_or_zeros
 
 __all__ = ["vjp", "jvp", "Jacobian", "Hessian", "grad", "forward_grad", "enable_prim", "disable_prim",
            "prim_enabled"]
@@ -66,22 +67,17 @@ def _seq(xs, api, what="xs"):
 
 
 def _inputs(xs, api):
-    """Fresh copies of xs that gradients are taken with respect to."""
+    """Stand-ins for xs that gradients are taken with respect to (oar.func's)."""
     items, many = _seq(xs, api)
-    fresh = []
-    for t in items:
-        d = t.detach() if t.stop_gradient else t.clone()
-        d.stop_gradient = False
-        fresh.append(d)
-    return fresh, many
+    return [fresh(t, api) for t in items], many
 
 
-def _call(func, fresh, api):
+def _call(func, stand_ins, api):
     if not callable(func):
         raise TypeError(f"[{api}] func must be callable, got {type(func).__name__}")
     from ..autograd import enable_grad
     with enable_grad():
-        return func(*fresh)
+        return func(*stand_ins)
 
 
 def _match(vs, like, api, what):
@@ -96,15 +92,6 @@ def _match(vs, like, api, what):
     return items
 
 
-def _grads_or_zeros(outs, ins, cots, create):
-    live = [k for k, o in enumerate(outs) if not o.stop_gradient]
-    if not live:
-        return [_C.zeros(list(x.shape), x.dtype) for x in ins]
-    gs = _grad([outs[k] for k in live], ins, grad_outputs=[cots[k] for k in live], retain_graph=True,
-               create_graph=create, allow_unused=True)
-    return [g if g is not None else _C.zeros(list(x.shape), x.dtype) for g, x in zip(gs, ins)]
-
-
 def vjp(func, xs, v=None):
     """``(func(*xs), v^T J)``: the vector-Jacobian product at xs, v shaped like
     the outputs (ones by default). The result has xs's structure.
@@ -116,10 +103,10 @@ def vjp(func, xs, v=None):
     [2.0, 4.0]
     """
     api = "oar.incubate.autograd.vjp"
-    fresh, many = _inputs(xs, api)
-    out = _call(func, fresh, api)
+    stand_ins, many = _inputs(xs, api)
+    out = _call(func, stand_ins, api)
     outs, _ = _seq(out, api, "the output of func")
-    gs = _grads_or_zeros(outs, fresh, _match(v, outs, api, "v"), create=True)
+    gs = grads_or_zeros(outs, stand_ins, _match(v, outs, api, "v"), create=True)
     return out, (gs if many else gs[0])
 
 
@@ -189,7 +176,7 @@ def grad(outputs, inputs, grad_outputs=None):
     api = "oar.incubate.autograd.grad"
     outs, _ = _seq(outputs, api, "outputs")
     ins, many = _seq(inputs, api, "inputs")
-    gs = _grads_or_zeros(outs, ins, _match(grad_outputs, outs, api, "grad_outputs"), create=True)
+    gs = grads_or_zeros(outs, ins, _match(grad_outputs, outs, api, "grad_outputs"), create=True)
     return gs if many else gs[0]
 
 
