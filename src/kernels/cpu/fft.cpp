@@ -171,19 +171,33 @@ template <typename F> void for_outer(int64_t outer, int threads, F&& f) {
     if (st) dfti_fail(st);
 }
 
-// In-place complex transform of `data` (shape `shape`) along `axis`.
+// Complex transform along `axis` of `data` (shape `shape`), in place, or
+// from `src` (same shape) when it is given and different: the last axis
+// transforms straight from `src`, any other copies it into `data` first (a
+// copy saved is a pass over the array: 64 x 1000: 86 -> 82 us).
 template <typename R> void c2c_axis(std::complex<R>* data, const Dims& shape, int64_t axis, bool forward,
-                                    double scale) {
+                                    double scale, const std::complex<R>* src = nullptr) {
   AxisView v = view_of(shape, axis);
-  if (v.len == 1 && scale == 1.0) return;
-  int nt = threads_for(v.outer * v.len * v.inner, v.len);
+  const int64_t numel = v.outer * v.len * v.inner;
+  int nt = threads_for(numel, v.len);
   bool dbl = std::is_same_v<R, double>;
+  if (src == data) src = nullptr;
+  if (src && (v.inner != 1 || (v.len == 1 && scale == 1.0))) {
+    parallel_for(numel, kParallelGrain, [&](int64_t b, int64_t e) { std::copy(src + b, src + e, data + b); });
+    src = nullptr;
+  }
+  if (v.len == 1 && scale == 1.0) return;
   auto run = [forward](const PlanPtr& p, std::complex<R>* d) {
     return forward ? DftiComputeForward(p->h, d) : DftiComputeBackward(p->h, d);
   };
   if (v.inner == 1) {
-    PlanPtr p = plan_for({dbl, false, v.len, 1, 1, v.len, v.len, v.outer, scale, nt, true});
-    if (MKL_LONG st = run(p, data)) dfti_fail(st);
+    PlanPtr p = plan_for({dbl, false, v.len, 1, 1, v.len, v.len, v.outer, scale, nt, !src});
+    // DFTI reads an out-of-place input without writing it, whatever the const-ness.
+    auto* in = const_cast<std::complex<R>*>(src);
+    MKL_LONG st = !src ? run(p, data)
+                  : forward ? DftiComputeForward(p->h, in, data)
+                            : DftiComputeBackward(p->h, in, data);
+    if (st) dfti_fail(st);
     return;
   }
   // `inner` lines of stride `inner` per outer index. A power-of-two stride
@@ -285,9 +299,16 @@ template <typename R> void c2c_impl(std::span<const Tensor> in, std::span<Tensor
   if (numel == 0) return;
   const C* xp = x.data<C>();
   C* yp = y.data<C>();
-  parallel_for(numel, kParallelGrain, [&](int64_t b, int64_t e) { std::copy(xp + b, xp + e, yp + b); });
   bool forward = a.b(2);
-  for (int64_t ax : a.ints(0)) c2c_axis<R>(yp, x.shape(), ax, forward, axis_scale(a.s(1), forward, x.shape()[ax]));
+  // The axes are separable: the last (contiguous) one goes first, out of
+  // place from x; the first transform reads x, the others y in place.
+  Dims axes = a.ints(0);
+  std::stable_partition(axes.begin(), axes.end(), [&](int64_t ax) { return ax == int64_t(x.dim()) - 1; });
+  for (int64_t ax : axes) {
+    c2c_axis<R>(yp, x.shape(), ax, forward, axis_scale(a.s(1), forward, x.shape()[ax]), xp);
+    xp = yp;
+  }
+  if (axes.empty()) parallel_for(numel, kParallelGrain, [&](int64_t b, int64_t e) { std::copy(xp + b, xp + e, yp + b); });
 }
 
 template <typename R> void r2c_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
