@@ -39,6 +39,9 @@ BASE_FRAMEWORK = {"oar-eager": "oar", "torch-compile": "torch", "onnxruntime": "
 FRAMEWORKS = ("oar", "torch", "paddle")
 PEERS = ("torch", "paddle")
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+# Figures a worker's cases measured once during set-up (not timed by bench),
+# by case; the driver prints them under the table (see note).
+NOTES = {}
 
 
 # ---------------------------------------------------------------- timing
@@ -130,6 +133,13 @@ def thread_env(threads):
 
 # ---------------------------------------------------------------- worker side
 
+def note(case, text):
+    """Attach a figure that a case measured once while it was set up (such as
+    a compile included in the first call) to the worker's output; the driver
+    prints it under the table and keeps it in the JSON."""
+    NOTES.setdefault(case, []).append(text)
+
+
 def _timed(fn, amount, unit, repeats, min_time, stat):
     return _value(bench(fn, repeats, min_time, stat), amount, unit)
 
@@ -184,6 +194,8 @@ def worker_main(cases, stat=statistics.median):
         except Exception as e:  # setup of the remaining cases failed
             errors["setup"] = f"{type(e).__name__}: {e}"
             break
+    if NOTES:
+        out["notes"] = NOTES
     if args.serve:
         # One timed run per request (calibrated on the first), so the driver
         # can alternate the frameworks run by run.
@@ -330,6 +342,8 @@ def _run_interleaved(script, args):
                 workers[(name, threads)] = (proc, head["cases"])
                 repeats = head.get("repeats", 7)
                 best[(name, threads)] = {**base, "version": head.get("version"), "results": {}}
+                if head.get("notes"):
+                    best[(name, threads)]["notes"] = head["notes"]
         for _ in range(args.rounds):
             for threads in args.threads:
                 order = next((c for (n, t), (_, c) in workers.items() if t == threads), [])
@@ -443,6 +457,11 @@ def table(runs, ratio_peers, peers=PEERS):
         print(fmt(row))
     if ratio_cols:
         print("\nratio = oar time / peer time (< 1: oar faster)")
+    notes = [(r, case, texts) for r in runs for case, texts in r.get("notes", {}).items()]
+    if notes:
+        print("\nmeasured once, not in the table:")
+        for r, case, texts in notes:
+            print(f"  {r['framework']} ({r['threads']} thr) {case}: {'; '.join(texts)}")
 
 
 def _ratio(oar, peer):

@@ -34,6 +34,11 @@ else
     "$VENV/bin/python" -m pip install --upgrade "${pkgs[@]}"
 fi
 
+# torch.compile's inductor backend (training.py and inference.py's torch-compile
+# rows) builds its CPU kernels with the system C++ compiler at run time.
+command -v "${CXX:-g++}" >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 ||
+    echo "warning: no C++ compiler found (g++ or clang++): the torch-compile rows will fail" >&2
+
 "$VENV/bin/python" - <<'EOF'
 import numpy, torch, paddle
 print(f"numpy {numpy.__version__}, torch {torch.__version__}, paddle {paddle.__version__}")
