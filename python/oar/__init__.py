@@ -54,7 +54,7 @@ from ._shape_ext import *  # noqa: E402,F401,F403
 from ._tensor_ext import *  # noqa: E402,F401,F403
 from ._framework_ext import *  # noqa: E402,F401,F403
 from .framework_param import ParamAttr, create_parameter  # noqa: E402
-from . import autograd, device, framework, nn, utils  # noqa: E402
+from . import autograd, compiler, device, framework, nn, utils  # noqa: E402
 from .device import CPUPlace, CUDAPlace, CustomPlace, get_device, set_device  # noqa: E402,F401
 from .device import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402,F401
                      HalfTensor, IntTensor, LongTensor, ShortTensor)

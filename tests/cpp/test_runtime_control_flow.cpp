@@ -3,6 +3,7 @@
 // while_loop programs, nested and with growing shapes, go through the model
 // format into the runtime and must give what ir::run gives; the plan keeps
 // captured values live across their step; errors are typed and name the API.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -72,7 +73,13 @@ void expect_matches_ir_run(const ir::Program& p, const std::vector<std::vector<T
         for (size_t i = 0; i < got.size(); ++i) {
           EXPECT_EQ(got[i].shape(), want[i].shape()) << "ir_optim=" << ir_optim << " memory_optim=" << memory_optim;
           EXPECT_EQ(got[i].dtype(), want[i].dtype());
-          EXPECT_EQ(values(got[i]), values(want[i])) << "ir_optim=" << ir_optim << " memory_optim=" << memory_optim;
+          // ir_optim fuses elementwise groups into generated kernels, whose
+          // vector math may differ from the op-by-op kernels in the last bit.
+          const std::vector<double> g = values(got[i]), w = values(want[i]);
+          ASSERT_EQ(g.size(), w.size());
+          for (size_t k = 0; k < g.size(); ++k)
+            EXPECT_NEAR(g[k], w[k], 1e-6 * (1 + std::abs(w[k])))
+                << "element " << k << " ir_optim=" << ir_optim << " memory_optim=" << memory_optim;
         }
       }
     }

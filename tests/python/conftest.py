@@ -4,6 +4,11 @@ import sys
 # Lets the op tests `import opdb` (the op database lives next to them).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+# Kernels the compiler generates during the tests go to a cache of their own
+# (oar.compiler; the workers of one run share it, as processes may).
+os.environ.setdefault("OAR_COMPILER_CACHE", os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "build", "kernel-cache"))
+
 # The suite checks the CPU; the device tests (test_opdb_device.py, test_gpu_*.py)
 # choose their devices themselves.
 import oar  # noqa: E402

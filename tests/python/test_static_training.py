@@ -42,7 +42,9 @@ def train(model, make_opt, batches, loss_fn):
     return np.array(losses)
 
 
-def check_parity(base, convert, batches, loss_fn, make_opt):
+def check_parity(base, convert, batches, loss_fn, make_opt, noise=None, atol=1e-5):
+    """noise(name, array) -> the part of a parameter worth comparing (default: all of it); atol: for the
+    final parameters."""
     eager_model = copy.deepcopy(base)
     eager = train(eager_model, make_opt, batches, loss_fn)
     static_model = convert(copy.deepcopy(base))
@@ -52,8 +54,10 @@ def check_parity(base, convert, batches, loss_fn, make_opt):
     assert eager[-4:].mean() < 0.9 * eager[:4].mean(), eager
     # Parameters and buffers (batch-norm running statistics: state updates of the program) end equal.
     want = eager_model.state_dict()
+    keep = noise or (lambda name, a: a)
     for name, t in static_model.state_dict().items():
-        np.testing.assert_allclose(t.numpy(), want[name].numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+        np.testing.assert_allclose(keep(name, t.numpy()), keep(name, want[name].numpy()), rtol=1e-4, atol=atol,
+                                   err_msg=name)
     return static_model
 
 
@@ -126,7 +130,18 @@ def test_small_gpt(opt):
     data = [(rng.integers(0, 64, (4, 12)).astype(np.int64),) for _ in range(4)]
     batches = [data[i % len(data)] for i in range(STEPS)]
     make = optimizers(momentum_lr=0.5, adamw_lr=1e-2)[opt]  # a small model needs larger steps to learn in 20
-    model = check_parity(base, convert_gpt_blocks, batches, lm_loss, make)
+    # The key third of the qkv bias has an exactly zero gradient (a key bias
+    # adds q . b to a whole row of scores, which softmax ignores): its
+    # gradients are rounding noise, which AdamW scales up to full steps of
+    # either sign, so its values are not compared. The fused kernels of the
+    # captured program (linear + gelu in one oneDNN call, generated
+    # elementwise kernels) round differently from eager op by op, and AdamW
+    # carries those last-bit differences through 20 steps: parameters are
+    # compared to 5e-5 (the losses to 1e-5 relative).
+    def noise(name, a):
+        return np.delete(a, np.s_[a.shape[0] // 3:2 * a.shape[0] // 3]) if name.endswith("qkv_proj.bias") else a
+
+    model = check_parity(base, convert_gpt_blocks, batches, lm_loss, make, noise, atol=5e-5)
     for block in model.gpt.h:
         assert len(block.forward.program_cache) == 1
         assert uses_captured_backward(block.forward)

@@ -44,7 +44,7 @@ from ..autograd import no_grad
 from ..creation import zeros
 from ..framework import get_default_dtype
 from ..nn import Layer
-from ..static import InputSpec, _split
+from ..static import BuildStrategy, InputSpec, _split
 from . import _guard
 
 Tensor = _C.Tensor
@@ -315,7 +315,12 @@ class StaticFunction:
         self._function = function
         self._layer = layer
         self._input_spec = input_spec
-        self._build_strategy = build_strategy
+        if backend is not None and (not isinstance(backend, str) or backend.upper() != "CINN"):
+            raise ValueError(f"[oar.jit.to_static] backend must be None or 'CINN' (both run oar's compiler), "
+                             f"got {backend!r}")
+        # Graph passes and the kernel compiler (oar.compiler) are on unless a
+        # BuildStrategy turns them off.
+        self._build_strategy = build_strategy if build_strategy is not None else BuildStrategy()
         self._full_graph = full_graph
         self._backend = backend
         self._target = function.__get__(layer, type(layer)) if layer is not None else function
@@ -723,8 +728,11 @@ def to_static(function=None, input_spec=None, build_strategy=None, full_graph=Fa
     ``oar.static.InputSpec`` per positional argument (nested lists for list
     arguments); ``None`` or ``-1`` dims are dynamic, so calls that differ only
     there share one program, and calls are checked against the spec's rank and
-    static dims. ``build_strategy`` and ``backend`` are accepted for Paddle
-    compatibility.
+    static dims. Captured programs are optimised by oar's graph passes, and
+    their fused groups run as kernels generated for the CPU (oar.compiler);
+    ``build_strategy`` (an ``oar.static.BuildStrategy``) turns passes off,
+    ``OAR_COMPILER=0`` the generated kernels. ``backend`` may be None or
+    ``"CINN"``, as Paddle spells it: both mean oar's compiler.
 
     Two modes, as in Paddle 3.x:
 

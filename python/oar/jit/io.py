@@ -24,6 +24,7 @@ from .. import serialization as _ser
 from ..framework_param import _mark_parameter
 from ..nn import Layer
 from ..static import InputSpec
+from ..static.build_strategy import _no_passes
 from .api import StaticFunction
 
 __all__ = ["save", "load", "TranslatedLayer"]
@@ -76,7 +77,9 @@ def _concrete_program(layer, input_spec):
         # A fresh conversion: the user's layer and its cache are left as they are.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a specialised trace is reported by save itself
-            return StaticFunction(function, input_spec, layer=owner).get_concrete_program(), owner
+            # Saved as traced: the runtime that loads it runs the passes for its target.
+            return StaticFunction(function, input_spec, build_strategy=_no_passes(),
+                                  layer=owner).get_concrete_program(), owner
     if static is not None and (static._last_program is not None or static.input_spec is not None
                                or static._last_call_specs is not None):
         return static.concrete_program, owner

@@ -24,6 +24,7 @@ _ALIASES = {
     "fused_attention": "fuse_attention",
     "fuse_elewise_add_act_ops": "fuse_elementwise",
     "enable_auto_fusion": "fuse_elementwise",
+    "build_cinn_pass": "fuse_elementwise",  # the fused groups oar's compiler generates kernels for
 }
 
 # Paddle fields with no pass of their own here, with Paddle's defaults.
@@ -41,7 +42,6 @@ _KEPT = {
     "sequential_execution": False,
     "sync_batch_norm": False,
     "remove_unnecessary_lock": True,
-    "build_cinn_pass": False,
     "debug_graphviz_path": "",
     "num_trainers": 1,
     "trainer_id": 0,
@@ -51,12 +51,21 @@ _PASSES = ("dce", "cse", "constant_folding", "fold_conv_bn", "fuse_softmax_layer
            "fuse_conv_act", "fuse_attention", "fuse_elementwise")
 
 
+def _no_passes():
+    """A BuildStrategy with every pass off: programs kept as traced (what jit.save writes)."""
+    bs = BuildStrategy()
+    for p in _PASSES:
+        setattr(bs, p, False)
+    return bs
+
+
 class BuildStrategy:
     """Switches for the graph passes, Paddle-style.
 
     oar pass flags: ``dce``, ``cse``, ``constant_folding`` (default True),
     ``fuse_softmax_layer_norm``, ``fuse_linear_act``, ``fuse_conv_act``, ``fuse_attention``,
-    ``fuse_elementwise`` (default True) and ``fold_conv_bn`` (None: on for inference only; True/False to
+    ``fuse_elementwise`` (default True: the groups that oar.compiler generates kernels for; Paddle's
+    ``build_cinn_pass`` and ``enable_auto_fusion`` set it too) and ``fold_conv_bn`` (None: on for inference only; True/False to
     force it). ``pass_flags(inference)`` gives the keyword arguments of
     ``Program.optimize``.
 

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <vector>
 
+#include "compiler/codegen_cpu.h"
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/loops.h"
@@ -269,6 +270,8 @@ template <typename T> void fused_elementwise_typed(std::span<const Tensor> in, T
 }
 
 void fused_elementwise_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  // A generated kernel when one can be had (Note [generated elementwise kernels]), else the interpreter.
+  if (compiler::run_elementwise(in, out[0], a.ints(0))) return;
   visit_float(out[0].dtype(), [&](auto tag) { fused_elementwise_typed<decltype(tag)>(in, out[0], a.ints(0)); });
 }
 
