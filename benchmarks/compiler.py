@@ -53,7 +53,8 @@ def cases(fw, name, quick):
         fw.compiler.set_enabled(False)
     for dtype in ("float32", "bfloat16"):
         def tensor(*shape):
-            t = common.to_tensor(fw, name, rng.standard_normal(shape, dtype=np.float32))
+            t = common.to_tensor(fw, common.BASE_FRAMEWORK.get(name, name),
+                                 rng.standard_normal(shape, dtype=np.float32))
             return t.to(fw.bfloat16) if dtype == "bfloat16" and name.startswith("torch") else \
                 (t.cast("bfloat16") if dtype == "bfloat16" else t)
         x, y, b = tensor(rows, SHAPE[1]), tensor(rows, SHAPE[1]), tensor(SHAPE[1])

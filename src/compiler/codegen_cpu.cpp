@@ -18,12 +18,18 @@
 // arguments, so one kernel serves every shape with the same access pattern:
 // a graph with a dynamic batch dim compiles once (Note [symbolic dims]).
 //
-// Vectorisation: the innermost loop is `omp simd`; the math functions are
-// declared `omp declare simd` so that GCC calls libmvec's vector forms
-// (within 4 ulp of the scalar functions) instead of the scalar libm.
-// float16 and bfloat16 load into float and round back on the store, as the
-// op-by-op kernels do. The source includes no header, which keeps a compile
-// near 50 ms.
+// Vectorisation: a row is processed in chunks of kChunk elements. The
+// arithmetic of a chunk is `omp simd` loops that GCC vectorises for the
+// CPU (-march=native); the transcendental functions (exp, tanh, erf, gelu,
+// ...) are calls into oar's vector math (kernels/cpu/vmath.h) on chunk
+// buffers that stay in L1, passed in as function pointers: the same
+// functions, to the bit, as eager mode's kernels, and 2-3x faster than
+// libm's vector forms (bias + gelu over 1M floats: 213 us against 425 us
+// with glibc's libmvec erff). A call splits the chunk's work into a loop
+// before it and one after it; values crossing a call live in chunk
+// buffers. float16 and bfloat16 load into float and round back on the
+// store, as the op-by-op kernels do. The source includes no header, which
+// keeps a compile near 80 ms.
 //
 // Note [symbolic dims]
 // Nothing of a tensor's size is baked into a kernel: a group compiled for
@@ -33,6 +39,7 @@
 // compiled the first time it is met; there is no bucketing to do.
 #include "compiler/codegen_cpu.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -40,6 +47,7 @@
 
 #include "compiler/jit.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/vmath.h"
 #include "ops/fused.h"
 
 namespace oar::compiler {
@@ -61,29 +69,41 @@ const char* expression(EwCode c) {
     case EwCode::Minimum: return "a != a ? a : (b != b ? b : (a < b ? a : b))";
     case EwCode::Pow: return "F(pow)(a, b)";
     case EwCode::Neg: return "-a";
-    case EwCode::Exp: return "F(exp)(a)";
-    case EwCode::Log: return "F(log)(a)";
     case EwCode::Sqrt: return "F(sqrt)(a)";
     case EwCode::Rsqrt: return "T(1) / F(sqrt)(a)";
     case EwCode::Square: return "a * a";
     case EwCode::Reciprocal: return "T(1) / a";
-    case EwCode::Sin: return "F(sin)(a)";
-    case EwCode::Cos: return "F(cos)(a)";
-    case EwCode::Tanh: return "F(tanh)(a)";
-    case EwCode::Sigmoid: return "T(1) / (T(1) + F(exp)(-a))";
-    case EwCode::Erf: return "F(erf)(a)";
     case EwCode::Abs: return "F(fabs)(a)";
     case EwCode::Relu: return "a < T(0) ? T(0) : a";
-    case EwCode::Silu: return "a / (T(1) + F(exp)(-a))";
-    case EwCode::Gelu: return "T(0.5) * a * (T(1) + F(erf)(a * T(0.7071067811865476)))";
-    case EwCode::GeluTanh:
-      return "T(0.5) * a * (T(1) + F(tanh)(T(0.7978845608028654) * (a + T(0.044715) * a * a * a)))";
-    case EwCode::Expm1: return "F(expm1)(a)";
-    case EwCode::Log1p: return "F(log1p)(a)";
-    case EwCode::kCount: break;
+    default: break;  // vmath_fn's codes
   }
   return nullptr;
 }
+
+// The codes that run as calls into oar's vector math (kernels/cpu/vmath.h)
+// over a chunk buffer: the same functions the op-by-op kernels call, so a
+// fused group rounds them as eager mode does. -1 for the codes above.
+int vmath_fn(EwCode c) {
+  using cpu::vmath::Fn;
+  switch (c) {
+    case EwCode::Exp: return int(Fn::Exp);
+    case EwCode::Log: return int(Fn::Log);
+    case EwCode::Sin: return int(Fn::Sin);
+    case EwCode::Cos: return int(Fn::Cos);
+    case EwCode::Tanh: return int(Fn::Tanh);
+    case EwCode::Sigmoid: return int(Fn::Sigmoid);
+    case EwCode::Erf: return int(Fn::Erf);
+    case EwCode::Silu: return int(Fn::Silu);
+    case EwCode::Gelu: return int(Fn::Gelu);
+    case EwCode::GeluTanh: return int(Fn::GeluTanh);
+    case EwCode::Expm1: return int(Fn::Expm1);
+    case EwCode::Log1p: return int(Fn::Log1p);
+    default: return -1;
+  }
+}
+
+// Elements per chunk: the buffers of a chunk stay in L1.
+constexpr int kChunk = 256;
 
 // Declarations the kernels need, in place of <cmath>: the vector-capable
 // math functions of both precisions, and the 16-bit float conversions.
@@ -92,39 +112,7 @@ typedef unsigned int u32;
 typedef unsigned short u16;
 extern "C" {
 #pragma omp declare simd notinbranch
-float expf(float);
-#pragma omp declare simd notinbranch
-float logf(float);
-#pragma omp declare simd notinbranch
-float sinf(float);
-#pragma omp declare simd notinbranch
-float cosf(float);
-#pragma omp declare simd notinbranch
-float tanhf(float);
-#pragma omp declare simd notinbranch
-float erff(float);
-#pragma omp declare simd notinbranch
-float expm1f(float);
-#pragma omp declare simd notinbranch
-float log1pf(float);
-#pragma omp declare simd notinbranch
 float powf(float, float);
-#pragma omp declare simd notinbranch
-double exp(double);
-#pragma omp declare simd notinbranch
-double log(double);
-#pragma omp declare simd notinbranch
-double sin(double);
-#pragma omp declare simd notinbranch
-double cos(double);
-#pragma omp declare simd notinbranch
-double tanh(double);
-#pragma omp declare simd notinbranch
-double erf(double);
-#pragma omp declare simd notinbranch
-double expm1(double);
-#pragma omp declare simd notinbranch
-double log1p(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 }
@@ -142,7 +130,7 @@ static inline u16 store_bf16(float f) {
 }
 static inline float load_f16(_Float16 h) { return float(h); }
 static inline _Float16 store_f16(float f) { return _Float16(f); }
-struct EwArgs { i64 rank; const i64* shape; const void* const* in; const i64* strides; void* out; };
+struct EwArgs { i64 rank; const i64* shape; const void* const* in; const i64* strides; void* out; const void* vm; };
 )";
 
 struct TypeNames {
@@ -189,17 +177,48 @@ std::string instantiate(const std::string& expr, const std::string& a, const std
 std::string elementwise_source(DType dt, const Dims& program, std::span<const Access> access,
                                const std::string& symbol) {
   const TypeNames tn = names_of(dt);
-  const int n_in = int(access.size()), n_instr = int(program.size() / 3);
+  const int n_in = int(access.size()), n_instr = int(program.size() / 3), n_regs = n_in + n_instr;
+  auto code_of = [&](int k) { return EwCode(program[size_t(3 * k)]); };
+  auto is_call = [&](int k) { return vmath_fn(code_of(k)) >= 0; };
+  auto operands = [&](int k) {
+    std::vector<int> r{int(program[size_t(3 * k + 1)])};
+    if (program[size_t(3 * k + 2)] >= 0) r.push_back(int(program[size_t(3 * k + 2)]));
+    return r;
+  };
+  // Each vmath call splits the chunk's work into vector loops before and
+  // after it. A register read outside the loop that computes it, a call's
+  // operand and every call's result live in chunk buffers b<reg>; a call
+  // whose operand is an input gets the input copied into bi<k>.
+  std::vector<int> loop_of(size_t(n_regs), -1);
+  for (int k = 0, calls = 0; k < n_instr; ++k) {
+    if (is_call(k)) ++calls;
+    else loop_of[size_t(n_in + k)] = calls;
+  }
+  std::vector<char> buffered(size_t(n_regs), 0);
+  for (int k = 0; k < n_instr; ++k) {
+    if (is_call(k)) buffered[size_t(n_in + k)] = 1;
+    for (int r : operands(k))
+      if (r >= n_in && (is_call(k) || loop_of[size_t(r)] != loop_of[size_t(n_in + k)])) buffered[size_t(r)] = 1;
+  }
+  const int last = n_regs - 1;
+
   std::ostringstream s;
   s << kPrelude << "typedef " << tn.compute << " T;\ntypedef " << tn.storage << " S;\n"
+    << "typedef void (*VF)(const T*, T*, i64);\n"
     << "extern \"C\" __attribute__((visibility(\"default\"))) void " << symbol
     << "(const EwArgs* A, i64 begin, i64 end) {\n"
-    << "  const i64 R = A->rank, inner = A->shape[R - 1];\n";
+    << "  const i64 R = A->rank, inner = A->shape[R - 1];\n"
+    << "  const VF* vm = (const VF*)A->vm;\n";
+  for (int r = n_in; r < n_regs; ++r)
+    if (buffered[size_t(r)]) s << "  T b" << r << "[" << kChunk << "];\n";
+  for (int k = 0; k < n_instr; ++k)
+    if (is_call(k) && operands(k)[0] < n_in) s << "  T bi" << k << "[" << kChunk << "];\n";
   auto load = [&](const std::string& e) { return std::string(tn.load) + (*tn.load ? "(" + e + ")" : e); };
   for (int j = 0; j < n_in; ++j) {
     s << "  const S* in" << j << " = (const S*)A->in[" << j << "];\n"
       << "  const i64* st" << j << " = A->strides + " << j << " * R;\n";
-    if (access[size_t(j)] == Access::Scalar) s << "  const T k" << j << " = " << load("in" + std::to_string(j) + "[0]") << ";\n";
+    if (access[size_t(j)] == Access::Scalar)
+      s << "  const T k" << j << " = " << load("in" + std::to_string(j) + "[0]") << ";\n";
   }
   s << "  S* out = (S*)A->out;\n"
     << "  for (i64 i = begin; i < end;) {\n"
@@ -216,37 +235,65 @@ std::string elementwise_source(DType dt, const Dims& program, std::span<const Ac
     switch (access[size_t(j)]) {
       case Access::Dense: s << "    const S* p" << J << " = in" << J << " + o" << J << " + c;\n"; break;
       case Access::Strided:
-        s << "    const S* p" << J << " = in" << J << " + o" << J << " + c * st" << J << "[R - 1];\n"
-          << "    const i64 s" << J << " = st" << J << "[R - 1];\n";
+        s << "    const i64 s" << J << " = st" << J << "[R - 1];\n"
+          << "    const S* p" << J << " = in" << J << " + o" << J << " + c * s" << J << ";\n";
         break;
       case Access::PerRow: s << "    const T k" << J << " = " << load("in" + J + "[o" + J + "]") << ";\n"; break;
       case Access::Scalar: break;
     }
   }
   s << "    S* po = out + i;\n"
-    << "#pragma omp simd\n"
-    << "    for (i64 e = 0; e < len; ++e) {\n";
-  std::vector<std::string> reg;
-  for (int j = 0; j < n_in; ++j) {
+    << "    for (i64 c0 = 0; c0 < len; c0 += " << kChunk << ") {\n"
+    << "      const i64 m = len - c0 < " << kChunk << " ? len - c0 : " << kChunk << ";\n";
+  auto input_expr = [&](int j) {
     const std::string J = std::to_string(j);
     switch (access[size_t(j)]) {
-      case Access::Dense: s << "      const T v" << J << " = " << load("p" + J + "[e]") << ";\n"; break;
-      case Access::Strided: s << "      const T v" << J << " = " << load("p" + J + "[e * s" + J + "]") << ";\n"; break;
-      case Access::PerRow:
-      case Access::Scalar: s << "      const T v" << J << " = k" << J << ";\n"; break;
+      case Access::Dense: return load("p" + J + "[c0 + e]");
+      case Access::Strided: return load("p" + J + "[(c0 + e) * s" + J + "]");
+      default: return "k" + J;
     }
-    reg.push_back("v" + J);
-  }
+  };
+  // The running vector loop: its body, the inputs it has loaded and the registers it computed.
+  std::ostringstream body;
+  std::vector<char> loaded(size_t(n_in), 0), here(size_t(n_regs), 0);
+  auto ref = [&](int r) -> std::string {
+    if (r < n_in) {
+      if (!loaded[size_t(r)]) body << "        const T v" << r << " = " << input_expr(r) << ";\n";
+      loaded[size_t(r)] = 1;
+      return "v" + std::to_string(r);
+    }
+    return here[size_t(r)] ? "t" + std::to_string(r) : "b" + std::to_string(r) + "[e]";
+  };
+  auto flush = [&] {
+    const std::string b = body.str();
+    if (!b.empty()) s << "#pragma omp simd\n      for (i64 e = 0; e < m; ++e) {\n" << b << "      }\n";
+    body.str("");
+    std::fill(loaded.begin(), loaded.end(), 0);
+    std::fill(here.begin(), here.end(), 0);
+  };
   for (int k = 0; k < n_instr; ++k) {
-    const EwCode code = EwCode(program[size_t(3 * k)]);
-    const int64_t ra = program[size_t(3 * k + 1)], rb = program[size_t(3 * k + 2)];
-    const std::string t = "t" + std::to_string(k);
-    s << "      const T " << t << " = T("
-      << instantiate(expression(code), reg[size_t(ra)], rb >= 0 ? reg[size_t(rb)] : "", tn.suffix) << ");\n";
-    reg.push_back(t);
+    const std::vector<int> ops = operands(k);
+    const int reg = n_in + k;
+    if (is_call(k)) {
+      std::string src = "b" + std::to_string(ops[0]);
+      if (ops[0] < n_in) {
+        src = "bi" + std::to_string(k);
+        const std::string v = ref(ops[0]);  // (first: it may add the input's load to the body)
+        body << "        " << src << "[e] = " << v << ";\n";
+      }
+      flush();
+      s << "      vm[" << vmath_fn(code_of(k)) << "](" << src << ", b" << reg << ", m);\n";
+      continue;
+    }
+    const std::string a = ref(ops[0]), b = ops.size() > 1 ? ref(ops[1]) : "";
+    body << "        const T t" << reg << " = T(" << instantiate(expression(code_of(k)), a, b, tn.suffix) << ");\n";
+    here[size_t(reg)] = 1;
+    if (buffered[size_t(reg)]) body << "        b" << reg << "[e] = t" << reg << ";\n";
   }
-  s << "      po[e] = " << (*tn.store ? std::string(tn.store) + "(" + reg.back() + ")" : reg.back()) << ";\n"
-    << "    }\n    i += len;\n  }\n}\n";
+  const std::string v = ref(last);
+  body << "        po[c0 + e] = " << (*tn.store ? std::string(tn.store) + "(" + v + ")" : v) << ";\n";
+  flush();
+  s << "    }\n    i += len;\n  }\n}\n";
   return s.str();
 }
 
@@ -260,6 +307,7 @@ struct EwArgs {
   const void* const* in;
   const int64_t* strides;
   void* out;
+  const void* vm;  // vmath's functions of the compute type, indexed by vmath::Fn
 };
 
 // The output's iteration space collapsed (size-1 dims dropped, dims merged
@@ -344,7 +392,9 @@ bool run_elementwise(std::span<const Tensor> in, Tensor& out, const Dims& progra
   if (!fn) return false;
   std::vector<const void*> ptrs;
   for (const Tensor& t : in) ptrs.push_back(t.raw_data());
-  const EwArgs args{int64_t(rank), space.shape.data(), ptrs.data(), space.strides.data(), out.raw_data()};
+  const cpu::vmath::Table& vm = cpu::vmath::table();
+  const void* fns = out.dtype() == DType::Float64 ? static_cast<const void*>(vm.f64) : static_cast<const void*>(vm.f32);
+  const EwArgs args{int64_t(rank), space.shape.data(), ptrs.data(), space.strides.data(), out.raw_data(), fns};
   const int64_t n_instr = int64_t(program.size() / 3);
   const int64_t grain = std::max<int64_t>(4096, cpu::kParallelGrain / std::max<int64_t>(1, n_instr));
   cpu::parallel_for(n, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
