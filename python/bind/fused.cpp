@@ -30,6 +30,10 @@ void bind_fused(nb::module_& m) {
   m.def("fused_elementwise", [](const std::vector<Tensor>& inputs, const Dims& program) {
     return ops::fused_elementwise(std::span<const Tensor>(inputs.data(), inputs.size()), program);
   }, arg("inputs"), arg("program"));
+  m.def("fused_reduce", [](const std::vector<Tensor>& inputs, const Dims& program, int64_t kind, const Dims& axes,
+                           bool keepdim) {
+    return ops::fused_reduce(std::span<const Tensor>(inputs.data(), inputs.size()), program, kind, axes, keepdim);
+  }, arg("inputs"), arg("program"), arg("kind"), arg("axes"), arg("keepdim") = false);
   m.def("_fused_elementwise_code", [](const std::string& op, bool approximate) {
     const OpDef* d = find_op(op);
     return d ? ops::elementwise_code(*d, op == "gelu" ? Attrs{approximate} : Attrs{}) : -1;

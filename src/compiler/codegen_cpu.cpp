@@ -41,6 +41,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
@@ -104,6 +105,8 @@ int vmath_fn(EwCode c) {
 
 // Elements per chunk: the buffers of a chunk stay in L1.
 constexpr int kChunk = 256;
+// The exported symbol of every generated library.
+constexpr const char* kSymbol = "oar_kernel";
 
 // Declarations the kernels need, in place of <cmath>: the vector-capable
 // math functions of both precisions, and the 16-bit float conversions.
@@ -130,7 +133,10 @@ static inline u16 store_bf16(float f) {
 }
 static inline float load_f16(_Float16 h) { return float(h); }
 static inline _Float16 store_f16(float f) { return _Float16(f); }
-struct EwArgs { i64 rank; const i64* shape; const void* const* in; const i64* strides; void* out; const void* vm; };
+struct KArgs {
+  i64 rank; const i64* shape; const void* const* in; const i64* strides; void* out; const void* vm;
+  const i64* kept; i64 n_kept; const i64* red; i64 n_red; i64 count;
+};
 )";
 
 struct TypeNames {
@@ -174,10 +180,18 @@ std::string instantiate(const std::string& expr, const std::string& a, const std
 
 }  // namespace
 
-std::string elementwise_source(DType dt, const Dims& program, std::span<const Access> access,
-                               const std::string& symbol) {
-  const TypeNames tn = names_of(dt);
-  const int n_in = int(access.size()), n_instr = int(program.size() / 3), n_regs = n_in + n_instr;
+namespace {
+
+// The chunk code of a program: the statements that evaluate it over the
+// elements e < m of a chunk and hand its value to `consume`, split at vmath
+// calls (see the Note). `input(j)` is the expression of input j at element
+// e. `decls` gets the chunk buffers, declared once per kernel call.
+struct Chunk {
+  std::string decls, code;
+};
+Chunk emit_chunk(const TypeNames& tn, const Dims& program, int n_in, const std::function<std::string(int)>& input,
+                 const std::function<std::string(const std::string&)>& consume, const std::string& indent) {
+  const int n_instr = int(program.size() / 3), n_regs = n_in + n_instr;
   auto code_of = [&](int k) { return EwCode(program[size_t(3 * k)]); };
   auto is_call = [&](int k) { return vmath_fn(code_of(k)) >= 0; };
   auto operands = [&](int k) {
@@ -185,10 +199,9 @@ std::string elementwise_source(DType dt, const Dims& program, std::span<const Ac
     if (program[size_t(3 * k + 2)] >= 0) r.push_back(int(program[size_t(3 * k + 2)]));
     return r;
   };
-  // Each vmath call splits the chunk's work into vector loops before and
-  // after it. A register read outside the loop that computes it, a call's
-  // operand and every call's result live in chunk buffers b<reg>; a call
-  // whose operand is an input gets the input copied into bi<k>.
+  // A register read outside the loop that computes it, a call's operand and
+  // every call's result live in chunk buffers b<reg>; a call whose operand
+  // is an input gets the input copied into bi<k>.
   std::vector<int> loop_of(size_t(n_regs), -1);
   for (int k = 0, calls = 0; k < n_instr; ++k) {
     if (is_call(k)) ++calls;
@@ -200,65 +213,18 @@ std::string elementwise_source(DType dt, const Dims& program, std::span<const Ac
     for (int r : operands(k))
       if (r >= n_in && (is_call(k) || loop_of[size_t(r)] != loop_of[size_t(n_in + k)])) buffered[size_t(r)] = 1;
   }
-  const int last = n_regs - 1;
-
-  std::ostringstream s;
-  s << kPrelude << "typedef " << tn.compute << " T;\ntypedef " << tn.storage << " S;\n"
-    << "typedef void (*VF)(const T*, T*, i64);\n"
-    << "extern \"C\" __attribute__((visibility(\"default\"))) void " << symbol
-    << "(const EwArgs* A, i64 begin, i64 end) {\n"
-    << "  const i64 R = A->rank, inner = A->shape[R - 1];\n"
-    << "  const VF* vm = (const VF*)A->vm;\n";
+  Chunk out;
   for (int r = n_in; r < n_regs; ++r)
-    if (buffered[size_t(r)]) s << "  T b" << r << "[" << kChunk << "];\n";
+    if (buffered[size_t(r)]) out.decls += "  T b" + std::to_string(r) + "[" + std::to_string(kChunk) + "];\n";
   for (int k = 0; k < n_instr; ++k)
-    if (is_call(k) && operands(k)[0] < n_in) s << "  T bi" << k << "[" << kChunk << "];\n";
-  auto load = [&](const std::string& e) { return std::string(tn.load) + (*tn.load ? "(" + e + ")" : e); };
-  for (int j = 0; j < n_in; ++j) {
-    s << "  const S* in" << j << " = (const S*)A->in[" << j << "];\n"
-      << "  const i64* st" << j << " = A->strides + " << j << " * R;\n";
-    if (access[size_t(j)] == Access::Scalar)
-      s << "  const T k" << j << " = " << load("in" + std::to_string(j) + "[0]") << ";\n";
-  }
-  s << "  S* out = (S*)A->out;\n"
-    << "  for (i64 i = begin; i < end;) {\n"
-    << "    const i64 r = i / inner, c = i - r * inner, len = inner - c < end - i ? inner - c : end - i;\n";
-  for (int j = 0; j < n_in; ++j)
-    if (access[size_t(j)] != Access::Scalar) s << "    i64 o" << j << " = 0;\n";
-  s << "    for (i64 d = R - 2, q = r; d >= 0; --d) {\n"
-    << "      const i64 x = q % A->shape[d];\n      q /= A->shape[d];\n";
-  for (int j = 0; j < n_in; ++j)
-    if (access[size_t(j)] != Access::Scalar) s << "      o" << j << " += x * st" << j << "[d];\n";
-  s << "    }\n";
-  for (int j = 0; j < n_in; ++j) {
-    const std::string J = std::to_string(j);
-    switch (access[size_t(j)]) {
-      case Access::Dense: s << "    const S* p" << J << " = in" << J << " + o" << J << " + c;\n"; break;
-      case Access::Strided:
-        s << "    const i64 s" << J << " = st" << J << "[R - 1];\n"
-          << "    const S* p" << J << " = in" << J << " + o" << J << " + c * s" << J << ";\n";
-        break;
-      case Access::PerRow: s << "    const T k" << J << " = " << load("in" + J + "[o" + J + "]") << ";\n"; break;
-      case Access::Scalar: break;
-    }
-  }
-  s << "    S* po = out + i;\n"
-    << "    for (i64 c0 = 0; c0 < len; c0 += " << kChunk << ") {\n"
-    << "      const i64 m = len - c0 < " << kChunk << " ? len - c0 : " << kChunk << ";\n";
-  auto input_expr = [&](int j) {
-    const std::string J = std::to_string(j);
-    switch (access[size_t(j)]) {
-      case Access::Dense: return load("p" + J + "[c0 + e]");
-      case Access::Strided: return load("p" + J + "[(c0 + e) * s" + J + "]");
-      default: return "k" + J;
-    }
-  };
-  // The running vector loop: its body, the inputs it has loaded and the registers it computed.
-  std::ostringstream body;
+    if (is_call(k) && operands(k)[0] < n_in)
+      out.decls += "  T bi" + std::to_string(k) + "[" + std::to_string(kChunk) + "];\n";
+  std::ostringstream s, body;
+  const std::string in2 = indent + "  ";
   std::vector<char> loaded(size_t(n_in), 0), here(size_t(n_regs), 0);
   auto ref = [&](int r) -> std::string {
     if (r < n_in) {
-      if (!loaded[size_t(r)]) body << "        const T v" << r << " = " << input_expr(r) << ";\n";
+      if (!loaded[size_t(r)]) body << in2 << "const T v" << r << " = " << input(r) << ";\n";
       loaded[size_t(r)] = 1;
       return "v" + std::to_string(r);
     }
@@ -266,7 +232,7 @@ std::string elementwise_source(DType dt, const Dims& program, std::span<const Ac
   };
   auto flush = [&] {
     const std::string b = body.str();
-    if (!b.empty()) s << "#pragma omp simd\n      for (i64 e = 0; e < m; ++e) {\n" << b << "      }\n";
+    if (!b.empty()) s << "#pragma omp simd\n" << indent << "for (i64 e = 0; e < m; ++e) {\n" << b << indent << "}\n";
     body.str("");
     std::fill(loaded.begin(), loaded.end(), 0);
     std::fill(here.begin(), here.end(), 0);
@@ -279,46 +245,241 @@ std::string elementwise_source(DType dt, const Dims& program, std::span<const Ac
       if (ops[0] < n_in) {
         src = "bi" + std::to_string(k);
         const std::string v = ref(ops[0]);  // (first: it may add the input's load to the body)
-        body << "        " << src << "[e] = " << v << ";\n";
+        body << in2 << src << "[e] = " << v << ";\n";
       }
       flush();
-      s << "      vm[" << vmath_fn(code_of(k)) << "](" << src << ", b" << reg << ", m);\n";
+      s << indent << "vm[" << vmath_fn(code_of(k)) << "](" << src << ", b" << reg << ", m);\n";
       continue;
     }
     const std::string a = ref(ops[0]), b = ops.size() > 1 ? ref(ops[1]) : "";
-    body << "        const T t" << reg << " = T(" << instantiate(expression(code_of(k)), a, b, tn.suffix) << ");\n";
+    body << in2 << "const T t" << reg << " = T(" << instantiate(expression(code_of(k)), a, b, tn.suffix) << ");\n";
     here[size_t(reg)] = 1;
-    if (buffered[size_t(reg)]) body << "        b" << reg << "[e] = t" << reg << ";\n";
+    if (buffered[size_t(reg)]) body << in2 << "b" << reg << "[e] = t" << reg << ";\n";
   }
-  const std::string v = ref(last);
-  body << "        po[c0 + e] = " << (*tn.store ? std::string(tn.store) + "(" + v + ")" : v) << ";\n";
+  const std::string v = ref(n_regs - 1);
+  body << in2 << consume(v) << "\n";
   flush();
-  s << "    }\n    i += len;\n  }\n}\n";
+  out.code = s.str();
+  return out;
+}
+
+// The kernel's opening: its signature, the vmath table and the inputs.
+std::string kernel_head(const TypeNames& tn, std::span<const Access> access, const std::string& symbol) {
+  std::ostringstream s;
+  s << kPrelude << "typedef " << tn.compute << " T;\ntypedef " << tn.storage << " S;\n"
+    << "typedef void (*VF)(const T*, T*, i64);\n"
+    << "extern \"C\" __attribute__((visibility(\"default\"))) void " << symbol
+    << "(const KArgs* A, i64 begin, i64 end) {\n"
+    << "  const i64 R = A->rank;\n"
+    << "  const VF* vm = (const VF*)A->vm;\n"
+    << "  S* out = (S*)A->out;\n";
+  const std::string load = tn.load;
+  for (size_t j = 0; j < access.size(); ++j) {
+    const std::string J = std::to_string(j);
+    s << "  const S* in" << J << " = (const S*)A->in[" << J << "];\n"
+      << "  const i64* st" << J << " = A->strides + " << J << " * R;\n";
+    if (access[j] == Access::Scalar) s << "  const T k" << J << " = " << load << "(in" << J << "[0]);\n";
+  }
+  return s.str();
+}
+
+// Adds to each non-scalar input's offset o<j> the position of flat index
+// `q` over the dims A-><list>[0 .. count).
+std::string offsets_of(std::span<const Access> access, const std::string& q, const std::string& list,
+                       const std::string& count, const std::string& indent) {
+  std::ostringstream s;
+  s << indent << "for (i64 d = " << count << " - 1, q = " << q << "; d >= 0; --d) {\n"
+    << indent << "  const i64 dim = " << list << "[d], x = q % A->shape[dim];\n"
+    << indent << "  q /= A->shape[dim];\n";
+  for (size_t j = 0; j < access.size(); ++j)
+    if (access[j] != Access::Scalar) s << indent << "  o" << j << " += x * st" << j << "[dim];\n";
+  s << indent << "}\n";
+  return s.str();
+}
+
+// Per input, from its offset o<j> and the innermost index `c` where the
+// innermost loop starts: its pointer p<j> (or per-row value k<j>).
+std::string pointers(const TypeNames& tn, std::span<const Access> access, const std::string& c,
+                     const std::string& indent) {
+  std::ostringstream s;
+  for (size_t j = 0; j < access.size(); ++j) {
+    const std::string J = std::to_string(j);
+    switch (access[j]) {
+      case Access::Dense: s << indent << "const S* p" << J << " = in" << J << " + o" << J << " + " << c << ";\n"; break;
+      case Access::Strided:
+        s << indent << "const i64 s" << J << " = st" << J << "[R - 1];\n"
+          << indent << "const S* p" << J << " = in" << J << " + o" << J << " + " << c << " * s" << J << ";\n";
+        break;
+      case Access::PerRow: s << indent << "const T k" << J << " = " << tn.load << "(in" << J << "[o" << J << "]);\n"; break;
+      case Access::Scalar: break;
+    }
+  }
+  return s.str();
+}
+
+std::function<std::string(int)> chunk_input(const TypeNames& tn, std::span<const Access> access) {
+  return [tn, access](int j) {
+    const std::string J = std::to_string(j);
+    switch (access[size_t(j)]) {
+      case Access::Dense: return std::string(tn.load) + "(p" + J + "[c0 + e])";
+      case Access::Strided: return std::string(tn.load) + "(p" + J + "[(c0 + e) * s" + J + "])";
+      default: return "k" + J;
+    }
+  };
+}
+
+std::string zero_offsets(std::span<const Access> access, const std::string& from, const std::string& indent) {
+  std::string s;
+  for (size_t j = 0; j < access.size(); ++j)
+    if (access[j] != Access::Scalar)
+      s += indent + "i64 o" + std::to_string(j) + " = " + (from.empty() ? "0" : from + std::to_string(j)) + ";\n";
+  return s;
+}
+
+// Reduction of a chunk lane accumulator: its start, step and end.
+struct ReduceOps {
+  const char* init;
+  const char* step;    // in acc and v
+  const char* finish;  // in r
+};
+ReduceOps reduce_ops(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Sum: return {"T(0)", "acc + v", "r"};
+    case ReduceKind::Mean: return {"T(0)", "acc + v", "r / T(A->count)"};
+    case ReduceKind::Max: return {"-__builtin_inf()", "(v > acc || v != v) ? v : acc", "r"};
+    case ReduceKind::Min: return {"__builtin_inf()", "(v < acc || v != v) ? v : acc", "r"};
+  }
+  return {"T(0)", "acc + v", "r"};
+}
+
+std::string with(const std::string& pattern, const std::string& acc, const std::string& v) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern.compare(i, 3, "acc") == 0) {
+      out += acc;
+      i += 2;
+    } else if (pattern[i] == 'v' && (i + 1 == pattern.size() || !std::isalnum(static_cast<unsigned char>(pattern[i + 1]))) &&
+               (i == 0 || !std::isalnum(static_cast<unsigned char>(pattern[i - 1])))) {
+      out += v;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string elementwise_source(DType dt, const Dims& program, std::span<const Access> access,
+                               const std::string& symbol) {
+  const TypeNames tn = names_of(dt);
+  const std::string store = tn.store;
+  Chunk ch = emit_chunk(tn, program, int(access.size()), chunk_input(tn, access),
+                        [&](const std::string& v) { return "po[c0 + e] = " + store + "(" + v + ");"; }, "      ");
+  std::ostringstream s;
+  s << kernel_head(tn, access, symbol) << ch.decls
+    << "  const i64 inner = A->shape[R - 1];\n"
+    << "  for (i64 i = begin; i < end;) {\n"
+    << "    const i64 r = i / inner, c = i - r * inner, len = inner - c < end - i ? inner - c : end - i;\n"
+    << zero_offsets(access, "", "    ");
+  // the row's position over the outer dims 0 .. R-2
+  s << "    for (i64 d = R - 2, q = r; d >= 0; --d) {\n"
+    << "      const i64 x = q % A->shape[d];\n      q /= A->shape[d];\n";
+  for (size_t j = 0; j < access.size(); ++j)
+    if (access[j] != Access::Scalar) s << "      o" << j << " += x * st" << j << "[d];\n";
+  s << "    }\n" << pointers(tn, access, "c", "    ") << "    S* po = out + i;\n"
+    << "    for (i64 c0 = 0; c0 < len; c0 += " << kChunk << ") {\n"
+    << "      const i64 m = len - c0 < " << kChunk << " ? len - c0 : " << kChunk << ";\n"
+    << ch.code << "    }\n    i += len;\n  }\n}\n";
+  return s.str();
+}
+
+std::string reduce_source(DType dt, const Dims& program, std::span<const Access> access, ReduceKind kind,
+                          bool inner, const std::string& symbol) {
+  const TypeNames tn = names_of(dt);
+  const ReduceOps ro = reduce_ops(kind);
+  const std::string step = ro.step;
+  Chunk ch = emit_chunk(tn, program, int(access.size()), chunk_input(tn, access),
+                        [&](const std::string& v) { return "acc[e] = " + with(step, "acc[e]", v) + ";"; },
+                        inner ? "        " : "          ");
+  std::ostringstream s;
+  s << kernel_head(tn, access, symbol) << ch.decls << "  T acc[" << kChunk << "];\n";
+  const std::string store = std::string("out[") ;
+  if (inner) {
+    // The innermost dim is reduced: one output at a time, its reduced
+    // elements in chunks along that dim, lanes combined at the end.
+    s << "  const i64 L = A->shape[R - 1];\n"
+      << "  i64 outer = 1;\n  for (i64 d = 0; d + 1 < A->n_red; ++d) outer *= A->shape[A->red[d]];\n"
+      << "  const i64 lanes = L < " << kChunk << " ? L : " << kChunk << ";\n"
+      << "  for (i64 o = begin; o < end; ++o) {\n"
+      << zero_offsets(access, "", "    ") << offsets_of(access, "o", "A->kept", "A->n_kept", "    ");
+    for (size_t j = 0; j < access.size(); ++j)
+      if (access[j] != Access::Scalar) s << "    const i64 base" << j << " = o" << j << ";\n";
+    s << "    for (i64 e = 0; e < lanes; ++e) acc[e] = " << ro.init << ";\n"
+      << "    for (i64 t = 0; t < outer; ++t) {\n"
+      << zero_offsets(access, "base", "      ") << offsets_of(access, "t", "A->red", "A->n_red - 1", "      ")
+      << pointers(tn, access, "0", "      ")
+      << "      for (i64 c0 = 0; c0 < L; c0 += " << kChunk << ") {\n"
+      << "        const i64 m = L - c0 < " << kChunk << " ? L - c0 : " << kChunk << ";\n"
+      << ch.code << "      }\n    }\n"
+      << "    T r = acc[0];\n"
+      << "    for (i64 e = 1; e < lanes; ++e) { const T v = acc[e]; r = " << with(step, "r", "v") << "; }\n"
+      << "    if (lanes == 0) r = " << ro.init << ";\n"
+      << "    out[o] = " << tn.store << "(" << ro.finish << ");\n"
+      << "  }\n}\n";
+  } else {
+    // The innermost dim is kept: a chunk of outputs along it accumulates
+    // over every reduced position, one vector lane per output.
+    s << "  const i64 K = A->shape[R - 1];\n"
+      << "  i64 total = 1;\n  for (i64 d = 0; d < A->n_red; ++d) total *= A->shape[A->red[d]];\n"
+      << "  for (i64 i = begin; i < end;) {\n"
+      << "    const i64 row = i / K, c = i - row * K, len = K - c < end - i ? K - c : end - i;\n"
+      << zero_offsets(access, "", "    ") << offsets_of(access, "row", "A->kept", "A->n_kept - 1", "    ");
+    for (size_t j = 0; j < access.size(); ++j)
+      if (access[j] != Access::Scalar) s << "    const i64 base" << j << " = o" << j << ";\n";
+    s << "    for (i64 c0 = 0; c0 < len; c0 += " << kChunk << ") {\n"
+      << "      const i64 m = len - c0 < " << kChunk << " ? len - c0 : " << kChunk << ";\n"
+      << "      for (i64 e = 0; e < m; ++e) acc[e] = " << ro.init << ";\n"
+      << "      for (i64 t = 0; t < total; ++t) {\n"
+      << zero_offsets(access, "base", "        ") << offsets_of(access, "t", "A->red", "A->n_red", "        ")
+      << pointers(tn, access, "c", "        ")
+      << ch.code << "      }\n"
+      << "      for (i64 e = 0; e < m; ++e) { const T r = acc[e]; out[i + c0 + e] = " << tn.store << "(" << ro.finish
+      << "); }\n"
+      << "    }\n    i += len;\n  }\n}\n";
+  }
+  (void)store;
   return s.str();
 }
 
 namespace {
 
-using EwFn = void (*)(const void* args, int64_t begin, int64_t end);
+using KernelFn = void (*)(const void* args, int64_t begin, int64_t end);
 
-struct EwArgs {
+struct KArgs {
   int64_t rank;
   const int64_t* shape;
   const void* const* in;
   const int64_t* strides;
   void* out;
   const void* vm;  // vmath's functions of the compute type, indexed by vmath::Fn
+  const int64_t* kept;  // reductions: the kept and the reduced dims of the space, in order
+  int64_t n_kept;
+  const int64_t* red;
+  int64_t n_red;
+  int64_t count;  // reduced elements per output (mean)
 };
 
-// The output's iteration space collapsed (size-1 dims dropped, dims merged
-// where every input is contiguous across them), with each input's element
-// strides in it (0 where it broadcasts).
+// The iteration space collapsed: size-1 dims dropped, and neighbouring dims
+// merged where both are reduced or both kept and every input is contiguous
+// across them. Each input's element strides in it (0 where it broadcasts).
 struct Space {
   Dims shape;
+  std::vector<char> reduced;
   std::vector<int64_t> strides;  // n_in x rank
 };
-Space collapse(std::span<const Tensor> in, const Dims& out_shape) {
-  const size_t nd = out_shape.size(), n_in = in.size();
+Space collapse(std::span<const Tensor> in, const Dims& shape, const std::vector<char>& reduced) {
+  const size_t nd = shape.size(), n_in = in.size();
   std::vector<Dims> st(n_in, Dims(nd, 0));
   for (size_t j = 0; j < n_in; ++j) {
     const Tensor& t = in[j];
@@ -328,40 +489,47 @@ Space collapse(std::span<const Tensor> in, const Dims& out_shape) {
   Space s;
   std::vector<Dims> cs(n_in);
   for (size_t d = 0; d < nd; ++d) {
-    if (out_shape[d] == 1) continue;
-    bool merge = !s.shape.empty();
-    for (size_t j = 0; j < n_in && merge; ++j) merge = cs[j].back() == st[j][d] * out_shape[d];
+    if (shape[d] == 1) continue;
+    bool merge = !s.shape.empty() && s.reduced.back() == reduced[d];
+    for (size_t j = 0; j < n_in && merge; ++j) merge = cs[j].back() == st[j][d] * shape[d];
     if (merge) {
-      s.shape.back() *= out_shape[d];
+      s.shape.back() *= shape[d];
       for (size_t j = 0; j < n_in; ++j) cs[j].back() = st[j][d];
       continue;
     }
-    s.shape.push_back(out_shape[d]);
+    s.shape.push_back(shape[d]);
+    s.reduced.push_back(reduced[d]);
     for (size_t j = 0; j < n_in; ++j) cs[j].push_back(st[j][d]);
   }
   if (s.shape.empty()) {
     s.shape = {1};
+    s.reduced = {0};
     for (auto& c : cs) c = {0};
   }
   for (const Dims& c : cs) s.strides.insert(s.strides.end(), c.begin(), c.end());
   return s;
 }
 
-Access access_of(const int64_t* strides, size_t rank) {
-  bool all_zero = true;
-  for (size_t d = 0; d < rank; ++d) all_zero = all_zero && strides[d] == 0;
-  if (all_zero) return Access::Scalar;
-  const int64_t last = strides[rank - 1];
-  return last == 1 ? Access::Dense : last == 0 ? Access::PerRow : Access::Strided;
+std::vector<Access> accesses(const Space& space, size_t n_in) {
+  const size_t rank = space.shape.size();
+  std::vector<Access> out;
+  for (size_t j = 0; j < n_in; ++j) {
+    const int64_t* st = space.strides.data() + j * rank;
+    bool all_zero = true;
+    for (size_t d = 0; d < rank; ++d) all_zero = all_zero && st[d] == 0;
+    const int64_t last = st[rank - 1];
+    out.push_back(all_zero ? Access::Scalar
+                  : last == 1 ? Access::Dense
+                  : last == 0 ? Access::PerRow
+                              : Access::Strided);
+  }
+  return out;
 }
 
-// Kernels by (dtype, access, program); null entries remember a failure.
-EwFn kernel_for(DType dt, const Dims& program, const std::vector<Access>& access) {
-  std::string key(1, char('A' + int(dt)));
-  for (Access a : access) key += char(a);
-  for (int64_t v : program) key += std::to_string(v) + ",";
+// Kernels by key; null entries remember a failure.
+KernelFn kernel_for(const std::string& key, const std::function<std::string()>& source) {
   static std::mutex mu;
-  static std::unordered_map<std::string, EwFn> kernels;
+  static std::unordered_map<std::string, KernelFn> kernels;
   static int64_t epoch = 0;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -372,31 +540,85 @@ EwFn kernel_for(DType dt, const Dims& program, const std::vector<Access>& access
     auto it = kernels.find(key);
     if (it != kernels.end()) return it->second;
   }
-  const std::string symbol = "oar_elementwise";
-  auto fn = reinterpret_cast<EwFn>(load_symbol(elementwise_source(dt, program, access, symbol), symbol));
+  auto fn = reinterpret_cast<KernelFn>(load_symbol(source(), kSymbol));
   std::lock_guard<std::mutex> lock(mu);
   return kernels.emplace(key, fn).first->second;
+}
+
+std::string key_of(char family, DType dt, const std::vector<Access>& access, const Dims& program) {
+  std::string key{family, char('A' + int(dt))};
+  for (Access a : access) key += char(a);
+  for (int64_t v : program) key += std::to_string(v) + ",";
+  return key;
+}
+
+bool usable(const Tensor& out) {
+  return enabled() && out.device().type == DeviceType::CPU && is_floating(out.dtype());
+}
+
+const void* vmath_table(DType dt) {
+  const cpu::vmath::Table& vm = cpu::vmath::table();
+  return dt == DType::Float64 ? static_cast<const void*>(vm.f64) : static_cast<const void*>(vm.f32);
+}
+
+std::vector<const void*> data_of(std::span<const Tensor> in) {
+  std::vector<const void*> ptrs;
+  for (const Tensor& t : in) ptrs.push_back(t.raw_data());
+  return ptrs;
+}
+
+Dims broadcast_of(std::span<const Tensor> in) {
+  Dims shape;
+  for (const Tensor& t : in) shape = t.shape() == shape ? shape : ops::broadcast_shapes(shape, t.shape(), "oar.fused_reduce");
+  return shape;
 }
 
 }  // namespace
 
 bool run_elementwise(std::span<const Tensor> in, Tensor& out, const Dims& program) {
-  if (!enabled() || out.device().type != DeviceType::CPU || !is_floating(out.dtype())) return false;
+  if (!usable(out)) return false;
   const int64_t n = out.numel();
   if (n == 0) return true;
-  const Space space = collapse(in, out.shape());
-  const size_t rank = space.shape.size();
-  std::vector<Access> access;
-  for (size_t j = 0; j < in.size(); ++j) access.push_back(access_of(space.strides.data() + j * rank, rank));
-  EwFn fn = kernel_for(out.dtype(), program, access);
+  const Space space = collapse(in, out.shape(), std::vector<char>(out.shape().size(), 0));
+  const std::vector<Access> access = accesses(space, in.size());
+  KernelFn fn = kernel_for(key_of('e', out.dtype(), access, program),
+                           [&] { return elementwise_source(out.dtype(), program, access, kSymbol); });
   if (!fn) return false;
-  std::vector<const void*> ptrs;
-  for (const Tensor& t : in) ptrs.push_back(t.raw_data());
-  const cpu::vmath::Table& vm = cpu::vmath::table();
-  const void* fns = out.dtype() == DType::Float64 ? static_cast<const void*>(vm.f64) : static_cast<const void*>(vm.f32);
-  const EwArgs args{int64_t(rank), space.shape.data(), ptrs.data(), space.strides.data(), out.raw_data(), fns};
+  const std::vector<const void*> ptrs = data_of(in);
+  const KArgs args{int64_t(space.shape.size()), space.shape.data(), ptrs.data(), space.strides.data(),
+                   out.raw_data(), vmath_table(out.dtype()), nullptr, 0, nullptr, 0, 0};
   const int64_t n_instr = int64_t(program.size() / 3);
   const int64_t grain = std::max<int64_t>(4096, cpu::kParallelGrain / std::max<int64_t>(1, n_instr));
+  cpu::parallel_for(n, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
+  return true;
+}
+
+bool run_reduce(std::span<const Tensor> in, Tensor& out, const Dims& program, ReduceKind kind, const Dims& axes) {
+  if (!usable(out)) return false;
+  const int64_t n = out.numel();
+  if (n == 0) return true;
+  const Dims shape = broadcast_of(in);
+  std::vector<char> reduced(shape.size(), 0);
+  int64_t count = 1;
+  for (int64_t ax : axes) {
+    reduced[size_t(ax)] = 1;
+    count *= shape[size_t(ax)];
+  }
+  const Space space = collapse(in, shape, reduced);
+  const std::vector<Access> access = accesses(space, in.size());
+  Dims kept, red;
+  for (size_t d = 0; d < space.shape.size(); ++d) (space.reduced[d] ? red : kept).push_back(int64_t(d));
+  const bool inner = space.reduced.back();
+  std::string key = key_of(inner ? 'i' : 'o', out.dtype(), access, program) + char('0' + int(kind));
+  KernelFn fn = kernel_for(key, [&] { return reduce_source(out.dtype(), program, access, kind, inner, kSymbol); });
+  if (!fn) return false;
+  const std::vector<const void*> ptrs = data_of(in);
+  const KArgs args{int64_t(space.shape.size()), space.shape.data(), ptrs.data(), space.strides.data(),
+                   out.raw_data(), vmath_table(out.dtype()), kept.data(), int64_t(kept.size()), red.data(),
+                   int64_t(red.size()), count};
+  // Work per output: its reduced elements times the program.
+  const int64_t per_out = std::max<int64_t>(1, count * std::max<int64_t>(1, int64_t(program.size() / 3)));
+  const int64_t grain = std::max<int64_t>(1, cpu::kParallelGrain / per_out);
   cpu::parallel_for(n, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
   return true;
 }

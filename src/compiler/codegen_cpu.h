@@ -25,4 +25,12 @@ std::string elementwise_source(DType dt, const Dims& program, std::span<const Ac
 // its interpreter instead.
 bool run_elementwise(std::span<const Tensor> in, Tensor& out, const Dims& program);
 
+// fused_reduce (ops/fused.h): the program's result over the inputs'
+// broadcast shape, reduced over `axes` of that shape (sorted, distinct) into
+// `out` (allocated; keepdim changes only its shape). false as above.
+enum class ReduceKind : int { Sum, Mean, Max, Min };
+std::string reduce_source(DType dt, const Dims& program, std::span<const Access> access, ReduceKind kind,
+                          bool inner, const std::string& symbol);
+bool run_reduce(std::span<const Tensor> in, Tensor& out, const Dims& program, ReduceKind kind, const Dims& axes);
+
 }  // namespace oar::compiler

@@ -392,8 +392,8 @@ Metas fused_elementwise_meta(std::span<const Tensor> in, const Attrs& a) {
   return {TensorMeta{shape, dt}};
 }
 
-Tensors fused_elementwise_grad(const GradCtx& c) {
-  const Dims& prog = c.attr().ints(0);
+// The ops of a fused_elementwise program, as composite_grad's nodes.
+std::vector<Node> elementwise_nodes(const Dims& prog) {
   std::vector<Node> nodes;
   for (size_t k = 0; k < prog.size() / 3; ++k) {
     const int code = int(prog[3 * k]);
@@ -401,12 +401,64 @@ Tensors fused_elementwise_grad(const GradCtx& c) {
     if (kElementwiseOps[code].arity == 2) n.args.push_back(int(prog[3 * k + 2]));
     nodes.push_back(std::move(n));
   }
+  return nodes;
+}
+
+Tensors fused_elementwise_grad(const GradCtx& c) {
+  std::vector<Node> nodes = elementwise_nodes(c.attr().ints(0));
   Tensors values(c.inputs.begin(), c.inputs.end());
   return composite_grad(c, values, values.size(), nodes);
 }
 
 OpDef& kFusedElementwise =
     OpBuilder("fused_elementwise").attrs({"program"}).meta(fused_elementwise_meta).grad(fused_elementwise_grad);
+
+// ---------------------------------------------------------------- fused_reduce
+
+constexpr const char* kRdApi = "oar.fused_reduce";
+// ReduceKind's order (compiler/codegen_cpu.h): the reduction ops by kind.
+constexpr const char* kReduceOps[] = {"sum", "mean", "amax", "amin"};
+
+// attrs: program, kind, axes (of the inputs' broadcast shape), keepdim.
+Metas fused_reduce_meta(std::span<const Tensor> in, const Attrs& a) {
+  OAR_CHECK(a.size() == 4 && std::holds_alternative<Dims>(a[0]) && std::holds_alternative<int64_t>(a[1]) &&
+                std::holds_alternative<Dims>(a[2]) && std::holds_alternative<bool>(a[3]),
+            Value, "[", kRdApi, "] takes the attributes (program, kind, axes, keepdim)");
+  Metas m = fused_elementwise_meta(in, Attrs{a.ints(0)});
+  const Dims& shape = m[0].shape;
+  // Each register's shape: the program's result must span the whole broadcast
+  // shape, which the axes index.
+  const Dims& prog = a.ints(0);
+  std::vector<Dims> regs;
+  for (const Tensor& t : in) regs.push_back(t.shape());
+  for (size_t k = 0; k < prog.size() / 3; ++k) {
+    Dims r = regs[size_t(prog[3 * k + 1])];
+    if (prog[3 * k + 2] >= 0) r = broadcast_shapes(r, regs[size_t(prog[3 * k + 2])], kRdApi);
+    regs.push_back(r);
+  }
+  OAR_CHECK(regs.back() == shape, Value, "[", kRdApi, "] the program's result must have the inputs' broadcast shape ",
+            shape_str(shape), ", got ", shape_str(regs.back()));
+  const int64_t kind = a.i(1);
+  OAR_CHECK(kind >= 0 && kind < int64_t(std::size(kReduceOps)), Value, "[", kRdApi, "] kind must be 0-3 (sum, mean, amax, amin), got ", kind);
+  const Dims& axes = a.ints(2);
+  for (size_t i = 0; i < axes.size(); ++i)
+    OAR_CHECK(axes[i] >= 0 && axes[i] < int64_t(shape.size()) && (i == 0 || axes[i] > axes[i - 1]), Value, "[",
+              kRdApi, "] axes must be sorted, distinct dims of the broadcast shape ", shape_str(shape), ", got ",
+              shape_str(axes));
+  return {TensorMeta{reduced_shape(shape, axes, a.b(3)), m[0].dtype}};
+}
+
+Tensors fused_reduce_grad(const GradCtx& c) {
+  const Attrs& a = c.attr();
+  std::vector<Node> nodes = elementwise_nodes(a.ints(0));
+  const int last = int(c.inputs.size() + nodes.size()) - 1;
+  nodes.push_back(Node{&op_named(kReduceOps[a.i(1)]), {last}, Attrs{a.ints(2), a.b(3), c.inputs[0].dtype()}});
+  Tensors values(c.inputs.begin(), c.inputs.end());
+  return composite_grad(c, values, values.size(), nodes);
+}
+
+OpDef& kFusedReduce =
+    OpBuilder("fused_reduce").attrs({"program", "kind", "axes", "keepdim"}).meta(fused_reduce_meta).grad(fused_reduce_grad);
 
 }  // namespace
 
@@ -447,6 +499,15 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
 
 Tensor fused_elementwise(std::span<const Tensor> inputs, const Dims& program) {
   return dispatch1(kFusedElementwise, inputs, Attrs{program});
+}
+
+Tensor fused_reduce(std::span<const Tensor> inputs, const Dims& program, int64_t kind, const Dims& axes,
+                    bool keepdim) {
+  return dispatch1(kFusedReduce, inputs, Attrs{program, kind, axes, keepdim});
+}
+
+const char* reduce_op_of(int64_t kind) {
+  return kind >= 0 && kind < int64_t(std::size(kReduceOps)) ? kReduceOps[kind] : nullptr;
 }
 
 int elementwise_code(const OpDef& def, const Attrs& attrs) {

@@ -50,6 +50,13 @@ enum class EwCode : int {
   Add, Subtract, Multiply, Divide, Maximum, Minimum, Pow, Neg, Exp, Log, Sqrt, Rsqrt, Square, Reciprocal, Sin,
   Cos, Tanh, Sigmoid, Erf, Abs, Relu, Silu, Gelu, GeluTanh, Expm1, Log1p, kCount
 };
+// A fused_elementwise program whose result is reduced over `axes` (sorted,
+// distinct dims of the inputs' broadcast shape, which the program's result
+// must have) by the reduction op `reduce_op_of(kind)`: sum, mean, amax or
+// amin, keeping the reduced dims as 1 when keepdim.
+Tensor fused_reduce(std::span<const Tensor> inputs, const Dims& program, int64_t kind, const Dims& axes,
+                    bool keepdim);
+const char* reduce_op_of(int64_t kind);  // null for an unknown kind
 // The fused_elementwise code of an op with these attributes, or -1.
 int elementwise_code(const OpDef& def, const Attrs& attrs);
 // 1 or 2 for a valid code, 0 otherwise.
