@@ -8,6 +8,7 @@
 // exactly the unfused pattern's, and since every step is an op it is
 // recorded when grad mode is on, so it differentiates again (higher order).
 #include "ops/fused.h"
+#include "tensor/autograd_meta.h"
 
 #include <cmath>
 #include <limits>
@@ -504,6 +505,17 @@ Tensor fused_elementwise(std::span<const Tensor> inputs, const Dims& program) {
 Tensor fused_reduce(std::span<const Tensor> inputs, const Dims& program, int64_t kind, const Dims& axes,
                     bool keepdim) {
   return dispatch1(kFusedReduce, inputs, Attrs{program, kind, axes, keepdim});
+}
+
+void fused_reduce_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  NoGradGuard no_grad;  // (called as a kernel: below autograd, nothing to record)
+  Tensor v = fused_elementwise(in, a.ints(0));
+  const Dims& axes = a.ints(2);
+  const bool keep = a.b(3);
+  const std::string op = reduce_op_of(a.i(1));
+  Tensor r = op == "sum" ? sum(v, axes, keep) : op == "mean" ? mean(v, axes, keep)
+             : op == "amax" ? amax(v, axes, keep) : amin(v, axes, keep);
+  copy_(out[0], r);
 }
 
 const char* reduce_op_of(int64_t kind) {

@@ -57,6 +57,9 @@ enum class EwCode : int {
 Tensor fused_reduce(std::span<const Tensor> inputs, const Dims& program, int64_t kind, const Dims& axes,
                     bool keepdim);
 const char* reduce_op_of(int64_t kind);  // null for an unknown kind
+// fused_reduce's kernel on any device: fused_elementwise, then the reduction
+// op (the CPU runs a generated kernel instead where it can).
+void fused_reduce_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a);
 // The fused_elementwise code of an op with these attributes, or -1.
 int elementwise_code(const OpDef& def, const Attrs& attrs);
 // 1 or 2 for a valid code, 0 otherwise.

@@ -126,6 +126,7 @@ CUSTOM_CPU = {
     "fused_attention": "all",
     "fused_conv": "all",
     "fused_elementwise": "all",
+    "fused_reduce": "all",
     "fused_linear_act": "all",
     "gammainc": "all",
     "gammaincc": "all",

@@ -1,6 +1,6 @@
 """Op-database entries for the fused kernels: the first-order gradient kernels (gelu_grad,
 softmax_grad, softmax_cross_entropy_grad, layer_norm_grad, batch_norm_grad) and the fused ops
-(fused_linear_act, fused_elementwise, fused_attention).
+(fused_linear_act, fused_elementwise, fused_reduce, fused_attention).
 
 A first-order backward (oar.grad without create_graph) runs a fused gradient kernel; an
 entry named <function>_grad returns a gradient of that function (its sample's `wrt` argument)
@@ -275,6 +275,35 @@ def _fused_elementwise_samples(dtype):
 
 
 register(OpInfo("fused_elementwise", _fused_elementwise, _np_fused_elementwise, FLOATS, _fused_elementwise_samples,
+                tol={"float16": (5e-2, 3e-2), "bfloat16": (3e-1, 1e-1)}))
+
+
+_REDUCE_NP = (np.sum, np.mean, np.max, np.min)
+
+
+def _fused_reduce(*inputs, steps, kind, axes, keepdim=False):
+    return _C.fused_reduce(list(inputs), _program(steps), kind, axes, keepdim)
+
+
+def _np_fused_reduce(*inputs, steps, kind, axes, keepdim=False):
+    return _REDUCE_NP[kind](_np_fused_elementwise(*inputs, steps=steps), axis=tuple(axes), keepdims=keepdim)
+
+
+def _fused_reduce_samples(dtype):
+    pos = _v(dtype, 280, 0.5, 2.0)
+    v = _v(dtype, 281, -1.0, 1.0)
+    sq = [("subtract", 0, 1), ("square", 2, -1)]
+    return [Sample((v(3, 4), v(3, 4)), {"steps": sq, "kind": 1, "axes": [0, 1]}),            # a mean squared error
+            Sample((v(2, 3, 5), v(5)), {"steps": [("add", 0, 1), ("gelu", 2, -1)], "kind": 0, "axes": [2]}),
+            Sample((pos(4, 3), pos(3)), {"steps": [("multiply", 0, 1), ("log", 2, -1)], "kind": 0, "axes": [0],
+                                        "keepdim": True}, noncontig=True),
+            Sample((v(2, 3, 4), v(3, 1)), {"steps": [("multiply", 0, 1), ("tanh", 2, -1)], "kind": 2,
+                                           "axes": [0, 2]}),
+            Sample((v(3, 4),), {"steps": [("exp", 0, -1)], "kind": 3, "axes": [1], "keepdim": True}),
+            Sample((v(0, 3), v(3)), {"steps": [("add", 0, 1)], "kind": 0, "axes": [0]})]
+
+
+register(OpInfo("fused_reduce", _fused_reduce, _np_fused_reduce, FLOATS, _fused_reduce_samples,
                 tol={"float16": (5e-2, 3e-2), "bfloat16": (3e-1, 1e-1)}))
 
 

@@ -133,6 +133,68 @@ def test_random_fusion_groups_match_op_by_op(seed):
     assert after["compiled"] + after["disk_hits"] > before["compiled"] + before["disk_hits"]
 
 
+REDUCTIONS = {0: ("sum", oar.sum), 1: ("mean", oar.mean), 2: ("amax", oar.amax), 3: ("amin", oar.amin)}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_reduction_groups_match_op_by_op(seed):
+    """25 random programs per seed, each reduced (sum, mean, amax or amin)
+    over random axes of its broadcast shape, kept or not: the generated
+    kernel (inner and outer reductions) against the program run op by op and
+    then the reduction op."""
+    rng = np.random.default_rng(2000 + seed)
+    before = oar.compiler.stats()
+    for i in range(25):
+        dtype = str(rng.choice(["float32", "float64", "bfloat16", "float16"], p=[0.5, 0.2, 0.15, 0.15]))
+        inputs = random_inputs(rng, dtype, big=(i == 0))
+        prog, names = random_program(rng, len(inputs))
+        rank = max(t.ndim for t in inputs)
+        axes = sorted(int(a) for a in rng.choice(rank, size=int(rng.integers(1, rank + 1)), replace=False)) \
+            if rank else []
+        kind, keep = int(rng.integers(0, 4)), bool(rng.random() < 0.5)
+        got = _C.fused_reduce(inputs, prog, kind, axes, keep)
+        ref_in = [t.cast("float32") for t in inputs] if dtype in ("bfloat16", "float16") else inputs
+        values = op_by_op(ref_in, prog, names)
+        name, reduce = REDUCTIONS[kind]
+        want = reduce(values, axis=axes, keepdim=keep)
+        want = want.cast(dtype) if dtype in ("bfloat16", "float16") else want
+        assert str(got.dtype).endswith(dtype)
+        g, w = got.cast("float64").numpy(), want.cast("float64").numpy()
+        assert g.shape == w.shape, (name, axes, keep)
+        # a sum's rounding scales with the sum of the magnitudes it adds
+        scale = 1 + (np.nan_to_num(oar.abs(values).cast("float64").sum(axis=axes, keepdim=keep).numpy(),
+                                    posinf=0) if name in ("sum", "mean") else np.abs(np.nan_to_num(w)))
+        if name == "mean":
+            scale = scale / max(1, int(np.prod([values.shape[a] for a in axes])))
+        both_big = (~np.isfinite(g) | (np.abs(g) > 1e15)) & (~np.isfinite(w) | (np.abs(w) > 1e15))
+        ok = both_big | ((np.isnan(g) == np.isnan(w)) & (np.abs(g - w) <= TOL[dtype] * (1 + scale)))
+        assert ok.all(), f"{dtype} {name} axes={axes} keepdim={keep}: {g[~ok][:3]} vs {w[~ok][:3]}"
+    after = oar.compiler.stats()
+    assert after["failures"] == before["failures"]
+
+
+def test_to_static_fuses_reductions_and_their_gradients():
+    def f(a, b):
+        d = a - b
+        return (d * d).mean() + oar.tanh(a).sum(axis=0).amax()
+
+    rng = np.random.default_rng(8)
+    a = oar.to_tensor(rng.standard_normal((40, 24)).astype(np.float64))
+    b = oar.to_tensor(rng.standard_normal((40, 24)).astype(np.float64))
+    a.stop_gradient = False
+    static = oar.jit.to_static(f, full_graph=True)
+    got = static(a, b)
+    assert "fused_reduce" in str(static.concrete_program)
+    an, bn = a.numpy(), b.numpy()
+    want = ((an - bn) ** 2).mean() + np.tanh(an).sum(axis=0).max()
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    (g,) = oar.grad(static(a, b), [a])
+    col = np.tanh(an).sum(axis=0).argmax()
+    want_g = 2 * (an - bn) / an.size
+    want_g[:, col] += 1 - np.tanh(an[:, col]) ** 2
+    np.testing.assert_allclose(g.numpy(), want_g, rtol=1e-10, atol=1e-12)
+
+
 def test_one_kernel_serves_every_batch_size():
     """Sizes are arguments (Note [symbolic dims]): a new batch size with the
     same access pattern loads nothing new."""

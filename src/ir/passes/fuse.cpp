@@ -513,6 +513,42 @@ bool fuse_softmax_layer_norm(Program& p) { return for_each_block(p.body(), fuse_
 bool fuse_linear_activation(Program& p) { return for_each_block(p.body(), fuse_linear_act_block); }
 bool fuse_conv_activation(Program& p) { return for_each_block(p.body(), fuse_conv_act_block); }
 bool fuse_attention(Program& p) { return for_each_block(p.body(), fuse_attention_block); }
-bool fuse_elementwise(Program& p) { return for_each_block(p.body(), fuse_elementwise_block); }
+// A reduction (sum, mean, amax, amin) of a fused_elementwise result, or of
+// one elementwise op, that nothing else reads becomes one fused_reduce: the
+// group's values are reduced as they are computed, never stored.
+bool fuse_reduce_block(Block& b) {
+  bool changed = false;
+  const OpDef& fused = def_of("fused_reduce");
+  for (auto it = b.begin(); it != b.end();) {
+    Operation* red = it->get();
+    ++it;
+    int64_t kind = -1;
+    for (int64_t k = 0; ops::reduce_op_of(k); ++k)
+      if (plain(red) && red->name() == ops::reduce_op_of(k)) kind = k;
+    if (kind < 0 || red->parent() != &b || red->num_operands() != 1) continue;
+    Value* v = red->operand(0);
+    Operation* p = v->defining_op();
+    if (!p || !plain(p) || p->parent() != &b || !single_use(v) || !is_floating(v->type().dtype) ||
+        red->result(0)->type().dtype != v->type().dtype)
+      continue;
+    Dims prog;
+    if (p->name() == "fused_elementwise") {
+      prog = p->attrs().ints(0);
+    } else if (ew_candidate(p, b)) {
+      prog = {ops::elementwise_code(p->def(), p->attrs()), 0, p->num_operands() == 2 ? 1 : -1};
+    } else {
+      continue;
+    }
+    const std::vector<Value*> inputs(p->operands().begin(), p->operands().end());
+    Attrs attrs{prog, kind, red->attrs().ints(0), red->attrs().b(1)};
+    if (replace(b, it, red, fused, inputs, std::move(attrs), {p})) changed = true;
+  }
+  return changed;
+}
+
+bool fuse_elementwise(Program& p) {
+  bool changed = for_each_block(p.body(), fuse_elementwise_block);
+  return for_each_block(p.body(), fuse_reduce_block) || changed;
+}
 
 }  // namespace oar::ir

@@ -83,7 +83,10 @@ bool fuse_softmax_layer_norm(Program& p);
 
 // A tree of at least two elementwise ops (ops/fused.h lists them) of one
 // floating dtype and one result type, whose intermediates nothing else reads,
-// becomes one fused_elementwise; operands may broadcast.
+// becomes one fused_elementwise; operands may broadcast. Then a reduction
+// (sum, mean, amax, amin) that alone reads such a group, or one elementwise
+// op, takes it in as a fused_reduce. Both run as generated kernels
+// (src/compiler).
 bool fuse_elementwise(Program& p);
 
 // The fusion and folding passes are off by default, so that a plain

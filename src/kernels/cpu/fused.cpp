@@ -9,8 +9,6 @@
 #include "kernels/cpu/scalar_fns.h"
 #include "kernels/cpu/vmath.h"
 #include "ops/fused.h"
-#include "ops/ops.h"
-#include "tensor/autograd_meta.h"
 
 namespace oar::cpu {
 namespace {
@@ -284,16 +282,8 @@ KernelRegistrar r_elementwise("fused_elementwise", DeviceType::CPU, OAR_FLOAT_DT
 // A generated kernel when one can be had; otherwise the program by the
 // interpreter above, then the reduction op.
 void fused_reduce_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
-  const int64_t kind = a.i(1);
-  if (compiler::run_reduce(in, out[0], a.ints(0), compiler::ReduceKind(kind), a.ints(2))) return;
-  NoGradGuard no_grad;  // (below autograd already: the ops called here record nothing)
-  Tensor v = ops::fused_elementwise(in, a.ints(0));
-  const Dims& axes = a.ints(2);
-  const bool keep = a.b(3);
-  const std::string op = ops::reduce_op_of(kind);
-  Tensor r = op == "sum" ? ops::sum(v, axes, keep) : op == "mean" ? ops::mean(v, axes, keep)
-             : op == "amax" ? ops::amax(v, axes, keep) : ops::amin(v, axes, keep);
-  ops::copy_(out[0], r);
+  if (compiler::run_reduce(in, out[0], a.ints(0), compiler::ReduceKind(a.i(1)), a.ints(2))) return;
+  ops::fused_reduce_by_ops(in, out, a);
 }
 
 KernelRegistrar r_reduce("fused_reduce", DeviceType::CPU, OAR_FLOAT_DTYPES, fused_reduce_kernel);
