@@ -2,7 +2,9 @@
 
 Each case is a small function of memory-bound elementwise ops, the kind the
 graph passes fuse into one group (bias + gelu, a gated unit, a residual
-scale-and-shift, a gate of an LSTM cell), run as a captured function:
+scale-and-shift, a gate of an LSTM cell), or such a group reduced (a mean
+squared error, row sums of squares, column sums: a bias gradient), run as a
+captured function:
 oar.jit.to_static for oar (its fused group runs as a generated kernel),
 oar-interp (the same with the compiler off: OAR_COMPILER=0, the block
 interpreter runs the group), oar-eager (op by op), torch (eager) and
@@ -35,11 +37,16 @@ def functions(fw, name):
         sig = fw.sigmoid
     else:
         sig = F.sigmoid
+    ax = "dim" if name.startswith("torch") else "axis"
     return {
         "bias + gelu": (lambda x, b, y: F.gelu(x + b), ),
         "gated silu": (lambda x, b, y: F.silu(x) * y, ),
         "residual scale-shift": (lambda x, b, y: (x + y) * 0.5 + b, ),
         "lstm-style gate": (lambda x, b, y: fw.tanh(x) * sig(y + b) + x * sig(y), ),
+        # reductions of a group
+        "mse loss (full mean)": (lambda x, b, y: ((x - y) * (x - y)).mean(), ),
+        "row sum of squares": (lambda x, b, y: (x * x).sum(**{ax: -1}), ),
+        "column sum of gelu(x + b) * y": (lambda x, b, y: (F.gelu(x + b) * y).sum(**{ax: 0}), ),
     }
 
 

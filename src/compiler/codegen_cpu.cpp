@@ -182,6 +182,13 @@ std::string instantiate(const std::string& expr, const std::string& a, const std
 
 namespace {
 
+// prefix + r (built by appending: GCC 12 warns falsely on "literal" + string here).
+std::string reg_name(const char* prefix, int r) {
+  std::string s(prefix);
+  s += std::to_string(r);
+  return s;
+}
+
 // The chunk code of a program: the statements that evaluate it over the
 // elements e < m of a chunk and hand its value to `consume`, split at vmath
 // calls (see the Note). `input(j)` is the expression of input j at element
@@ -190,7 +197,8 @@ struct Chunk {
   std::string decls, code;
 };
 Chunk emit_chunk(const TypeNames& tn, const Dims& program, int n_in, const std::function<std::string(int)>& input,
-                 const std::function<std::string(const std::string&)>& consume, const std::string& indent) {
+                 const std::function<std::string(const std::string&)>& consume, const std::string& indent,
+                 const std::string& last_clauses = "") {
   const int n_instr = int(program.size() / 3), n_regs = n_in + n_instr;
   auto code_of = [&](int k) { return EwCode(program[size_t(3 * k)]); };
   auto is_call = [&](int k) { return vmath_fn(code_of(k)) >= 0; };
@@ -226,13 +234,14 @@ Chunk emit_chunk(const TypeNames& tn, const Dims& program, int n_in, const std::
     if (r < n_in) {
       if (!loaded[size_t(r)]) body << in2 << "const T v" << r << " = " << input(r) << ";\n";
       loaded[size_t(r)] = 1;
-      return "v" + std::to_string(r);
+      return reg_name("v", r);
     }
-    return here[size_t(r)] ? "t" + std::to_string(r) : "b" + std::to_string(r) + "[e]";
+    return here[size_t(r)] ? reg_name("t", r) : reg_name("b", r) + "[e]";
   };
-  auto flush = [&] {
+  auto flush = [&](const std::string& clauses) {
     const std::string b = body.str();
-    if (!b.empty()) s << "#pragma omp simd\n" << indent << "for (i64 e = 0; e < m; ++e) {\n" << b << indent << "}\n";
+    if (!b.empty())
+      s << "#pragma omp simd" << clauses << "\n" << indent << "for (i64 e = 0; e < m; ++e) {\n" << b << indent << "}\n";
     body.str("");
     std::fill(loaded.begin(), loaded.end(), 0);
     std::fill(here.begin(), here.end(), 0);
@@ -241,13 +250,13 @@ Chunk emit_chunk(const TypeNames& tn, const Dims& program, int n_in, const std::
     const std::vector<int> ops = operands(k);
     const int reg = n_in + k;
     if (is_call(k)) {
-      std::string src = "b" + std::to_string(ops[0]);
+      std::string src = reg_name("b", ops[0]);
       if (ops[0] < n_in) {
-        src = "bi" + std::to_string(k);
+        src = reg_name("bi", k);
         const std::string v = ref(ops[0]);  // (first: it may add the input's load to the body)
         body << in2 << src << "[e] = " << v << ";\n";
       }
-      flush();
+      flush("");
       s << indent << "vm[" << vmath_fn(code_of(k)) << "](" << src << ", b" << reg << ", m);\n";
       continue;
     }
@@ -258,7 +267,7 @@ Chunk emit_chunk(const TypeNames& tn, const Dims& program, int n_in, const std::
   }
   const std::string v = ref(n_regs - 1);
   body << in2 << consume(v) << "\n";
-  flush();
+  flush(last_clauses);
   out.code = s.str();
   return out;
 }
@@ -336,20 +345,29 @@ std::string zero_offsets(std::span<const Access> access, const std::string& from
   return s;
 }
 
-// Reduction of a chunk lane accumulator: its start, step and end.
+// A reduction's start, step (in acc and v), end (in r), and its form as an
+// OpenMP simd reduction clause for accumulators held in registers: max and
+// min take NaN apart (a flag), as vector max/min drop it.
 struct ReduceOps {
   const char* init;
-  const char* step;    // in acc and v
-  const char* finish;  // in r
+  const char* step;      // acc combined with v (NaN-propagating for max and min)
+  const char* finish;    // in r
+  const char* clause;    // the OpenMP reduction of the register form
+  const char* reg_step;  // acc combined with v in registers
+  bool nan_flag;         // the register form drops NaN, which `nan` records
 };
 ReduceOps reduce_ops(ReduceKind kind) {
   switch (kind) {
-    case ReduceKind::Sum: return {"T(0)", "acc + v", "r"};
-    case ReduceKind::Mean: return {"T(0)", "acc + v", "r / T(A->count)"};
-    case ReduceKind::Max: return {"-__builtin_inf()", "(v > acc || v != v) ? v : acc", "r"};
-    case ReduceKind::Min: return {"__builtin_inf()", "(v < acc || v != v) ? v : acc", "r"};
+    case ReduceKind::Sum: return {"T(0)", "acc + v", "r", "+", "acc += v", false};
+    case ReduceKind::Mean: return {"T(0)", "acc + v", "r / T(A->count)", "+", "acc += v", false};
+    case ReduceKind::Max:
+      return {"-__builtin_inf()", "(v > acc || v != v) ? v : acc", "r", "max", "acc = v > acc ? v : acc; nan |= v != v",
+              true};
+    case ReduceKind::Min:
+      return {"__builtin_inf()", "(v < acc || v != v) ? v : acc", "r", "min", "acc = v < acc ? v : acc; nan |= v != v",
+              true};
   }
-  return {"T(0)", "acc + v", "r"};
+  return {"T(0)", "acc + v", "r", "+", "acc += v", false};
 }
 
 std::string with(const std::string& pattern, const std::string& acc, const std::string& v) {
@@ -398,57 +416,58 @@ std::string reduce_source(DType dt, const Dims& program, std::span<const Access>
                           bool inner, const std::string& symbol) {
   const TypeNames tn = names_of(dt);
   const ReduceOps ro = reduce_ops(kind);
-  const std::string step = ro.step;
-  Chunk ch = emit_chunk(tn, program, int(access.size()), chunk_input(tn, access),
-                        [&](const std::string& v) { return "acc[e] = " + with(step, "acc[e]", v) + ";"; },
-                        inner ? "        " : "          ");
+  const int n_in = int(access.size());
   std::ostringstream s;
-  s << kernel_head(tn, access, symbol) << ch.decls << "  T acc[" << kChunk << "];\n";
-  const std::string store = std::string("out[") ;
   if (inner) {
     // The innermost dim is reduced: one output at a time, its reduced
-    // elements in chunks along that dim, lanes combined at the end.
-    s << "  const i64 L = A->shape[R - 1];\n"
+    // elements in chunks along that dim, each chunk's last loop reducing
+    // into vector registers (an OpenMP simd reduction into s).
+    const std::string clauses = std::string(" reduction(") + ro.clause + ":s)" + (ro.nan_flag ? " reduction(|:nan)" : "");
+    Chunk ch = emit_chunk(tn, program, n_in, chunk_input(tn, access),
+                          [&](const std::string& v) { return with(ro.reg_step, "s", v) + ";"; }, "        ", clauses);
+    s << kernel_head(tn, access, symbol) << ch.decls
+      << "  const i64 L = A->shape[R - 1];\n"
       << "  i64 outer = 1;\n  for (i64 d = 0; d + 1 < A->n_red; ++d) outer *= A->shape[A->red[d]];\n"
-      << "  const i64 lanes = L < " << kChunk << " ? L : " << kChunk << ";\n"
       << "  for (i64 o = begin; o < end; ++o) {\n"
       << zero_offsets(access, "", "    ") << offsets_of(access, "o", "A->kept", "A->n_kept", "    ");
-    for (size_t j = 0; j < access.size(); ++j)
-      if (access[j] != Access::Scalar) s << "    const i64 base" << j << " = o" << j << ";\n";
-    s << "    for (i64 e = 0; e < lanes; ++e) acc[e] = " << ro.init << ";\n"
+    for (int j = 0; j < n_in; ++j)
+      if (access[size_t(j)] != Access::Scalar) s << "    const i64 base" << j << " = o" << j << ";\n";
+    s << "    T r = " << ro.init << ";\n    int nan = 0;\n"
       << "    for (i64 t = 0; t < outer; ++t) {\n"
       << zero_offsets(access, "base", "      ") << offsets_of(access, "t", "A->red", "A->n_red - 1", "      ")
       << pointers(tn, access, "0", "      ")
       << "      for (i64 c0 = 0; c0 < L; c0 += " << kChunk << ") {\n"
       << "        const i64 m = L - c0 < " << kChunk << " ? L - c0 : " << kChunk << ";\n"
-      << ch.code << "      }\n    }\n"
-      << "    T r = acc[0];\n"
-      << "    for (i64 e = 1; e < lanes; ++e) { const T v = acc[e]; r = " << with(step, "r", "v") << "; }\n"
-      << "    if (lanes == 0) r = " << ro.init << ";\n"
+      << "        T s = " << ro.init << ";\n"
+      << ch.code << "        r = " << with(ro.step, "r", "s") << ";\n"
+      << "      }\n    }\n"
+      << "    if (nan) r = __builtin_nan(\"\");\n"
       << "    out[o] = " << tn.store << "(" << ro.finish << ");\n"
       << "  }\n}\n";
-  } else {
-    // The innermost dim is kept: a chunk of outputs along it accumulates
-    // over every reduced position, one vector lane per output.
-    s << "  const i64 K = A->shape[R - 1];\n"
-      << "  i64 total = 1;\n  for (i64 d = 0; d < A->n_red; ++d) total *= A->shape[A->red[d]];\n"
-      << "  for (i64 i = begin; i < end;) {\n"
-      << "    const i64 row = i / K, c = i - row * K, len = K - c < end - i ? K - c : end - i;\n"
-      << zero_offsets(access, "", "    ") << offsets_of(access, "row", "A->kept", "A->n_kept - 1", "    ");
-    for (size_t j = 0; j < access.size(); ++j)
-      if (access[j] != Access::Scalar) s << "    const i64 base" << j << " = o" << j << ";\n";
-    s << "    for (i64 c0 = 0; c0 < len; c0 += " << kChunk << ") {\n"
-      << "      const i64 m = len - c0 < " << kChunk << " ? len - c0 : " << kChunk << ";\n"
-      << "      for (i64 e = 0; e < m; ++e) acc[e] = " << ro.init << ";\n"
-      << "      for (i64 t = 0; t < total; ++t) {\n"
-      << zero_offsets(access, "base", "        ") << offsets_of(access, "t", "A->red", "A->n_red", "        ")
-      << pointers(tn, access, "c", "        ")
-      << ch.code << "      }\n"
-      << "      for (i64 e = 0; e < m; ++e) { const T r = acc[e]; out[i + c0 + e] = " << tn.store << "(" << ro.finish
-      << "); }\n"
-      << "    }\n    i += len;\n  }\n}\n";
+    return s.str();
   }
-  (void)store;
+  // The innermost dim is kept: a chunk of outputs along it accumulates over
+  // every reduced position, one vector lane per output.
+  Chunk ch = emit_chunk(tn, program, n_in, chunk_input(tn, access),
+                        [&](const std::string& v) { return "acc[e] = " + with(ro.step, "acc[e]", v) + ";"; },
+                        "          ");
+  s << kernel_head(tn, access, symbol) << ch.decls << "  T acc[" << kChunk << "];\n"
+    << "  const i64 K = A->shape[R - 1];\n"
+    << "  i64 total = 1;\n  for (i64 d = 0; d < A->n_red; ++d) total *= A->shape[A->red[d]];\n"
+    << "  for (i64 i = begin; i < end;) {\n"
+    << "    const i64 row = i / K, c = i - row * K, len = K - c < end - i ? K - c : end - i;\n"
+    << zero_offsets(access, "", "    ") << offsets_of(access, "row", "A->kept", "A->n_kept - 1", "    ");
+  for (int j = 0; j < n_in; ++j)
+    if (access[size_t(j)] != Access::Scalar) s << "    const i64 base" << j << " = o" << j << ";\n";
+  s << "    for (i64 c0 = 0; c0 < len; c0 += " << kChunk << ") {\n"
+    << "      const i64 m = len - c0 < " << kChunk << " ? len - c0 : " << kChunk << ";\n"
+    << "      for (i64 e = 0; e < m; ++e) acc[e] = " << ro.init << ";\n"
+    << "      for (i64 t = 0; t < total; ++t) {\n"
+    << zero_offsets(access, "base", "        ") << offsets_of(access, "t", "A->red", "A->n_red", "        ")
+    << pointers(tn, access, "c", "        ") << ch.code << "      }\n"
+    << "      for (i64 e = 0; e < m; ++e) { const T r = acc[e]; out[i + c0 + e] = " << tn.store << "(" << ro.finish
+    << "); }\n"
+    << "    }\n    i += len;\n  }\n}\n";
   return s.str();
 }
 
