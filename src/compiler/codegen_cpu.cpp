@@ -355,6 +355,14 @@ std::string zero_offsets(std::span<const Access> access, const std::string& from
   return s;
 }
 
+// The offsets o<j> of the kept position, kept as base<j> for the reduced loop.
+std::string bases(std::span<const Access> access) {
+  std::string s;
+  for (size_t j = 0; j < access.size(); ++j)
+    if (access[j] != Access::Scalar) s += "    const i64 base" + std::to_string(j) + " = o" + std::to_string(j) + ";\n";
+  return s;
+}
+
 // A reduction's start, step (in acc and v), end (in r), and its form as an
 // OpenMP simd reduction clause for accumulators held in registers: max and
 // min take NaN apart (a flag), as vector max/min drop it.
@@ -441,9 +449,7 @@ std::string reduce_source(DType dt, const Dims& program, std::span<const Access>
       << "  i64 outer = 1;\n  for (i64 d = 0; d + 1 < A->n_red; ++d) outer *= A->shape[A->red[d]];\n"
       << "  for (i64 o = begin; o < end; ++o) {\n"
       << zero_offsets(access, "", "    ") << offsets_of(access, "o", "A->kept", "A->n_kept", "    ");
-    for (int j = 0; j < n_in; ++j)
-      if (access[size_t(j)] != Access::Scalar) s << "    const i64 base" << j << " = o" << j << ";\n";
-    s << "    T r = " << ro.init << ";\n    int nan = 0;\n"
+    s << bases(access) << "    T r = " << ro.init << ";\n    int nan = 0;\n"
       << "    for (i64 t = 0; t < outer; ++t) {\n"
       << zero_offsets(access, "base", "      ") << offsets_of(access, "t", "A->red", "A->n_red - 1", "      ")
       << pointers(tn, access, "0", "      ")
@@ -468,9 +474,7 @@ std::string reduce_source(DType dt, const Dims& program, std::span<const Access>
     << "  for (i64 i = begin; i < end;) {\n"
     << "    const i64 row = i / K, c = i - row * K, len = K - c < end - i ? K - c : end - i;\n"
     << zero_offsets(access, "", "    ") << offsets_of(access, "row", "A->kept", "A->n_kept - 1", "    ");
-  for (int j = 0; j < n_in; ++j)
-    if (access[size_t(j)] != Access::Scalar) s << "    const i64 base" << j << " = o" << j << ";\n";
-  s << "    for (i64 c0 = 0; c0 < len; c0 += " << kChunk << ") {\n"
+  s << bases(access) << "    for (i64 c0 = 0; c0 < len; c0 += " << kChunk << ") {\n"
     << "      const i64 m = len - c0 < " << kChunk << " ? len - c0 : " << kChunk << ";\n"
     << "      for (i64 e = 0; e < m; ++e) acc[e] = " << ro.init << ";\n"
     << "      for (i64 t = 0; t < total; ++t) {\n"

@@ -111,6 +111,19 @@ def assert_close(got, want, dtype):
     assert ok.all(), f"{dtype}: max error {np.nanmax(np.abs(got - want)[~ok])} at {np.argwhere(~ok)[:3].tolist()}"
 
 
+HALF = ("bfloat16", "float16")
+
+
+def random_group(rng, i):
+    """A random dtype, inputs and program; the reference's inputs (float32
+    for the 16-bit dtypes, whose fused kernels round once at the end)."""
+    dtype = str(rng.choice(["float32", "float64", "bfloat16", "float16"], p=[0.5, 0.2, 0.15, 0.15]))
+    inputs = random_inputs(rng, dtype, big=(i == 0))
+    prog, names = random_program(rng, len(inputs))
+    ref_in = [t.cast("float32") for t in inputs] if dtype in HALF else inputs
+    return dtype, inputs, prog, names, ref_in
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_random_fusion_groups_match_op_by_op(seed):
     """25 random programs per seed, 500 in all: the generated kernel against
@@ -119,13 +132,10 @@ def test_random_fusion_groups_match_op_by_op(seed):
     rng = np.random.default_rng(1000 + seed)
     before = oar.compiler.stats()
     for i in range(25):
-        dtype = str(rng.choice(["float32", "float64", "bfloat16", "float16"], p=[0.5, 0.2, 0.15, 0.15]))
-        inputs = random_inputs(rng, dtype, big=(i == 0))
-        prog, names = random_program(rng, len(inputs))
+        dtype, inputs, prog, names, ref_in = random_group(rng, i)
         got = _C.fused_elementwise(inputs, prog)
-        ref_in = [t.cast("float32") for t in inputs] if dtype in ("bfloat16", "float16") else inputs
         want = op_by_op(ref_in, prog, names)
-        want = want.cast(dtype) if dtype in ("bfloat16", "float16") else want
+        want = want.cast(dtype) if dtype in HALF else want
         assert str(got.dtype).endswith(dtype)
         assert_close(got, want, dtype)
     after = oar.compiler.stats()
@@ -145,19 +155,16 @@ def test_random_reduction_groups_match_op_by_op(seed):
     rng = np.random.default_rng(2000 + seed)
     before = oar.compiler.stats()
     for i in range(25):
-        dtype = str(rng.choice(["float32", "float64", "bfloat16", "float16"], p=[0.5, 0.2, 0.15, 0.15]))
-        inputs = random_inputs(rng, dtype, big=(i == 0))
-        prog, names = random_program(rng, len(inputs))
+        dtype, inputs, prog, names, ref_in = random_group(rng, i)
         rank = max(t.ndim for t in inputs)
         axes = sorted(int(a) for a in rng.choice(rank, size=int(rng.integers(1, rank + 1)), replace=False)) \
             if rank else []
         kind, keep = int(rng.integers(0, 4)), bool(rng.random() < 0.5)
         got = _C.fused_reduce(inputs, prog, kind, axes, keep)
-        ref_in = [t.cast("float32") for t in inputs] if dtype in ("bfloat16", "float16") else inputs
         values = op_by_op(ref_in, prog, names)
         name, reduce = REDUCTIONS[kind]
         want = reduce(values, axis=axes, keepdim=keep)
-        want = want.cast(dtype) if dtype in ("bfloat16", "float16") else want
+        want = want.cast(dtype) if dtype in HALF else want
         assert str(got.dtype).endswith(dtype)
         g, w = got.cast("float64").numpy(), want.cast("float64").numpy()
         assert g.shape == w.shape, (name, axes, keep)
