@@ -39,6 +39,8 @@
 // compiled the first time it is met; there is no bucketing to do.
 #include "compiler/codegen_cpu.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -136,6 +138,7 @@ static inline _Float16 store_f16(float f) { return _Float16(f); }
 struct KArgs {
   i64 rank; const i64* shape; const void* const* in; const i64* strides; void* out; const void* vm;
   const i64* kept; i64 n_kept; const i64* red; i64 n_red; i64 count;
+  i64 lo, hi, partial;
 };
 )";
 
@@ -445,7 +448,6 @@ std::string reduce_source(DType dt, const Dims& program, std::span<const Access>
     Chunk ch = emit_chunk(tn, program, n_in, chunk_input(tn, access),
                           [&](const std::string& v) { return with(ro.reg_step, "s", v) + ";"; }, "        ", clauses);
     s << kernel_head(tn, access, symbol) << ch.decls
-      << "  const i64 L = A->shape[R - 1];\n"
       << "  i64 outer = 1;\n  for (i64 d = 0; d + 1 < A->n_red; ++d) outer *= A->shape[A->red[d]];\n"
       << "  for (i64 o = begin; o < end; ++o) {\n"
       << zero_offsets(access, "", "    ") << offsets_of(access, "o", "A->kept", "A->n_kept", "    ");
@@ -453,13 +455,14 @@ std::string reduce_source(DType dt, const Dims& program, std::span<const Access>
       << "    for (i64 t = 0; t < outer; ++t) {\n"
       << zero_offsets(access, "base", "      ") << offsets_of(access, "t", "A->red", "A->n_red - 1", "      ")
       << pointers(tn, access, "0", "      ")
-      << "      for (i64 c0 = 0; c0 < L; c0 += " << chunk << ") {\n"
-      << "        const i64 m = L - c0 < " << chunk << " ? L - c0 : " << chunk << ";\n"
+      << "      for (i64 c0 = A->lo; c0 < A->hi; c0 += " << chunk << ") {\n"
+      << "        const i64 m = A->hi - c0 < " << chunk << " ? A->hi - c0 : " << chunk << ";\n"
       << "        T s = " << ro.init << ";\n"
       << ch.code << "        r = " << with(ro.step, "r", "s") << ";\n"
       << "      }\n    }\n"
       << "    if (nan) r = __builtin_nan(\"\");\n"
-      << "    out[o] = " << tn.store << "(" << ro.finish << ");\n"
+      << "    if (A->partial) ((T*)A->out)[o] = r;\n"
+      << "    else out[o] = " << tn.store << "(" << ro.finish << ");\n"
       << "  }\n}\n";
     return s.str();
   }
@@ -502,6 +505,9 @@ struct KArgs {
   const int64_t* red;
   int64_t n_red;
   int64_t count;  // reduced elements per output (mean)
+  // Inner reductions: the range of the innermost dim to reduce, and whether
+  // to write the raw accumulator (compute type) instead of the result.
+  int64_t lo, hi, partial;
 };
 
 // The iteration space collapsed: size-1 dims dropped, and neighbouring dims
@@ -607,6 +613,44 @@ Dims broadcast_of(std::span<const Tensor> in) {
   return shape;
 }
 
+// Reduces the single output of an inner reduction over `threads` slices of
+// its innermost dim: each writes its raw accumulator, combined here as the
+// kernel combines chunks (NaN wins max and min), then finished and stored.
+template <typename C> void combine_partials(const std::vector<C>& parts, ReduceKind kind, int64_t count,
+                                            Tensor& out) {
+  C r = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const C v = parts[i];
+    if (kind == ReduceKind::Sum || kind == ReduceKind::Mean) r += v;
+    else if (r == r) r = (v != v || (kind == ReduceKind::Max ? v > r : v < r)) ? v : r;
+  }
+  if (kind == ReduceKind::Mean) r /= C(count);
+  switch (out.dtype()) {
+    case DType::Float64: *out.data<double>() = double(r); break;
+    case DType::BFloat16: *out.data<bfloat16>() = bfloat16(float(r)); break;
+    case DType::Float16: *out.data<float16>() = float16(float(r)); break;
+    default: *out.data<float>() = float(r); break;
+  }
+}
+
+void split_reduce(KernelFn fn, const KArgs& args, ReduceKind kind, Tensor& out, int threads) {
+  const bool dbl = out.dtype() == DType::Float64;
+  std::vector<double> pd(dbl ? size_t(threads) : 0);
+  std::vector<float> pf(dbl ? 0 : size_t(threads));
+  const int64_t len = args.hi;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    KArgs a = args;
+    a.lo = len * t / threads;
+    a.hi = len * (t + 1) / threads;
+    a.partial = 1;
+    a.out = dbl ? static_cast<void*>(&pd[size_t(t)]) : static_cast<void*>(&pf[size_t(t)]);
+    fn(&a, 0, 1);
+  }
+  if (dbl) combine_partials(pd, kind, args.count, out);
+  else combine_partials(pf, kind, args.count, out);
+}
+
 }  // namespace
 
 bool run_elementwise(std::span<const Tensor> in, Tensor& out, const Dims& program) {
@@ -620,7 +664,7 @@ bool run_elementwise(std::span<const Tensor> in, Tensor& out, const Dims& progra
   if (!fn) return false;
   const std::vector<const void*> ptrs = data_of(in);
   const KArgs args{int64_t(space.shape.size()), space.shape.data(), ptrs.data(), space.strides.data(),
-                   out.raw_data(), vmath_table(out.dtype()), nullptr, 0, nullptr, 0, 0};
+                   out.raw_data(), vmath_table(out.dtype()), nullptr, 0, nullptr, 0, 0, 0, 0, 0};
   const int64_t n_instr = int64_t(program.size() / 3);
   const int64_t grain = std::max<int64_t>(4096, cpu::kParallelGrain / std::max<int64_t>(1, n_instr));
   cpu::parallel_for(n, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
@@ -647,11 +691,19 @@ bool run_reduce(std::span<const Tensor> in, Tensor& out, const Dims& program, Re
   KernelFn fn = kernel_for(key, [&] { return reduce_source(out.dtype(), program, access, kind, inner, kSymbol); });
   if (!fn) return false;
   const std::vector<const void*> ptrs = data_of(in);
-  const KArgs args{int64_t(space.shape.size()), space.shape.data(), ptrs.data(), space.strides.data(),
-                   out.raw_data(), vmath_table(out.dtype()), kept.data(), int64_t(kept.size()), red.data(),
-                   int64_t(red.size()), count};
-  // Work per output: its reduced elements times the program.
+  const int64_t last = space.shape.back();
+  KArgs args{int64_t(space.shape.size()), space.shape.data(), ptrs.data(), space.strides.data(),
+             out.raw_data(), vmath_table(out.dtype()), kept.data(), int64_t(kept.size()), red.data(),
+             int64_t(red.size()), count, 0, inner ? last : 0, 0};
   const int64_t per_out = std::max<int64_t>(1, count * std::max<int64_t>(1, int64_t(program.size() / 3)));
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (inner && n == 1 && red.size() == 1 && threads > 1 && per_out >= 4 * cpu::kParallelGrain) {
+    // One output (a loss): its elements split over the threads, each
+    // reducing a slice into a partial accumulator, combined here.
+    split_reduce(fn, args, kind, out, threads);
+    return true;
+  }
+  // Work per output: its reduced elements times the program.
   const int64_t grain = std::max<int64_t>(1, cpu::kParallelGrain / per_out);
   cpu::parallel_for(n, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
   return true;

@@ -414,3 +414,25 @@ def test_backend_cinn_is_accepted_and_build_strategy_turns_fusion_off():
     np.testing.assert_allclose(g(x).numpy(), want, rtol=1e-5, atol=1e-6)
     after = oar.compiler.stats()
     assert all(after[k] == before[k] for k in ("compiled", "disk_hits", "memory_hits", "failures"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_a_full_reduction_splits_over_threads(dtype):
+    """One output over 512 x 1024 elements: slices reduced on each thread and
+    combined (sum, mean, amax, amin; a NaN still wins max and min)."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((512, 1024))
+    t = oar.to_tensor(x).cast(dtype)
+    xr = t.cast("float64").numpy()
+    prog = [code("multiply"), 0, 0, code("subtract"), 1, 0]  # x * x - x
+    f = xr * xr - xr
+    tol = {"float32": 1e-5, "float64": 1e-12, "bfloat16": 1e-2}[dtype]
+    for kind, ref in enumerate((np.sum, np.mean, np.max, np.min)):
+        got = _C.fused_reduce([t], prog, kind, [0, 1], False).cast("float64").numpy()
+        want = ref(f)
+        assert abs(got - want) <= tol * (1 + np.abs(f).sum() / (f.size if kind == 1 else 1) if kind < 2 else 1 + abs(want))
+    xn = xr.copy()
+    xn[300, 7] = np.nan
+    tn = oar.to_tensor(xn).cast(dtype)
+    for kind in (2, 3):
+        assert np.isnan(_C.fused_reduce([tn], prog, kind, [0, 1], False).cast("float64").numpy())
