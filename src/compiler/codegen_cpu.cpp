@@ -48,6 +48,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "compiler/expr.h"
 #include "compiler/jit.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/vmath.h"
@@ -57,31 +58,6 @@ namespace oar::compiler {
 namespace {
 
 using ops::EwCode;
-
-// The scalar function of each code, in `a` (and `b`) of compute type T
-// (float, or double for float64); F(name) is the libm function of T's
-// precision. These are the scalar functions of the ops' declarations
-// (src/ops/*.toml, kernels/cpu/scalar_fns.h) written for the prelude below.
-const char* expression(EwCode c) {
-  switch (c) {
-    case EwCode::Add: return "a + b";
-    case EwCode::Subtract: return "a - b";
-    case EwCode::Multiply: return "a * b";
-    case EwCode::Divide: return "a / b";
-    case EwCode::Maximum: return "a != a ? a : (b != b ? b : (a > b ? a : b))";
-    case EwCode::Minimum: return "a != a ? a : (b != b ? b : (a < b ? a : b))";
-    case EwCode::Pow: return "F(pow)(a, b)";
-    case EwCode::Neg: return "-a";
-    case EwCode::Sqrt: return "F(sqrt)(a)";
-    case EwCode::Rsqrt: return "T(1) / F(sqrt)(a)";
-    case EwCode::Square: return "a * a";
-    case EwCode::Reciprocal: return "T(1) / a";
-    case EwCode::Abs: return "F(fabs)(a)";
-    case EwCode::Relu: return "a < T(0) ? T(0) : a";
-    default: break;  // vmath_fn's codes
-  }
-  return nullptr;
-}
 
 // The codes that run as calls into oar's vector math (kernels/cpu/vmath.h)
 // over a chunk buffer: the same functions the op-by-op kernels call, so a
@@ -158,29 +134,6 @@ TypeNames names_of(DType dt) {
   }
 }
 
-// `expr` with a, b replaced by registers and F(fn) by the precision's name.
-std::string instantiate(const std::string& expr, const std::string& a, const std::string& b, const char* suffix) {
-  std::string out;
-  for (size_t i = 0; i < expr.size(); ++i) {
-    const char c = expr[i];
-    const bool word_start = i == 0 || !(std::isalnum(static_cast<unsigned char>(expr[i - 1])) || expr[i - 1] == '_');
-    const bool word_end = i + 1 == expr.size() || !(std::isalnum(static_cast<unsigned char>(expr[i + 1])) ||
-                                                   expr[i + 1] == '_');
-    if (c == 'F' && word_start && i + 1 < expr.size() && expr[i + 1] == '(') {
-      size_t close = expr.find(')', i);
-      std::string fn = expr.substr(i + 2, close - i - 2);
-      const bool builtin = fn == "sqrt" || fn == "fabs";  // inline wrappers over compiler builtins
-      out += fn + suffix + (builtin ? "_" : "");
-      i = close;
-    } else if ((c == 'a' || c == 'b') && word_start && word_end) {
-      out += "(" + (c == 'a' ? a : b) + ")";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 namespace {
@@ -195,12 +148,6 @@ std::string chunk_len(const Dims& program) {
   return "(i64(1) << 40)";
 }
 
-// prefix + r (built by appending: GCC 12 warns falsely on "literal" + string here).
-std::string reg_name(const char* prefix, int r) {
-  std::string s(prefix);
-  s += std::to_string(r);
-  return s;
-}
 
 // The chunk code of a program: the statements that evaluate it over the
 // elements e < m of a chunk and hand its value to `consume`, split at vmath
@@ -274,7 +221,7 @@ Chunk emit_chunk(const TypeNames& tn, const Dims& program, int n_in, const std::
       continue;
     }
     const std::string a = ref(ops[0]), b = ops.size() > 1 ? ref(ops[1]) : "";
-    body << in2 << "const T t" << reg << " = T(" << instantiate(expression(code_of(k)), a, b, tn.suffix) << ");\n";
+    body << in2 << "const T t" << reg << " = T(" << instantiate(scalar_expression(code_of(k), false), a, b, tn.suffix, "_") << ");\n";
     here[size_t(reg)] = 1;
     if (buffered[size_t(reg)]) body << in2 << "b" << reg << "[e] = t" << reg << ";\n";
   }

@@ -436,3 +436,27 @@ def test_a_full_reduction_splits_over_threads(dtype):
     tn = oar.to_tensor(xn).cast(dtype)
     for kind in (2, 3):
         assert np.isnan(_C.fused_reduce([tn], prog, kind, [0, 1], False).cast("float64").numpy())
+
+
+@pytest.mark.skipif(not _C._compiler_nvrtc_available(), reason="NVRTC (the CUDA toolkit) is not installed")
+def test_generated_cuda_kernels_compile_with_nvrtc():
+    """The CUDA generator's sources for random programs of every dtype (every
+    code used at least once) compile to PTX with NVRTC; no GPU needed."""
+    rng = np.random.default_rng(77)
+    seen = set()
+    for i in range(40):
+        n_in = int(rng.integers(1, 4))
+        prog, names = random_program(rng, n_in)
+        if i == 0:  # every code once, chained
+            prog, names = [], []
+            for k, name in enumerate(list(BINARY) + list(UNARY)):
+                prog += [code(name), n_in + k - 1 if k else 0, 0 if name in BINARY else -1]
+                names.append(name)
+        seen.update(names)
+        dtype = ["float32", "float64", "bfloat16", "float16"][i % 4]
+        ok, log, ptx = _C._compiler_nvrtc_compile(_C._compiler_cuda_source(dtype, prog, n_in))
+        assert ok, log
+        assert ".entry oar_kernel" in ptx
+    assert seen == set(BINARY) | set(UNARY)
+    ok, log, _ = _C._compiler_nvrtc_compile("extern \"C\" __global__ void k() { undefined_name(); }")
+    assert not ok and "undefined_name" in log
