@@ -33,6 +33,7 @@ void bind_compiler(nb::module_& m) {
     d["failures"] = s.failures;
     d["compile_seconds"] = s.compile_seconds;
     d["load_seconds"] = s.load_seconds;
+    d["runs"] = s.runs;
     return d;
   });
 }

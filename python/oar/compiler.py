@@ -57,8 +57,8 @@ def set_enabled(flag):
 def stats():
     """Counters of this process: ``compiled`` (libraries built),
     ``disk_hits`` (found in the disk cache), ``memory_hits``, ``failures``
-    (groups left to the interpreter), ``compile_seconds`` and
-    ``load_seconds``.
+    (groups left to the interpreter), ``compile_seconds``, ``load_seconds``
+    and ``runs`` (calls of generated kernels).
 
     Example:
         >>> import oar

@@ -615,6 +615,7 @@ bool run_elementwise(std::span<const Tensor> in, Tensor& out, const Dims& progra
   const int64_t n_instr = int64_t(program.size() / 3);
   const int64_t grain = std::max<int64_t>(4096, cpu::kParallelGrain / std::max<int64_t>(1, n_instr));
   cpu::parallel_for(n, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
+  count_run();
   return true;
 }
 
@@ -648,11 +649,13 @@ bool run_reduce(std::span<const Tensor> in, Tensor& out, const Dims& program, Re
     // One output (a loss): its elements split over the threads, each
     // reducing a slice into a partial accumulator, combined here.
     split_reduce(fn, args, kind, out, threads);
+    count_run();
     return true;
   }
   // Work per output: its reduced elements times the program.
   const int64_t grain = std::max<int64_t>(1, cpu::kParallelGrain / per_out);
   cpu::parallel_for(n, grain, [&](int64_t b, int64_t e) { fn(&args, b, e); });
+  count_run();
   return true;
 }
 

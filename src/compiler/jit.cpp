@@ -51,6 +51,9 @@ constexpr const char* kFlags[] = {"-O3", "-march=native", "-fopenmp-simd", "-fno
                                   "-fPIC", "-shared", "-fvisibility=hidden", "-std=c++17", "-w"};
 constexpr const char* kLibs[] = {"-lmvec", "-lm"};
 
+std::atomic<int64_t> g_epoch{0};  // bumped by reset_memory_cache
+std::atomic<int64_t> g_runs{0};   // generated kernels called
+
 std::atomic<bool> g_enabled{[] {
   const char* v = std::getenv("OAR_COMPILER");
   return !(v && std::string(v) == "0");
@@ -279,12 +282,14 @@ Cache& cache() {
 bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 void set_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 void* load_symbol(const std::string& source, const std::string& symbol) { return cache().load(source, symbol); }
-Stats stats() { return cache().stats(); }
+Stats stats() {
+  Stats s = cache().stats();
+  s.runs = g_runs.load(std::memory_order_relaxed);
+  return s;
+}
 std::string cache_dir() { return cache().dir(); }
 std::string compiler_path() { return cache().cxx(); }
-namespace {
-std::atomic<int64_t> g_epoch{0};
-}  // namespace
+void count_run() { g_runs.fetch_add(1, std::memory_order_relaxed); }
 void reset_memory_cache() {
   cache().reset();
   ++g_epoch;

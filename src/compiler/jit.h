@@ -28,8 +28,11 @@ struct Stats {
   int64_t failures = 0;     // loads that returned null
   double compile_seconds = 0;  // spent in the compiler
   double load_seconds = 0;     // spent loading cached libraries
+  int64_t runs = 0;            // calls of generated kernels
 };
 Stats stats();
+// Counts one call of a generated kernel (Stats::runs).
+void count_run();
 
 // The cache directory (OAR_COMPILER_CACHE, else $XDG_CACHE_HOME/oar/kernels,
 // else ~/.cache/oar/kernels), and the compiler command (OAR_CXX, else c++ on

@@ -48,7 +48,10 @@ def check_parity(base, convert, batches, loss_fn, make_opt, noise=None, atol=1e-
     eager_model = copy.deepcopy(base)
     eager = train(eager_model, make_opt, batches, loss_fn)
     static_model = convert(copy.deepcopy(base))
+    runs = oar.compiler.stats()["runs"]
     static = train(static_model, make_opt, batches, loss_fn)
+    # The captured programs ran fused groups as generated kernels (oar.compiler).
+    assert oar.compiler.stats()["runs"] > runs
     np.testing.assert_allclose(static, eager, rtol=1e-5, atol=0)
     # The curves must carry information: training reduces the loss on the repeated batches.
     assert eager[-4:].mean() < 0.9 * eager[:4].mean(), eager
