@@ -118,25 +118,7 @@ struct KArgs {
 };
 )";
 
-struct TypeNames {
-  const char* storage;  // element type in memory
-  const char* compute;  // T
-  const char* suffix;   // libm precision suffix
-  const char* load;     // conversion from storage to T ("" for none)
-  const char* store;    // conversion from T to storage
-};
-TypeNames names_of(DType dt) {
-  switch (dt) {
-    case DType::Float64: return {"double", "double", "", "", ""};
-    case DType::BFloat16: return {"u16", "float", "f", "load_bf16", "store_bf16"};
-    case DType::Float16: return {"_Float16", "float", "f", "load_f16", "store_f16"};
-    default: return {"float", "float", "f", "", ""};
-  }
-}
-
-}  // namespace
-
-namespace {
+TypeNames names_of(DType dt) { return type_names(dt, false); }
 
 // Elements per chunk of a loop: kChunk when the program calls vmath (its
 // buffers stay in L1), else a whole row in one loop (shorter loops and, in a

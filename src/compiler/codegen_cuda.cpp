@@ -44,22 +44,10 @@ __device__ __forceinline__ u16 store_f16(float f) {
 }
 )";
 
-struct CudaTypes {
-  const char *storage, *compute, *suffix, *load, *store;
-};
-CudaTypes cuda_types(DType dt) {
-  switch (dt) {
-    case DType::Float64: return {"double", "double", "", "", ""};
-    case DType::BFloat16: return {"u16", "float", "f", "load_bf16", "store_bf16"};
-    case DType::Float16: return {"u16", "float", "f", "load_f16", "store_f16"};
-    default: return {"float", "float", "f", "", ""};
-  }
-}
-
 }  // namespace
 
 std::string cuda_elementwise_source(DType dt, const Dims& program, int n_in) {
-  const CudaTypes ct = cuda_types(dt);
+  const TypeNames ct = type_names(dt, true);
   const int n_instr = int(program.size() / 3);
   std::ostringstream s;
   s << kCudaPrelude << "typedef " << ct.compute << " T;\ntypedef " << ct.storage << " S;\n"

@@ -73,6 +73,15 @@ std::string instantiate(const std::string& expr, const std::string& a, const std
   return out;
 }
 
+TypeNames type_names(DType dt, bool cuda) {
+  switch (dt) {
+    case DType::Float64: return {"double", "double", "", "", ""};
+    case DType::BFloat16: return {"u16", "float", "f", "load_bf16", "store_bf16"};
+    case DType::Float16: return {cuda ? "u16" : "_Float16", "float", "f", "load_f16", "store_f16"};
+    default: return {"float", "float", "f", "", ""};
+  }
+}
+
 std::string reg_name(const char* prefix, int64_t r) {
   std::string s(prefix);
   s += std::to_string(r);
