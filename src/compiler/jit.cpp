@@ -15,6 +15,9 @@
 //   reader sees no library or a whole one; two processes compiling the same
 //   key both produce the same library, and the last rename wins. Threads of
 //   one process are serialised by a mutex.
+// - Safety: a library is code this process runs, so the cache directory must
+//   belong to this user and be writable by no one else (it is created 0700);
+//   otherwise nothing is loaded from it and groups run on the interpreter.
 // - Failure: with no compiler (OAR_CXX unset and no c++ on PATH, or OAR_CXX
 //   naming nothing runnable) or a failed compile, load_symbol returns null
 //   after one line on stderr, and callers run their op-by-op fallback. A key
@@ -109,13 +112,23 @@ std::string cpu_identity() {
   return model + "\n" + flags;
 }
 
+// Creates `dir` and its missing parents; the last level private to this user.
 bool make_dirs(const std::string& dir) {
   for (size_t i = 1; i <= dir.size(); ++i)
     if (i == dir.size() || dir[i] == '/') {
       std::string part = dir.substr(0, i);
-      if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return false;
+      if (mkdir(part.c_str(), i == dir.size() ? 0700 : 0755) != 0 && errno != EEXIST) return false;
     }
   return true;
+}
+
+// Whether libraries may be loaded from `dir`: a directory of this user that
+// no one else can write to (a library planted there would run in this
+// process).
+bool private_dir(const std::string& dir) {
+  struct stat st {};
+  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 // Runs argv, its output into `log`; true when it exits with status 0.
@@ -190,6 +203,7 @@ class Cache {
     failed_.clear();
     configured_ = false;
     warned_missing_ = false;
+    dir_state_ = 0;
   }
 
  private:
@@ -210,6 +224,7 @@ class Cache {
   void* open_or_build(const std::string& key, const std::string& source) {
     const std::string lib = dir_ + "/" + key + ".so";
     auto t0 = std::chrono::steady_clock::now();
+    if (!dir_ok()) return nullptr;
     if (access(lib.c_str(), R_OK) == 0) {
       if (void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL)) {
         ++stats_.disk_hits;
@@ -222,10 +237,6 @@ class Cache {
       if (!warned_missing_)
         warn("no C++ compiler found (set OAR_CXX, or install g++): fused groups run op by op");
       warned_missing_ = true;
-      return nullptr;
-    }
-    if (!make_dirs(dir_)) {
-      warn("cannot create the kernel cache " + dir_ + " (set OAR_COMPILER_CACHE): fused groups run op by op");
       return nullptr;
     }
     const std::string tmp = dir_ + "/" + key + "." + std::to_string(getpid()) + "." + std::to_string(++counter_);
@@ -254,6 +265,18 @@ class Cache {
     return dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
 
+  // The cache directory, created when missing; false, after one warning,
+  // when it cannot be created or is not private to this user.
+  bool dir_ok() {
+    if (dir_state_ == 0) {
+      dir_state_ = make_dirs(dir_) && private_dir(dir_) ? 1 : -1;
+      if (dir_state_ < 0)
+        warn("the kernel cache " + dir_ + " cannot be created, or is not a directory of this user that only it "
+             "can write to (set OAR_COMPILER_CACHE): fused groups run op by op");
+    }
+    return dir_state_ > 0;
+  }
+
   void* fail() {
     ++stats_.failures;
     return nullptr;
@@ -265,6 +288,7 @@ class Cache {
 
   std::mutex mu_;
   bool configured_ = false, warned_missing_ = false;
+  int dir_state_ = 0;  // 0 unchecked, 1 usable, -1 not
   std::string dir_, cxx_, compiler_id_, cpu_id_;
   std::unordered_map<std::string, void*> loaded_;
   std::unordered_set<std::string> failed_;

@@ -460,3 +460,16 @@ def test_generated_cuda_kernels_compile_with_nvrtc():
     assert seen == set(BINARY) | set(UNARY)
     ok, log, _ = _C._compiler_nvrtc_compile("extern \"C\" __global__ void k() { undefined_name(); }")
     assert not ok and "undefined_name" in log
+
+
+def test_a_cache_others_can_write_to_is_not_used(tmp_path):
+    """A library planted in a shared directory would run in the process: a
+    cache directory writable by others is refused, with one warning."""
+    cache = tmp_path / "shared"
+    cache.mkdir()
+    cache.chmod(0o777)
+    proc = run_script({}, 2, cache)
+    r = result(proc)
+    assert r["max_error"] < 1e-4 and r["stats"]["compiled"] == 0 and r["stats"]["failures"] == 2
+    assert proc.stderr.count("is not a directory of this user that only it can write to") == 1, proc.stderr
+    assert not any(cache.iterdir())
