@@ -6,7 +6,10 @@ backward, Adam update, clearing the gradients. oar and paddle share the
 model code (the same Paddle API); torch gets the same architectures written
 with torch.nn.
 
-Frameworks: oar, torch (eager), torch-compile, paddle. torch-compile runs the
+Frameworks: oar (eager), oar-static (the model's forward under
+oar.jit.to_static: captured forward and backward programs whose fused groups
+run as generated kernels; traced during set-up), torch (eager),
+torch-compile, paddle. torch-compile runs the
 torch cases with the model wrapped by torch.compile (default mode, inductor,
 CPU), as users do: the forward and, through AOTAutograd, its backward are
 compiled; the loss, the Adam update and clearing the gradients stay eager.
@@ -32,7 +35,9 @@ import paddle_models  # noqa: E402
 import torch_models  # noqa: E402
 
 GPT = dict(vocab=1024, width=256, layers=4, heads=4, seq=128, batch=16)
-FRAMEWORKS = ("oar", "torch", "torch-compile", "paddle")
+FRAMEWORKS = ("oar", "oar-static", "torch", "torch-compile", "paddle")
+common.PYTHONS.setdefault("oar-static", common.PYTHONS["oar"])
+common.BASE_FRAMEWORK.setdefault("oar-static", "oar")
 PEERS = ("torch", "torch-compile", "paddle")
 GOAL = 0.9  # oar step time / the fastest peer's
 WARMUP_STEPS = 3  # torch-compile: the compile, then steps that could still recompile
@@ -68,6 +73,7 @@ def paddle_like_models(fw):
 
 
 def paddle_like_cases(fw, name):
+    static = name == "oar-static"
     cnn, resnet18, gpt = paddle_like_models(fw)
     F = fw.nn.functional
     data = batches()
@@ -80,15 +86,18 @@ def paddle_like_cases(fw, name):
             opt = fw.optimizer.Adam(learning_rate=1e-3, parameters=net.parameters())
             x = fw.to_tensor(data[model_name][0])
             y = fw.to_tensor(data[model_name][1].astype(np.int64))
+            fwd = fw.jit.to_static(net) if static else net
 
-            def step(net=net, opt=opt, x=x, y=y, dtype=dtype):
+            def step(fwd=fwd, opt=opt, x=x, y=y, dtype=dtype):
                 with fw.amp.auto_cast(enable=dtype == "bfloat16", dtype="bfloat16"):
-                    out = net(x)
+                    out = fwd(x)
                 out = out.astype("float32")
                 loss = F.cross_entropy(out.reshape([-1, out.shape[-1]]), y.reshape([-1]))
                 loss.backward()
                 opt.step()
                 opt.clear_grad()
+            for _ in range(WARMUP_STEPS if static else 0):  # trace and compile outside the timing
+                step()
             yield f"{model_name} {dtype}", step, 1, "steps/s"
 
 
@@ -160,7 +169,7 @@ def cases(fw, name, quick):
     elif name == "torch-compile":
         yield from compiled_torch_cases(fw)
     else:
-        if name == "oar":
+        if name in ("oar", "oar-static"):
             import oar.vision.models  # noqa: F401
         yield from paddle_like_cases(fw, name)
 
