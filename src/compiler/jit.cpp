@@ -49,8 +49,11 @@ namespace oar::compiler {
 namespace {
 
 // Flags of every kernel build: libmvec gives vector forms of the math
-// functions that the generated loops declare `omp declare simd`.
-constexpr const char* kFlags[] = {"-O3", "-march=native", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
+// functions that the generated loops declare `omp declare simd`; no FMA
+// contraction, so that a group's arithmetic rounds as the op-by-op kernels
+// do (dense float32/float64 groups give eager's results to the bit).
+constexpr const char* kFlags[] = {"-O3", "-march=native", "-ffp-contract=off", "-fopenmp-simd", "-fno-math-errno",
+                                  "-fno-trapping-math",
                                   "-fPIC", "-shared", "-fvisibility=hidden", "-std=c++17", "-w"};
 constexpr const char* kLibs[] = {"-lmvec", "-lm"};
 

@@ -473,3 +473,59 @@ def test_a_cache_others_can_write_to_is_not_used(tmp_path):
     assert r["max_error"] < 1e-4 and r["stats"]["compiled"] == 0 and r["stats"]["failures"] == 2
     assert proc.stderr.count("is not a directory of this user that only it can write to") == 1, proc.stderr
     assert not any(cache.iterdir())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_generated_kernels_round_as_eager_mode(dtype):
+    """Over dense inputs, a generated kernel gives eager mode's results to the
+    bit (no FMA contraction; the transcendental functions are eager's own
+    vector math), pow aside (libm's vector form)."""
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(60):
+        xs = [oar.to_tensor(rng.uniform(-2, 2, (37, 64))).cast(dtype) for _ in range(int(rng.integers(1, 4)))]
+        prog, names = random_program(rng, len(xs))
+        if "pow" in names:
+            continue
+        got = _C.fused_elementwise(xs, prog).numpy()
+        want = op_by_op(xs, prog, names).numpy()
+        assert np.array_equal(got, want, equal_nan=True), names
+        checked += 1
+    assert checked >= 30
+
+
+@pytest.mark.parametrize("name", ["shufflenet_v2_x0_25", "squeezenet1_1", "mobilenet_v3_small", "densenet121"])
+def test_zoo_models_train_under_to_static_as_in_eager_mode(name):
+    """Three training steps of a zoo model (batch norm, dropout, hardswish,
+    concatenations) eagerly and under to_static with generated kernels: the
+    same losses."""
+    import copy
+
+    import oar.vision.models as models
+
+    oar.seed(0)
+    base = getattr(models, name)(num_classes=10)
+    base.train()
+    rng = np.random.default_rng(0)
+    x = oar.to_tensor(rng.standard_normal((4, 3, 64, 64)).astype(np.float32))
+    y = oar.to_tensor(np.array([1, 3, 0, 2]))
+
+    def losses(static):
+        net = copy.deepcopy(base)
+        oar.seed(123)  # the same dropout masks in both runs
+        fwd = oar.jit.to_static(net) if static else net
+        opt = oar.optimizer.Momentum(learning_rate=1e-3, parameters=net.parameters())
+        out = []
+        for _ in range(3):
+            loss = oar.nn.functional.cross_entropy(fwd(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            out.append(float(loss))
+        return np.array(out)
+
+    eager = losses(False)
+    runs = oar.compiler.stats()["runs"]
+    static = losses(True)
+    assert oar.compiler.stats()["runs"] > runs
+    np.testing.assert_allclose(static, eager, rtol=1e-5)
