@@ -19,6 +19,19 @@ _select_blas_kernels()  # before the BLAS library loads with _C
 from . import _C  # noqa: E402
 from ._C import Tensor, dtype  # noqa: E402
 
+
+def _register_function_copies():
+    """oar's functions implemented in C++ (oar.exp, nn.functional.gelu, ...)
+    are copied by reference, as Python functions are: copy.deepcopy of a
+    Layer that holds one (an activation chosen by name) works."""
+    import copy
+    kind = type(_C.fused_elementwise)
+    copy._deepcopy_dispatch.setdefault(kind, copy._deepcopy_atomic)
+    copy._copy_dispatch.setdefault(kind, copy._copy_immutable)
+
+
+_register_function_copies()
+
 # dtypes, as paddle.float32 etc.
 bool = dtype.bool  # noqa: A001 - the framework's dtype names shadow builtins on purpose
 uint8 = dtype.uint8

@@ -494,21 +494,31 @@ def test_generated_kernels_round_as_eager_mode(dtype):
     assert checked >= 30
 
 
-@pytest.mark.parametrize("name", ["shufflenet_v2_x0_25", "squeezenet1_1", "mobilenet_v3_small", "densenet121"])
+@pytest.mark.parametrize("name", ["shufflenet_v2_x0_25", "squeezenet1_1", "mobilenet_v3_small", "densenet121",
+                                  "bert"])
 def test_zoo_models_train_under_to_static_as_in_eager_mode(name):
     """Three training steps of a zoo model (batch norm, dropout, hardswish,
-    concatenations) eagerly and under to_static with generated kernels: the
-    same losses."""
+    concatenations; attention, layer norm, gelu) eagerly and under to_static
+    with generated kernels: the same losses."""
     import copy
 
     import oar.vision.models as models
+    from oar.models import BertConfig, BertForSequenceClassification
 
     oar.seed(0)
-    base = getattr(models, name)(num_classes=10)
-    base.train()
     rng = np.random.default_rng(0)
-    x = oar.to_tensor(rng.standard_normal((4, 3, 64, 64)).astype(np.float32))
     y = oar.to_tensor(np.array([1, 3, 0, 2]))
+    if name == "bert":
+        cfg = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=64)
+        base = BertForSequenceClassification(cfg, num_classes=4)
+        x = oar.to_tensor(rng.integers(1, 64, (4, 12)))
+        loss_of = lambda fwd: fwd(x, labels=y)[0]
+    else:
+        base = getattr(models, name)(num_classes=10)
+        x = oar.to_tensor(rng.standard_normal((4, 3, 64, 64)).astype(np.float32))
+        loss_of = lambda fwd: oar.nn.functional.cross_entropy(fwd(x), y)
+    base.train()
 
     def losses(static):
         net = copy.deepcopy(base)
@@ -517,7 +527,7 @@ def test_zoo_models_train_under_to_static_as_in_eager_mode(name):
         opt = oar.optimizer.Momentum(learning_rate=1e-3, parameters=net.parameters())
         out = []
         for _ in range(3):
-            loss = oar.nn.functional.cross_entropy(fwd(x), y)
+            loss = loss_of(fwd)
             loss.backward()
             opt.step()
             opt.clear_grad()

@@ -423,3 +423,26 @@ def test_linear_bias_second_order_and_bfloat16():
     np.testing.assert_allclose(out.astype("float32").numpy(), xs @ ws + bs, rtol=3e-2, atol=3e-2)
     with pytest.raises(ValueError, match=r"^\[oar.nn.functional.linear\]"):
         oar._C._linear(oar.ones([2, 3]), oar.ones([3, 4]), oar.ones([5]))
+
+
+def test_deepcopy_of_a_layer_holding_an_oar_function():
+    """A Layer that keeps an oar function (an activation chosen by name)
+    deep-copies: the function is shared, as Python functions are; the
+    parameters are copied."""
+    import copy
+
+    class Block(oar.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = oar.nn.Linear(3, 3)
+            self.act = oar.nn.functional.gelu
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+
+    b = Block()
+    c = copy.deepcopy(b)
+    assert c.act is b.act and c.fc.weight is not b.fc.weight
+    x = oar.ones([2, 3])
+    np.testing.assert_array_equal(c(x).numpy(), b(x).numpy())
+    assert copy.copy(oar.exp) is oar.exp
