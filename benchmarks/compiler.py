@@ -33,20 +33,18 @@ common.BASE_FRAMEWORK.setdefault("oar-interp", "oar")
 
 def functions(fw, name):
     F = fw.nn.functional
-    if name.startswith("torch"):
-        sig = fw.sigmoid
-    else:
-        sig = F.sigmoid
-    ax = "dim" if name.startswith("torch") else "axis"
+    torch = name.startswith("torch")
+    sig = fw.sigmoid if torch else F.sigmoid
+    ax = "dim" if torch else "axis"
     return {
-        "bias + gelu": (lambda x, b, y: F.gelu(x + b), ),
-        "gated silu": (lambda x, b, y: F.silu(x) * y, ),
-        "residual scale-shift": (lambda x, b, y: (x + y) * 0.5 + b, ),
-        "lstm-style gate": (lambda x, b, y: fw.tanh(x) * sig(y + b) + x * sig(y), ),
+        "bias + gelu": lambda x, b, y: F.gelu(x + b),
+        "gated silu": lambda x, b, y: F.silu(x) * y,
+        "residual scale-shift": lambda x, b, y: (x + y) * 0.5 + b,
+        "lstm-style gate": lambda x, b, y: fw.tanh(x) * sig(y + b) + x * sig(y),
         # reductions of a group
-        "mse loss (full mean)": (lambda x, b, y: ((x - y) * (x - y)).mean(), ),
-        "row sum of squares": (lambda x, b, y: (x * x).sum(**{ax: -1}), ),
-        "column sum of gelu(x + b) * y": (lambda x, b, y: (F.gelu(x + b) * y).sum(**{ax: 0}), ),
+        "mse loss (full mean)": lambda x, b, y: ((x - y) * (x - y)).mean(),
+        "row sum of squares": lambda x, b, y: (x * x).sum(**{ax: -1}),
+        "column sum of gelu(x + b) * y": lambda x, b, y: (F.gelu(x + b) * y).sum(**{ax: 0}),
     }
 
 
@@ -65,7 +63,7 @@ def cases(fw, name, quick):
             return t.to(fw.bfloat16) if dtype == "bfloat16" and name.startswith("torch") else \
                 (t.cast("bfloat16") if dtype == "bfloat16" else t)
         x, y, b = tensor(rows, SHAPE[1]), tensor(rows, SHAPE[1]), tensor(SHAPE[1])
-        for label, (f,) in functions(fw, name).items():
+        for label, f in functions(fw, name).items():
             if name == "torch-compile":
                 g = fw.compile(f)
             elif name in ("oar", "oar-interp"):

@@ -449,11 +449,14 @@ Metas fused_reduce_meta(std::span<const Tensor> in, const Attrs& a) {
   return {TensorMeta{reduced_shape(shape, axes, a.b(3)), m[0].dtype}};
 }
 
+// The attributes of fused_reduce's reduction op (axes, keepdim, dtype).
+Attrs reduce_attrs(const Attrs& a, DType dt) { return Attrs{a.ints(2), a.b(3), dt}; }
+
 Tensors fused_reduce_grad(const GradCtx& c) {
   const Attrs& a = c.attr();
   std::vector<Node> nodes = elementwise_nodes(a.ints(0));
   const int last = int(c.inputs.size() + nodes.size()) - 1;
-  nodes.push_back(Node{&op_named(kReduceOps[a.i(1)]), {last}, Attrs{a.ints(2), a.b(3), c.inputs[0].dtype()}});
+  nodes.push_back(Node{&op_named(kReduceOps[a.i(1)]), {last}, reduce_attrs(a, c.inputs[0].dtype())});
   Tensors values(c.inputs.begin(), c.inputs.end());
   return composite_grad(c, values, values.size(), nodes);
 }
@@ -509,13 +512,8 @@ Tensor fused_reduce(std::span<const Tensor> inputs, const Dims& program, int64_t
 
 void fused_reduce_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   NoGradGuard no_grad;  // (called as a kernel: below autograd, nothing to record)
-  Tensor v = fused_elementwise(in, a.ints(0));
-  const Dims& axes = a.ints(2);
-  const bool keep = a.b(3);
-  const std::string op = reduce_op_of(a.i(1));
-  Tensor r = op == "sum" ? sum(v, axes, keep) : op == "mean" ? mean(v, axes, keep)
-             : op == "amax" ? amax(v, axes, keep) : amin(v, axes, keep);
-  copy_(out[0], r);
+  Tensor v[1] = {fused_elementwise(in, a.ints(0))};
+  copy_(out[0], dispatch1(op_named(kReduceOps[a.i(1)]), v, reduce_attrs(a, v[0].dtype())));
 }
 
 const char* reduce_op_of(int64_t kind) {

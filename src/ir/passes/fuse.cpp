@@ -522,10 +522,10 @@ bool fuse_reduce_block(Block& b) {
   for (auto it = b.begin(); it != b.end();) {
     Operation* red = it->get();
     ++it;
-    int64_t kind = -1;
-    for (int64_t k = 0; ops::reduce_op_of(k); ++k)
-      if (plain(red) && red->name() == ops::reduce_op_of(k)) kind = k;
-    if (kind < 0 || red->parent() != &b || red->num_operands() != 1) continue;
+    if (!plain(red) || red->parent() != &b || red->num_operands() != 1) continue;
+    int64_t kind = 0;
+    while (ops::reduce_op_of(kind) && red->name() != ops::reduce_op_of(kind)) ++kind;
+    if (!ops::reduce_op_of(kind)) continue;
     Value* v = red->operand(0);
     Operation* p = v->defining_op();
     if (!p || !plain(p) || p->parent() != &b || !single_use(v) || !is_floating(v->type().dtype) ||
