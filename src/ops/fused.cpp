@@ -311,10 +311,37 @@ Tensor causal_mask(int64_t lq, int64_t lk, DType dtype, Device device) {
   return to_device(cast(m, dtype), device);
 }
 
+// fused_attention_grad(q, k, v, mask, dout) -> (dq, dk, dv): the first-order
+// gradient in one pass (Note [attention backward] in the CPU kernel).
+Metas fused_attention_grad_meta(std::span<const Tensor> in, const Attrs& a) {
+  const TensorMeta out = fused_attention_meta(in.first(4), a)[0];
+  OAR_CHECK(in[4].defined() && in[4].dtype() == out.dtype && in[4].shape() == out.shape, Value, "[", kAttnApi,
+            "] the output gradient must have the output's shape ", shape_str(out.shape), " and dtype ",
+            dtype_name(out.dtype), ", got ", in[4].defined() ? shape_str(in[4].shape()) : "none",
+            in[4].defined() ? std::string(" ") + dtype_name(in[4].dtype()) : "");
+  return {TensorMeta{in[0].shape(), in[0].dtype()}, TensorMeta{in[1].shape(), in[0].dtype()},
+          TensorMeta{in[2].shape(), in[0].dtype()}};
+}
+
+OpDef& kFusedAttentionGrad = OpBuilder("fused_attention_grad").attrs({"scale", "causal"}).optional({3})
+                                 .meta(fused_attention_grad_meta).saves(false, false).spmd("fused_attention_grad");
+
 Tensors fused_attention_grad(const GradCtx& c) {
   const Tensor &q = c.in(0), &k = c.in(1), &v = c.in(2), &mask = c.in(3);
   const int64_t nd = q.dim();
   const bool causal = c.attr().b(1);
+  // The fused kernel serves first-order gradients that need nothing for the
+  // mask; a gradient of the gradient, or of the mask, is the composite's.
+  if (!grad_enabled() && !(mask.defined() && c.needs_grad(3)) &&
+      kFusedAttentionGrad.kernels[int(q.device().type)][int(q.dtype())]) {
+    Tensor g = c.grad(0);
+    Tensor in[5] = {q, k, v, mask, g.dtype() == q.dtype() ? g : cast(g, q.dtype())};
+    Tensors r = dispatch(kFusedAttentionGrad, in, c.attr());
+    r.resize(4);
+    for (size_t i = 0; i < 3; ++i)
+      if (!c.needs_grad(i)) r[i] = Tensor();
+    return r;
+  }
   // values: q, k, v, mask, scale, [causal mask], then the nodes' results
   Tensors values{q, k, v, mask, scalar_tensor(Scalar(c.attr().f(0)), q.dtype())};
   if (causal) values.push_back(causal_mask(q.shape()[nd - 2], k.shape()[nd - 2], q.dtype(), q.device()));

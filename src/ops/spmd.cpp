@@ -554,6 +554,17 @@ Notation fused_attention_notation(std::span<const DistSpec> in, const Attrs&) {
   return n;
 }
 
+// fused_attention_grad(q, k, v, mask, dout) -> (dq, dk, dv): the forward's
+// layouts; dout is laid out as the forward's result, each gradient as its input.
+Notation fused_attention_grad_notation(std::span<const DistSpec> in, const Attrs& a) {
+  need_inputs(in, 5, "nn.functional.scaled_dot_product_attention");
+  Notation n = fused_attention_notation(in.first(4), a);
+  n.in.push_back(n.out[0]);
+  n.out = {n.in[0], n.in[1], n.in[2]};
+  n.out_shapes = {in[0].shape, in[1].shape, in[2].shape};
+  return n;
+}
+
 // The axes a strided_slice / slice_scatter attr list touches (normalised).
 std::string sliced_letters(const Dims& axes, int r) {
   std::string s;
@@ -847,6 +858,7 @@ constexpr NamedRule kRules[] = {
     {"gather_nd", einsum_rule<gather_nd_notation>()},
     {"scatter_nd", einsum_rule<scatter_nd_notation>()},
     {"fused_attention", einsum_rule<fused_attention_notation>()},
+    {"fused_attention_grad", einsum_rule<fused_attention_grad_notation>()},
     {"strided_slice", einsum_rule<strided_slice_notation>()},
     {"slice_scatter", einsum_rule<slice_scatter_notation>()},
     {"squeeze", einsum_rule<squeeze_notation>()},

@@ -124,6 +124,7 @@ CUSTOM_CPU = {
     "frexp_mantissa": "all",
     "full_like": ["bfloat16", "float16", "int16", "int8", "uint8"],
     "fused_attention": "all",
+    "fused_attention_grad": "all",
     "fused_conv": "all",
     "fused_elementwise": "all",
     "fused_reduce": "all",

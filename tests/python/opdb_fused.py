@@ -1,6 +1,6 @@
 """Op-database entries for the fused kernels: the first-order gradient kernels (gelu_grad,
 softmax_grad, softmax_cross_entropy_grad, layer_norm_grad, batch_norm_grad) and the fused ops
-(fused_linear_act, fused_elementwise, fused_reduce, fused_attention).
+(fused_linear_act, fused_elementwise, fused_reduce, fused_attention and its gradient).
 
 A first-order backward (oar.grad without create_graph) runs a fused gradient kernel; an
 entry named <function>_grad returns a gradient of that function (its sample's `wrt` argument)
@@ -337,6 +337,45 @@ def _fused_attention_samples(dtype):
 
 register(OpInfo("fused_attention", _fused_attention, _np_fused_attention, FLOATS, _fused_attention_samples,
                 tol={"float16": (2e-2, 2e-2), "bfloat16": (1e-1, 5e-2)}))
+
+
+def _fused_attention_grad(q, k, v, *rest, scale=1.0, causal=False, wrt=0):
+    """rest: (mask, g) or (g,)."""
+    fn = lambda a, b, c, *m: _C.fused_attention(a, b, c, m[0] if m else None, scale, causal)  # noqa: E731
+    return _grads(fn, 3)(q, k, v, *rest, wrt=wrt)
+
+
+def _np_fused_attention_grad(q, k, v, *rest, scale=1.0, causal=False, wrt=0):
+    """Note [attention backward]'s closed form."""
+    *mask, g = rest
+    s = q @ np.swapaxes(k, -1, -2) * scale + (mask[0] if mask else 0)
+    if causal:
+        s = np.where(np.arange(k.shape[-2])[None, :] <= np.arange(q.shape[-2])[:, None], s, -np.inf)
+    if s.shape[-1] == 0 or s.shape[-2] == 0:
+        return np.zeros((q, k, v)[wrt].shape).ravel()
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    dp = g @ np.swapaxes(v, -1, -2)
+    ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True)) * scale
+    return [ds @ k, np.swapaxes(ds, -1, -2) @ q, np.swapaxes(p, -1, -2) @ g][wrt].ravel()
+
+
+def _fused_attention_grad_samples(dtype):
+    """The forward's samples (but the longest) with an upstream gradient of the output's shape."""
+    v = _v(dtype, 275)
+    out = []
+    for s in _fused_attention_samples(dtype):
+        q, vv = s.args[0], s.args[2]
+        if q.shape[-2] > 100:
+            continue
+        out.append(Sample(s.args + (v(*(q.shape[:-1] + vv.shape[-1:])),), s.kwargs, noncontig=s.noncontig))
+    out.append(Sample((v(1, 150, 8), v(1, 150, 8), v(1, 150, 4), v(150, 150), v(1, 150, 4)),
+                      {"scale": 0.4, "causal": True}))
+    return _each_grad(out)
+
+
+register(OpInfo("fused_attention_grad", _fused_attention_grad, _np_fused_attention_grad, FLOATS,
+                _fused_attention_grad_samples, tol={"float16": (5e-2, 3e-2), "bfloat16": (2e-1, 5e-2)}))
 
 
 def _np_sdpa(q, k, v, attn_mask=None, is_causal=False, scale=None):

@@ -91,7 +91,8 @@ EXEMPT = {
 # Entries named after a function that is not public: the op has no function of its own.
 _FUSED_OP = "a fused op the graph passes emit, called through oar._C"
 NOT_PUBLIC = {"trigamma": "computed as the derivative of oar.digamma", "fused_linear_act": _FUSED_OP,
-              "fused_elementwise": _FUSED_OP, "fused_reduce": _FUSED_OP, "fused_attention": _FUSED_OP, "fused_conv": _FUSED_OP}
+              "fused_elementwise": _FUSED_OP, "fused_reduce": _FUSED_OP, "fused_attention": _FUSED_OP, "fused_conv": _FUSED_OP,
+              "fused_attention_grad": "the first-order gradient kernel of fused_attention"}
 
 REGISTERED = [op for op in oar._C._registered_ops() if not op.endswith("_grad")]
 ENTRIES = {info.name: info for info in OP_DB}

@@ -9,11 +9,24 @@
 // its last row can see. 16-bit inputs are widened to float32 while packed,
 // and every product and the softmax accumulate in float32 (float64 for
 // float64 input).
+//
+// Note [attention backward]
+// fused_attention_grad recomputes a block's probabilities P exactly as the
+// forward does (the same products, the same softmax code), so nothing of
+// size [Lq, Lk] is saved between the passes. With dO the block's output
+// gradient: dP = dO V^T, D_i = sum_j P_ij dP_ij (equal to rowsum(dO * O),
+// without reading O), dS = scale * P (dP - D); then dQ = dS K for the
+// block's own rows, and dK += dS^T Q, dV += P^T dO. A thread sums dK and dV
+// over the consecutive blocks of one batch entry it owns and adds them to the
+// result under that entry's lock when it moves on, so two threads sharing an
+// entry never write the same memory at once.
 #include <cblas.h>
 #include <dnnl.h>
 
 #include <cmath>
+#include <array>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 #include "kernels/cpu/dtype_lists.h"
@@ -26,20 +39,22 @@ namespace {
 
 using detail::is_half_v;
 
-// c[m x n] = a[m x k] b (b is [k x n], or [n x k] with tb), row-major, on the
+// c[m x n] = beta c + op(a) op(b), with op(a) = a [m x k] (or a^T, a being
+// [k x m], with ta) and op(b) = b [k x n] (or b^T with tb); row-major, on the
 // calling thread (tasks run inside a parallel region).
 template <typename C>
-void gemm(bool tb, int64_t m, int64_t n, int64_t k, const C* a, int64_t lda, const C* b, int64_t ldb, C* c,
-          int64_t ldc) {
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const C* a, int64_t lda, const C* b, int64_t ldb,
+          C beta, C* c, int64_t ldc) {
   if (k == 0) {
-    for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, C(0));
+    if (beta == C(0))
+      for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, C(0));
     return;
   }
   if constexpr (std::is_same_v<C, float>) {
-    dnnl_sgemm('N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
   } else {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0, a,
-                int(lda), b, int(ldb), 0.0, c, int(ldc));
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n),
+                int(k), 1.0, a, int(lda), b, int(ldb), beta, c, int(ldc));
   }
 }
 
@@ -100,6 +115,83 @@ template <typename C> void exp_inplace(C* x, int64_t n) {
   else vmath::apply_f64(vmath::Fn::Exp, x, x, n);
 }
 
+// The additive mask broadcast to the scores [..., Lq, Lk]: per-batch element
+// offsets, and row/column strides that are 0 along broadcast dims.
+template <typename T> struct MaskView {
+  const T* p = nullptr;
+  std::vector<int64_t> off;
+  int64_t rs = 0, cs = 0;
+};
+
+template <typename T> MaskView<T> mask_view(const Tensor& mask, const Tensor& q, int64_t nb) {
+  MaskView<T> m;
+  if (!mask.defined()) return m;
+  const int64_t nd = q.dim(), md = mask.dim();
+  auto stride = [&](int64_t dim) {
+    const int64_t e = dim - (nd - md);
+    return e >= 0 && mask.shape()[e] != 1 ? mask.strides()[e] : int64_t(0);
+  };
+  m.p = mask.data<T>();
+  m.rs = stride(nd - 2);
+  m.cs = stride(nd - 1);
+  m.off.assign(size_t(nb), 0);
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t rem = b, off = 0;
+    for (int64_t dim = nd - 3; dim >= 0; --dim) {
+      const int64_t i = rem % q.shape()[dim];
+      rem /= q.shape()[dim];
+      off += i * stride(dim);
+    }
+    m.off[size_t(b)] = off;
+  }
+  return m;
+}
+
+// The blocking both passes share: blocks of bq query rows, so that a block's
+// scores [bq, Lk] stay in L2.
+struct Blocks {
+  int64_t bq, count;
+  Blocks(int64_t lq, int64_t lk) : bq(std::clamp<int64_t>(32768 / std::max<int64_t>(lk, 1), 4, 64)) {
+    count = (lq + bq - 1) / bq;
+  }
+  // Keys the last of `rows` rows from i0 can see.
+  static int64_t visible(bool causal, int64_t lk, int64_t i0, int64_t rows) {
+    return causal ? std::min(lk, i0 + rows) : lk;
+  }
+};
+
+// Turns the raw products S = Q K^T of rows [i0, i0 + rows) of batch entry b
+// (row stride kv) into probabilities in place: scale, mask, causal mask,
+// softmax. As the softmax kernel: an all -inf row becomes NaN, +inf entries NaN.
+template <typename T, typename C>
+void probabilities(C* S, int64_t rows, int64_t kv, int64_t i0, int64_t b, const MaskView<T>& mv, C sc,
+                   bool causal) {
+  for (int64_t r = 0; r < rows; ++r) {
+    C* row = S + r * kv;
+    const int64_t i = i0 + r;
+    if (mv.p) {
+      const T* mrow = mv.p + mv.off[size_t(b)] + i * mv.rs;
+      for (int64_t j = 0; j < kv; ++j) row[j] = row[j] * sc + C(mrow[j * mv.cs]);
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < kv; ++j) row[j] *= sc;
+    }
+    if (causal)
+      for (int64_t j = i + 1; j < kv; ++j) row[j] = -std::numeric_limits<C>::infinity();
+    C mx = row_max(row, kv);
+    if (!std::isfinite(mx)) mx = std::isnan(mx) ? mx : (mx > 0 ? mx : C(0));
+#pragma omp simd
+    for (int64_t j = 0; j < kv; ++j) row[j] -= mx;
+    exp_inplace(row, kv);
+    C sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < kv; ++j) sum += row[j];
+    const C inv = C(1) / sum;
+#pragma omp simd
+    for (int64_t j = 0; j < kv; ++j) row[j] *= inv;
+  }
+}
+
 template <typename T>
 void attention_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, Tensor& out, double scale,
                      bool causal) {
@@ -115,31 +207,9 @@ void attention_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Te
     return;
   }
   const Operand Q = operand(q, nb, half), K = operand(k, nb, half), V = operand(v, nb, half);
-  // The mask, broadcast to [..., Lq, Lk]: stride 0 along broadcast dims.
-  std::vector<int64_t> mask_off(size_t(nb), 0);
-  int64_t m_rs = 0, m_cs = 0;
-  const T* mp = nullptr;
-  if (mask.defined()) {
-    mp = mask.data<T>();
-    const int64_t md = mask.dim();
-    auto stride = [&](int64_t dim) {
-      const int64_t e = dim - (nd - md);
-      return e >= 0 && mask.shape()[e] != 1 ? mask.strides()[e] : int64_t(0);
-    };
-    m_rs = stride(nd - 2);
-    m_cs = stride(nd - 1);
-    for (int64_t b = 0; b < nb; ++b) {
-      int64_t rem = b, off = 0;
-      for (int64_t dim = nd - 3; dim >= 0; --dim) {
-        const int64_t i = rem % out.shape()[dim];
-        rem /= out.shape()[dim];
-        off += i * stride(dim);
-      }
-      mask_off[size_t(b)] = off;
-    }
-  }
-  const int64_t bq = std::clamp<int64_t>(32768 / lk, 4, 64);
-  const int64_t nqb = (lq + bq - 1) / bq;
+  const MaskView<T> mv = mask_view<T>(mask, q, nb);
+  const Blocks blk(lq, lk);
+  const int64_t bq = blk.bq, nqb = blk.count;
   const int64_t per_task = bq * lk * (d + dv);
   const C sc = C(scale);
   parallel_for(nb * nqb, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_task, 1)),
@@ -149,47 +219,118 @@ void attention_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Te
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t b = task / nqb, i0 = (task % nqb) * bq;
       const int64_t rows = std::min(bq, lq - i0);
-      const int64_t kv = causal ? std::min(lk, i0 + rows) : lk;  // keys the block's last row can see
+      const int64_t kv = Blocks::visible(causal, lk, i0, rows);
       int64_t ldq, ldk, ldv;
       const C* qp = rows_of<T, C>(Q, b, i0, rows, d, qbuf.data(), &ldq);
       const C* kp = rows_of<T, C>(K, b, 0, kv, d, kbuf.data(), &ldk);
       const C* vp = rows_of<T, C>(V, b, 0, kv, dv, vbuf.data(), &ldv);
       C* S = s.data();
-      gemm<C>(true, rows, kv, d, qp, ldq, kp, ldk, S, kv);
-      for (int64_t r = 0; r < rows; ++r) {
-        C* row = S + r * kv;
-        const int64_t i = i0 + r;
-        if (mp) {
-          const T* mrow = mp + mask_off[size_t(b)] + i * m_rs;
-          for (int64_t j = 0; j < kv; ++j) row[j] = row[j] * sc + C(mrow[j * m_cs]);
-        } else {
-#pragma omp simd
-          for (int64_t j = 0; j < kv; ++j) row[j] *= sc;
-        }
-        if (causal)
-          for (int64_t j = i + 1; j < kv; ++j) row[j] = -std::numeric_limits<C>::infinity();
-        // As the softmax kernel: an all -inf row becomes NaN, +inf entries NaN.
-        C mx = row_max(row, kv);
-        if (!std::isfinite(mx)) mx = std::isnan(mx) ? mx : (mx > 0 ? mx : C(0));
-#pragma omp simd
-        for (int64_t j = 0; j < kv; ++j) row[j] -= mx;
-        exp_inplace(row, kv);
-        C sum = 0;
-#pragma omp simd reduction(+ : sum)
-        for (int64_t j = 0; j < kv; ++j) sum += row[j];
-        const C inv = C(1) / sum;
-#pragma omp simd
-        for (int64_t j = 0; j < kv; ++j) row[j] *= inv;
-      }
+      gemm<C>(false, true, rows, kv, d, qp, ldq, kp, ldk, C(0), S, kv);
+      probabilities(S, rows, kv, i0, b, mv, sc, causal);
       T* orow = op + (b * lq + i0) * dv;
       if constexpr (half) {
-        gemm<C>(false, rows, dv, kv, S, kv, vp, ldv, obuf.data(), dv);
+        gemm<C>(false, false, rows, dv, kv, S, kv, vp, ldv, C(0), obuf.data(), dv);
         detail::narrow_block(obuf.data(), orow, rows * dv);
       } else {
-        gemm<C>(false, rows, dv, kv, S, kv, vp, ldv, orow, dv);
+        gemm<C>(false, false, rows, dv, kv, S, kv, vp, ldv, C(0), orow, dv);
       }
     }
   });
+}
+
+// Note [attention backward]. in: q, k, v, mask, dout; out: dq, dk, dv (dense).
+template <typename T>
+void attention_grad_typed(std::span<const Tensor> in, std::span<Tensor> out, double scale, bool causal) {
+  using C = std::conditional_t<is_half_v<T>, float, T>;
+  constexpr bool half = is_half_v<T>;
+  const Tensor &q = in[0], &k = in[1], &v = in[2], &mask = in[3], &dout = in[4];
+  const int64_t nd = q.dim();
+  const int64_t lq = q.shape()[nd - 2], d = q.shape()[nd - 1], lk = k.shape()[nd - 2], dv = v.shape()[nd - 1];
+  T *gq = out[0].data<T>(), *gk = out[1].data<T>(), *gv = out[2].data<T>();
+  // Results nothing flows into are zeros (no rows, no keys, or empty batch).
+  for (Tensor& t : out) std::fill_n(t.data<T>(), t.numel(), T(0));
+  int64_t nb = 1;
+  for (int64_t dim = 0; dim < nd - 2; ++dim) nb *= q.shape()[dim];
+  if (nb == 0 || lq == 0 || lk == 0) return;
+  // dK and dV accumulate in C: in the results themselves, or in float buffers for 16-bit types.
+  std::vector<C> kacc(half ? size_t(nb * lk * d) : 0), vacc(half ? size_t(nb * lk * dv) : 0);
+  C* kdst = half ? kacc.data() : reinterpret_cast<C*>(gk);
+  C* vdst = half ? vacc.data() : reinterpret_cast<C*>(gv);
+  const Operand Q = operand(q, nb, half), K = operand(k, nb, half), V = operand(v, nb, half),
+                G = operand(dout, nb, half);
+  const MaskView<T> mv = mask_view<T>(mask, q, nb);
+  const Blocks blk(lq, lk);
+  const int64_t bq = blk.bq, nqb = blk.count;
+  const int64_t per_task = 3 * bq * lk * (d + dv);
+  const C sc = C(scale);
+  std::array<std::mutex, 64> locks;
+  parallel_for(nb * nqb, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_task, 1)),
+               [&](int64_t t0, int64_t t1) {
+    std::vector<C> qbuf(size_t(bq * d)), kbuf(size_t(lk * d)), vbuf(size_t(lk * dv)), gbuf(size_t(bq * dv)),
+        p(size_t(bq * lk)), ds(size_t(bq * lk)), dq(half ? size_t(bq * d) : 0), kloc(size_t(lk * d)),
+        vloc(size_t(lk * dv));
+    int64_t cur = -1, kv_used = 0;
+    auto flush = [&] {
+      if (cur < 0 || kv_used == 0) return;
+      std::lock_guard<std::mutex> hold(locks[size_t(cur) % locks.size()]);
+      C* kd = kdst + cur * lk * d;
+      C* vd = vdst + cur * lk * dv;
+#pragma omp simd
+      for (int64_t e = 0; e < kv_used * d; ++e) kd[e] += kloc[size_t(e)];
+#pragma omp simd
+      for (int64_t e = 0; e < kv_used * dv; ++e) vd[e] += vloc[size_t(e)];
+    };
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t b = task / nqb, i0 = (task % nqb) * bq;
+      const int64_t rows = std::min(bq, lq - i0);
+      const int64_t kv = Blocks::visible(causal, lk, i0, rows);
+      if (b != cur) {
+        flush();
+        cur = b;
+        kv_used = 0;
+      }
+      int64_t ldq, ldk, ldv, ldg;
+      const C* qp = rows_of<T, C>(Q, b, i0, rows, d, qbuf.data(), &ldq);
+      const C* kp = rows_of<T, C>(K, b, 0, kv, d, kbuf.data(), &ldk);
+      const C* vp = rows_of<T, C>(V, b, 0, kv, dv, vbuf.data(), &ldv);
+      const C* gp = rows_of<T, C>(G, b, i0, rows, dv, gbuf.data(), &ldg);
+      C* P = p.data();
+      C* dS = ds.data();
+      gemm<C>(false, true, rows, kv, d, qp, ldq, kp, ldk, C(0), P, kv);
+      probabilities(P, rows, kv, i0, b, mv, sc, causal);
+      gemm<C>(false, true, rows, kv, dv, gp, ldg, vp, ldv, C(0), dS, kv);  // dP = dO V^T
+      for (int64_t r = 0; r < rows; ++r) {
+        const C* pr = P + r * kv;
+        C* g = dS + r * kv;
+        C dsum = 0;
+#pragma omp simd reduction(+ : dsum)
+        for (int64_t j = 0; j < kv; ++j) dsum += pr[j] * g[j];
+#pragma omp simd
+        for (int64_t j = 0; j < kv; ++j) g[j] = sc * (pr[j] * (g[j] - dsum));
+      }
+      // The accumulators cover the keys seen so far in this batch entry (a
+      // causal block sees more keys than the blocks before it).
+      if (kv > kv_used) {
+        std::fill(kloc.begin() + kv_used * d, kloc.begin() + kv * d, C(0));
+        std::fill(vloc.begin() + kv_used * dv, vloc.begin() + kv * dv, C(0));
+        kv_used = kv;
+      }
+      gemm<C>(true, false, kv, d, rows, dS, kv, qp, ldq, C(1), kloc.data(), d);   // dK += dS^T Q
+      gemm<C>(true, false, kv, dv, rows, P, kv, gp, ldg, C(1), vloc.data(), dv);  // dV += P^T dO
+      T* qrow = gq + (b * lq + i0) * d;
+      if constexpr (half) {
+        gemm<C>(false, false, rows, d, kv, dS, kv, kp, ldk, C(0), dq.data(), d);  // dQ = dS K
+        detail::narrow_block(dq.data(), qrow, rows * d);
+      } else {
+        gemm<C>(false, false, rows, d, kv, dS, kv, kp, ldk, C(0), qrow, d);
+      }
+    }
+    flush();
+  });
+  if constexpr (half) {
+    detail::narrow_block(kacc.data(), gk, nb * lk * d);
+    detail::narrow_block(vacc.data(), gv, nb * lk * dv);
+  }
 }
 
 void fused_attention_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
@@ -198,7 +339,12 @@ void fused_attention_kernel(std::span<const Tensor> in, std::span<Tensor> out, c
   });
 }
 
+void fused_attention_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  visit_float(in[0].dtype(), [&](auto tag) { attention_grad_typed<decltype(tag)>(in, out, a.f(0), a.b(1)); });
+}
+
 KernelRegistrar r("fused_attention", DeviceType::CPU, OAR_FLOAT_DTYPES, fused_attention_kernel);
+KernelRegistrar rg("fused_attention_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, fused_attention_grad_kernel);
 
 }  // namespace
 }  // namespace oar::cpu

@@ -113,7 +113,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if not isinstance(dropout_p, (int, float)) or not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"[oar.nn.functional.{api}] dropout_p must be a number in [0, 1], got {dropout_p!r}")
     if (dropout_p == 0.0 or not training) and q.dtype == k.dtype == v.dtype:
-        # One fused op (row blocks of scores kept in cache; the gradient is the composite's).
+        # One fused op (row blocks of scores kept in cache), and one fused op for its gradient.
         out = oar._C.fused_attention(q, k, v, mask, s, bool(is_causal))
         return out.transpose([0, 2, 1, 3])
     scores = oar.matmul(q, k, transpose_y=True) * s
