@@ -24,10 +24,37 @@ Metas float_meta(std::span<const Tensor> in, const char* api) {
 
 // relu: the gradient passes where the output is positive.
 Metas relu_meta(std::span<const Tensor> in, const Attrs&) { return float_meta(in, "oar.nn.functional.relu"); }
-Tensors relu_grad(const GradCtx& c) {
-  Tensor g = c.grad();
-  return {where(gts(c.out(0), 0.0), g, zeros_like(g))};
+
+// relu_grad(y, g) = g where y > 0, else 0, in one pass (a comparison, a
+// select and a zero tensor as ops). Linear in g with the same mask, so its
+// own gradient is itself and it is differentiable to any order.
+Metas relu_grad_meta(std::span<const Tensor> in, const Attrs&) {
+  constexpr const char* api = "oar.nn.functional.relu_grad";
+  float_meta(in, api);
+  OAR_CHECK(in[1].dtype() == in[0].dtype() && in[1].shape() == in[0].shape(), Value, "[", api,
+            "] the output gradient must have the output's shape ", shape_str(in[0].shape()), " and dtype ",
+            dtype_name(in[0].dtype()), ", got ", shape_str(in[1].shape()), " ", dtype_name(in[1].dtype()));
+  return {TensorMeta{in[0].shape(), in[0].dtype()}};
 }
+Tensors relu_grad_grad(const GradCtx& c);
+OpDef& kReluGrad = OpBuilder("relu_grad").meta(relu_grad_meta).grad(relu_grad_grad).traits({.elementwise = true})
+                       .saves(true, false);
+
+Tensor masked_by_output(const Tensor& y, const Tensor& g) {
+  if (g.shape() == y.shape() && is_floating(g.dtype()) && kReluGrad.kernels[int(y.device().type)][int(y.dtype())]) {
+    Tensor in[2] = {y, g.dtype() == y.dtype() ? g : cast(g, y.dtype())};
+    return dispatch1(kReluGrad, in, no_attrs());
+  }
+  return where(gts(y, 0.0), g, zeros_like(g));
+}
+
+Tensors relu_grad_grad(const GradCtx& c) {
+  Tensors r(2);
+  if (c.needs_grad(1)) r[1] = masked_by_output(c.in(0), c.grad());
+  return r;
+}
+
+Tensors relu_grad(const GradCtx& c) { return {masked_by_output(c.out(0), c.grad())}; }
 OpDef& kRelu = OpBuilder("relu").meta(relu_meta).grad(relu_grad).traits({.elementwise = true}).saves(false, true);
 
 // gelu: attrs approximate (tanh form).

@@ -324,6 +324,7 @@ CUSTOM_CPU = {
     "nn.functional.moe_unpermute": "all",
     "nn.functional.prelu": ["float64"],
     "nn.functional.relu": ["bfloat16", "float16", "float64"],
+    "nn.functional.relu_grad": ["bfloat16", "float16", "float64"],
     "nn.functional.relu6": "all",
     "nn.functional.rms_norm": "all",
     "nn.functional.scaled_dot_product_attention": "all",

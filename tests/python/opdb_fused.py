@@ -1,5 +1,5 @@
 """Op-database entries for the fused kernels: the first-order gradient kernels (gelu_grad,
-softmax_grad, softmax_cross_entropy_grad, layer_norm_grad, batch_norm_grad) and the fused ops
+relu_grad, softmax_grad, softmax_cross_entropy_grad, layer_norm_grad, batch_norm_grad) and the fused ops
 (fused_linear_act, fused_elementwise, fused_reduce, fused_attention and its gradient).
 
 A first-order backward (oar.grad without create_graph) runs a fused gradient kernel; an
@@ -67,6 +67,16 @@ def _gelu_grad_samples(dtype):
     v = _v(dtype, 200)
     shapes = [((5,), False), ((3, 4), False), ((2, 3, 4), True), ((0, 3), False)]
     return [Sample((v(*s), v(*s)), {"approximate": a}, noncontig=nc) for s, nc in shapes for a in (False, True)]
+
+
+def _relu_grad_samples(dtype):
+    v = _v(dtype, 205)
+    return [Sample((v(*s), v(*s)), noncontig=nc) for s, nc in (((5,), False), ((3, 4), False), ((2, 3, 4), True),
+                                                             ((0, 3), False))]
+
+
+register(OpInfo("nn.functional.relu_grad", _grads(F.relu, 1), lambda x, g: (g * (x > 0)).ravel(), FLOATS,
+                _relu_grad_samples, tol=LOW_TOL))
 
 
 register(OpInfo("nn.functional.gelu_grad", _grads(F.gelu, 1), _np_gelu_grad, FLOATS, _gelu_grad_samples,

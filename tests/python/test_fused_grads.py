@@ -1,4 +1,4 @@
-"""First-order gradients that run fused kernels (gelu, softmax along the last
+"""First-order gradients that run fused kernels (gelu, relu, softmax along the last
 axis) against closed forms in NumPy, for each float dtype; higher orders use
 the composite rules and are checked against finite differences elsewhere
 (test_activation.py)."""
@@ -58,3 +58,41 @@ def test_double_backward_still_uses_composites():
     xs = x.numpy()
     pdf = np.exp(-xs ** 2 / 2) / math.sqrt(2 * math.pi)
     np.testing.assert_allclose(g2.numpy(), pdf * (2 - xs ** 2), rtol=1e-12)
+
+
+def _op_names(fn):
+    import oar.profiler as profiler
+    with profiler.Profiler() as prof:
+        fn()
+    return {r.name for r in prof.op_stats()}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+def test_relu_gradient_is_one_op(dtype):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 333))
+    x[0, :5] = 0.0  # the kink: no gradient, as Paddle and PyTorch
+    t = oar.to_tensor(x).astype(dtype)
+    t.stop_gradient = False
+    g = oar.to_tensor(rng.standard_normal((4, 333))).astype(dtype)
+    y = F.relu(t)
+    box = []
+    names = _op_names(lambda: box.extend(oar.grad([y], [t], [g])))
+    assert "relu_grad" in names and "where" not in names, names
+    np.testing.assert_allclose(_stored(box[0]), _stored(g) * (_stored(t) > 0), rtol=0, atol=0)
+
+
+def test_relu_gradient_of_gradient_and_broadcast_upstream():
+    """relu_grad is linear in the upstream gradient: its own gradient is itself (any order); an
+    upstream gradient of another dtype or an expanded one still gives the closed form."""
+    x = oar.to_tensor([[0.5, -1.0, 2.0], [-0.1, 0.0, 3.0]], dtype="float64", stop_gradient=False)
+    w = oar.to_tensor([1.5, -2.0, 0.25], dtype="float64", stop_gradient=False)
+    (gx,) = oar.grad((F.relu(x) * w).sum(), x, create_graph=True)
+    mask = (x.numpy() > 0).astype(float)
+    np.testing.assert_allclose(gx.numpy(), mask * w.numpy(), rtol=0)
+    (gw,) = oar.grad((gx * gx).sum(), w)  # d/dw sum((mask w)^2) = 2 w sum_rows(mask)
+    np.testing.assert_allclose(gw.numpy(), 2 * w.numpy() * mask.sum(0), rtol=1e-12)
+    y = F.relu(x)
+    (g32,) = oar.grad([y], [x], [oar.ones([1, 3], dtype="float32").expand([2, 3])])
+    np.testing.assert_allclose(g32.numpy(), mask, rtol=0)
+    assert g32.dtype == x.dtype

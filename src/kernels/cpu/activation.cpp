@@ -39,6 +39,14 @@ void relu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&
   unary_float(in, out, [](auto z) { using C = decltype(z); return [](C x) { return scalar::op_relu::apply(x); }; });
 }
 
+void relu_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  visit_float(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    elementwise<T, T, T>(out[0], [](C y, C g) { return y > C(0) ? g : C(0); }, in[0], in[1]);
+  });
+}
+
 void gelu_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   if (vmath::apply(a.b(0) ? vmath::Fn::GeluTanh : vmath::Fn::Gelu, in[0], out[0])) return;
   if (a.b(0)) unary_float(in, out, [](auto z) { return [](decltype(z) x) { return scalar::op_gelu_tanh::apply(x); }; });
@@ -209,6 +217,7 @@ void softmax_grad_kernel(std::span<const Tensor> in_, std::span<Tensor> out, con
 KernelRegistrar r7("gelu_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, gelu_grad_kernel);
 KernelRegistrar r8("softmax_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, softmax_grad_kernel);
 KernelRegistrar r1("relu", DeviceType::CPU, OAR_FLOAT_DTYPES, relu_kernel);
+KernelRegistrar r1g("relu_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, relu_grad_kernel);
 KernelRegistrar r2("gelu", DeviceType::CPU, OAR_FLOAT_DTYPES, gelu_kernel);
 KernelRegistrar r3("silu", DeviceType::CPU, OAR_FLOAT_DTYPES, silu_kernel);
 KernelRegistrar r4("log_sigmoid", DeviceType::CPU, OAR_FLOAT_DTYPES, log_sigmoid_kernel);
