@@ -2,7 +2,10 @@
 
 GB/s counts the bytes each op must read and write once (add: 2 inputs + 1
 output; exp, gelu, softmax: 1 in + 1 out; row sum: the input + the small
-output). The bandwidth of a numpy copy, timed in the oar worker in turn with
+output). Attention is causal scaled-dot-product attention ([batch, seq, heads, 64], the small GPT's
+shapes) through each framework's fused function, forward alone and forward + backward; its
+GFLOP/s count the products a causal kernel must do (2 b h L^2 d forward, three times that for
+forward + backward). The bandwidth of a numpy copy, timed in the oar worker in turn with
 the other rows, is the practical ceiling for these rows. The frameworks take turns run by run
 (common.run_all's interleave: each timed run lasts about 0.2 s, 7 per case
 and round), and each figure is a framework's fastest run (a shared machine's
@@ -22,8 +25,8 @@ COPY = "numpy copy"
 
 def sizes(quick):
     if quick:
-        return dict(matmul=(256, 512), elems=1 << 20, rows=(1024, 1024))
-    return dict(matmul=(256, 512, 1024, 2048), elems=16 << 20, rows=(4096, 4096))
+        return dict(matmul=(256, 512), elems=1 << 20, rows=(1024, 1024), attention=(2, 128, 4, 64))
+    return dict(matmul=(256, 512, 1024, 2048), elems=16 << 20, rows=(4096, 4096), attention=(16, 128, 4, 64))
 
 
 def cases(fw, name, quick):
@@ -53,6 +56,32 @@ def cases(fw, name, quick):
     x = tensor(r, c)
     yield f"sum rows {r}x{c}", lambda: x.sum(**{axis: -1}), (r * c + r) * F32, "GB/s"
     yield f"softmax rows {r}x{c}", lambda: fw.nn.functional.softmax(x, **{axis: -1}), 2 * r * c * F32, "GB/s"
+
+    yield from attention_cases(fw, name, sz["attention"], tensor)
+
+
+def attention_cases(fw, name, shape, tensor):
+    b, s, h, d = shape
+    torch = name == "torch"  # its layout is [batch, heads, seq, dim]
+    q, k, v, g = (tensor(*((b, h, s, d) if torch else (b, s, h, d))) for _ in range(4))
+    sdpa = fw.nn.functional.scaled_dot_product_attention
+    flops = 2 * b * h * s * s * d
+    label = f"attention {b}x{s}x{h}x{d} causal"
+    yield f"{label} fwd", lambda: sdpa(q, k, v, is_causal=True), flops, "GFLOP/s"
+    for t in (q, k, v):
+        if torch:
+            t.requires_grad_()
+        else:
+            t.stop_gradient = False
+
+    def fwd_bwd():
+        sdpa(q, k, v, is_causal=True).backward(g)
+        for t in (q, k, v):
+            if torch:
+                t.grad = None
+            else:
+                t.clear_gradient(False)
+    yield f"{label} fwd+bwd", fwd_bwd, 3 * flops, "GFLOP/s"
 
 
 def main():
