@@ -6,9 +6,13 @@
 // Bq chosen so that S stays in L2; scales, masks and softmaxes S in place;
 // and multiplies it by V into the output rows. The [Lq, Lk] score matrix is
 // never materialised, and with causal masking a block reads only the keys
-// its last row can see. 16-bit inputs are widened to float32 while packed,
-// and every product and the softmax accumulate in float32 (float64 for
-// float64 input).
+// its last row can see. The softmax and every accumulation are in float32
+// (float64 for float64 input). The products' operands are bfloat16 for
+// bfloat16 input on CPUs that multiply it natively (AMX, AVX512-BF16:
+// oneDNN's bfloat16 matmul, about twice float32's speed), the probabilities
+// and score gradients rounded to bfloat16 before their products as the
+// library's bfloat16 matmul rounds its inputs; otherwise 16-bit inputs are
+// widened to float32 while packed.
 //
 // Note [attention backward]
 // fused_attention_grad recomputes a block's probabilities P exactly as the
@@ -31,6 +35,7 @@
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/onednn.h"
 #include "kernels/cpu/rows.h"
 #include "kernels/cpu/vmath.h"
 
@@ -58,8 +63,31 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const C* a, int64_t
   }
 }
 
+// c = beta c + op(a) op(b) with operands of type E: the compute type C, or
+// bfloat16 (products in oneDNN's bfloat16 matmul, c in float32).
+template <typename E, typename C>
+void mm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const E* a, int64_t lda, const E* b, int64_t ldb, C beta,
+        C* c, int64_t ldc) {
+  if constexpr (std::is_same_v<E, bfloat16>) {
+    dnnl_util::gemm_bf16(ta, tb, m, n, k, reinterpret_cast<const uint16_t*>(a), lda,
+                         reinterpret_cast<const uint16_t*>(b), ldb, beta, c, ldc);
+  } else {
+    gemm<C>(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  }
+}
+
+// v[0..n) (compute type) as product operands: itself, or rounded into buf.
+template <typename E, typename C> const E* as_operand(const C* v, E* buf, int64_t n) {
+  if constexpr (std::is_same_v<E, C>) {
+    return v;
+  } else {
+    detail::narrow_block(v, buf, n);
+    return buf;
+  }
+}
+
 // A [..., L, E] operand: per-batch element offsets and its row stride; its
-// rows are read in place when they are dense in the compute type, otherwise
+// rows are read in place when they are dense in the operand type, otherwise
 // packed into a buffer.
 struct Operand {
   const void* base;
@@ -68,12 +96,12 @@ struct Operand {
   bool direct;
 };
 
-Operand operand(const Tensor& t, int64_t nb, bool half) {
+Operand operand(const Tensor& t, int64_t nb, bool convert) {
   Operand o{t.raw_data(), std::vector<int64_t>(size_t(nb)), t.strides()[t.dim() - 2], t.strides()[t.dim() - 1], false};
   const int64_t nd = t.dim();
   const int64_t rows = t.shape()[nd - 2], cols = t.shape()[nd - 1];
   if (cols == 1) o.cs = 1;
-  o.direct = !half && o.cs == 1 && (rows == 1 || o.rs >= cols);
+  o.direct = !convert && o.cs == 1 && (rows == 1 || o.rs >= cols);
   if (rows == 1) o.rs = std::max<int64_t>(cols, 1);
   for (int64_t b = 0; b < nb; ++b) {
     int64_t rem = b, off = 0;
@@ -100,8 +128,8 @@ const C* rows_of(const Operand& o, int64_t b, int64_t r0, int64_t n, int64_t col
   for (int64_t r = 0; r < n; ++r) {
     const T* src = p + r * o.rs;
     C* dst = buf + r * cols;
-    if (o.cs == 1 && is_half_v<T>) {
-      if constexpr (is_half_v<T>) detail::widen_block(src, dst, cols);
+    if (o.cs == 1 && is_half_v<T> && std::is_same_v<C, float>) {
+      if constexpr (is_half_v<T> && std::is_same_v<C, float>) detail::widen_block(src, dst, cols);
     } else {
       for (int64_t j = 0; j < cols; ++j) dst[j] = C(src[j * o.cs]);
     }
@@ -146,6 +174,25 @@ template <typename T> MaskView<T> mask_view(const Tensor& mask, const Tensor& q,
   }
   return m;
 }
+
+// The keys and values of one batch entry as product operands: read in place,
+// or packed once for all the entry's query blocks (a thread's tasks are
+// consecutive, so it packs each entry it meets once).
+template <typename T, typename E> struct KeysValues {
+  const Operand &K, &V;
+  int64_t lk, d, dv;
+  E *kbuf, *vbuf;
+  int64_t b = -1, ldk = 0, ldv = 0;
+  const E *k = nullptr, *v = nullptr;
+  KeysValues(const Operand& K_, const Operand& V_, int64_t lk_, int64_t d_, int64_t dv_, E* kb, E* vb)
+      : K(K_), V(V_), lk(lk_), d(d_), dv(dv_), kbuf(kb), vbuf(vb) {}
+  void load(int64_t entry) {
+    if (entry == b) return;
+    b = entry;
+    k = rows_of<T, E>(K, b, 0, lk, d, kbuf, &ldk);
+    v = rows_of<T, E>(V, b, 0, lk, dv, vbuf, &ldv);
+  }
+};
 
 // The blocking both passes share: blocks of bq query rows, so that a block's
 // scores [bq, Lk] stay in L2.
@@ -192,11 +239,13 @@ void probabilities(C* S, int64_t rows, int64_t kv, int64_t i0, int64_t b, const 
   }
 }
 
-template <typename T>
+template <typename T, typename E>
 void attention_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, Tensor& out, double scale,
                      bool causal) {
   using C = std::conditional_t<is_half_v<T>, float, T>;
   constexpr bool half = is_half_v<T>;
+  constexpr bool convert = !std::is_same_v<T, E>;  // operands packed into another type
+  constexpr bool round = !std::is_same_v<E, C>;    // probabilities rounded to the operand type
   const int64_t nd = q.dim();
   const int64_t lq = q.shape()[nd - 2], d = q.shape()[nd - 1], lk = k.shape()[nd - 2], dv = v.shape()[nd - 1];
   if (out.numel() == 0) return;
@@ -206,7 +255,7 @@ void attention_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Te
     std::fill_n(op, out.numel(), T(0));
     return;
   }
-  const Operand Q = operand(q, nb, half), K = operand(k, nb, half), V = operand(v, nb, half);
+  const Operand Q = operand(q, nb, convert), K = operand(k, nb, convert), V = operand(v, nb, convert);
   const MaskView<T> mv = mask_view<T>(mask, q, nb);
   const Blocks blk(lq, lk);
   const int64_t bq = blk.bq, nqb = blk.count;
@@ -214,35 +263,40 @@ void attention_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Te
   const C sc = C(scale);
   parallel_for(nb * nqb, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_task, 1)),
                [&](int64_t t0, int64_t t1) {
-    std::vector<C> qbuf(size_t(bq * d)), kbuf(size_t(lk * d)), vbuf(size_t(lk * dv)), s(size_t(bq * lk)),
-        obuf(half ? size_t(bq * dv) : 0);
+    std::vector<E> qbuf(size_t(bq * d)), kbuf(size_t(lk * d)), vbuf(size_t(lk * dv)), pbuf(round ? size_t(bq * lk) : 0);
+    std::vector<C> s(size_t(bq * lk)), obuf(half ? size_t(bq * dv) : 0);
+    KeysValues<T, E> kvs(K, V, lk, d, dv, kbuf.data(), vbuf.data());
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t b = task / nqb, i0 = (task % nqb) * bq;
       const int64_t rows = std::min(bq, lq - i0);
       const int64_t kv = Blocks::visible(causal, lk, i0, rows);
-      int64_t ldq, ldk, ldv;
-      const C* qp = rows_of<T, C>(Q, b, i0, rows, d, qbuf.data(), &ldq);
-      const C* kp = rows_of<T, C>(K, b, 0, kv, d, kbuf.data(), &ldk);
-      const C* vp = rows_of<T, C>(V, b, 0, kv, dv, vbuf.data(), &ldv);
+      int64_t ldq;
+      const E* qp = rows_of<T, E>(Q, b, i0, rows, d, qbuf.data(), &ldq);
+      kvs.load(b);
+      const E *kp = kvs.k, *vp = kvs.v;
+      const int64_t ldk = kvs.ldk, ldv = kvs.ldv;
       C* S = s.data();
-      gemm<C>(false, true, rows, kv, d, qp, ldq, kp, ldk, C(0), S, kv);
+      mm<E, C>(false, true, rows, kv, d, qp, ldq, kp, ldk, C(0), S, kv);
       probabilities(S, rows, kv, i0, b, mv, sc, causal);
+      const E* P = as_operand<E, C>(S, pbuf.data(), rows * kv);
       T* orow = op + (b * lq + i0) * dv;
       if constexpr (half) {
-        gemm<C>(false, false, rows, dv, kv, S, kv, vp, ldv, C(0), obuf.data(), dv);
+        mm<E, C>(false, false, rows, dv, kv, P, kv, vp, ldv, C(0), obuf.data(), dv);
         detail::narrow_block(obuf.data(), orow, rows * dv);
       } else {
-        gemm<C>(false, false, rows, dv, kv, S, kv, vp, ldv, C(0), orow, dv);
+        mm<E, C>(false, false, rows, dv, kv, P, kv, vp, ldv, C(0), orow, dv);
       }
     }
   });
 }
 
 // Note [attention backward]. in: q, k, v, mask, dout; out: dq, dk, dv (dense).
-template <typename T>
+template <typename T, typename E>
 void attention_grad_typed(std::span<const Tensor> in, std::span<Tensor> out, double scale, bool causal) {
   using C = std::conditional_t<is_half_v<T>, float, T>;
   constexpr bool half = is_half_v<T>;
+  constexpr bool convert = !std::is_same_v<T, E>;
+  constexpr bool round = !std::is_same_v<E, C>;
   const Tensor &q = in[0], &k = in[1], &v = in[2], &mask = in[3], &dout = in[4];
   const int64_t nd = q.dim();
   const int64_t lq = q.shape()[nd - 2], d = q.shape()[nd - 1], lk = k.shape()[nd - 2], dv = v.shape()[nd - 1];
@@ -256,8 +310,8 @@ void attention_grad_typed(std::span<const Tensor> in, std::span<Tensor> out, dou
   std::vector<C> kacc(half ? size_t(nb * lk * d) : 0), vacc(half ? size_t(nb * lk * dv) : 0);
   C* kdst = half ? kacc.data() : reinterpret_cast<C*>(gk);
   C* vdst = half ? vacc.data() : reinterpret_cast<C*>(gv);
-  const Operand Q = operand(q, nb, half), K = operand(k, nb, half), V = operand(v, nb, half),
-                G = operand(dout, nb, half);
+  const Operand Q = operand(q, nb, convert), K = operand(k, nb, convert), V = operand(v, nb, convert),
+                G = operand(dout, nb, convert);
   const MaskView<T> mv = mask_view<T>(mask, q, nb);
   const Blocks blk(lq, lk);
   const int64_t bq = blk.bq, nqb = blk.count;
@@ -266,9 +320,11 @@ void attention_grad_typed(std::span<const Tensor> in, std::span<Tensor> out, dou
   std::array<std::mutex, 64> locks;
   parallel_for(nb * nqb, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_task, 1)),
                [&](int64_t t0, int64_t t1) {
-    std::vector<C> qbuf(size_t(bq * d)), kbuf(size_t(lk * d)), vbuf(size_t(lk * dv)), gbuf(size_t(bq * dv)),
-        p(size_t(bq * lk)), ds(size_t(bq * lk)), dq(half ? size_t(bq * d) : 0), kloc(size_t(lk * d)),
+    std::vector<E> qbuf(size_t(bq * d)), kbuf(size_t(lk * d)), vbuf(size_t(lk * dv)), gbuf(size_t(bq * dv)),
+        pbuf(round ? size_t(bq * lk) : 0), dsbuf(round ? size_t(bq * lk) : 0);
+    std::vector<C> p(size_t(bq * lk)), ds(size_t(bq * lk)), dq(half ? size_t(bq * d) : 0), kloc(size_t(lk * d)),
         vloc(size_t(lk * dv));
+    KeysValues<T, E> kvs(K, V, lk, d, dv, kbuf.data(), vbuf.data());
     int64_t cur = -1, kv_used = 0;
     auto flush = [&] {
       if (cur < 0 || kv_used == 0) return;
@@ -289,16 +345,17 @@ void attention_grad_typed(std::span<const Tensor> in, std::span<Tensor> out, dou
         cur = b;
         kv_used = 0;
       }
-      int64_t ldq, ldk, ldv, ldg;
-      const C* qp = rows_of<T, C>(Q, b, i0, rows, d, qbuf.data(), &ldq);
-      const C* kp = rows_of<T, C>(K, b, 0, kv, d, kbuf.data(), &ldk);
-      const C* vp = rows_of<T, C>(V, b, 0, kv, dv, vbuf.data(), &ldv);
-      const C* gp = rows_of<T, C>(G, b, i0, rows, dv, gbuf.data(), &ldg);
+      int64_t ldq, ldg;
+      const E* qp = rows_of<T, E>(Q, b, i0, rows, d, qbuf.data(), &ldq);
+      kvs.load(b);
+      const E *kp = kvs.k, *vp = kvs.v;
+      const int64_t ldk = kvs.ldk, ldv = kvs.ldv;
+      const E* gp = rows_of<T, E>(G, b, i0, rows, dv, gbuf.data(), &ldg);
       C* P = p.data();
       C* dS = ds.data();
-      gemm<C>(false, true, rows, kv, d, qp, ldq, kp, ldk, C(0), P, kv);
+      mm<E, C>(false, true, rows, kv, d, qp, ldq, kp, ldk, C(0), P, kv);
       probabilities(P, rows, kv, i0, b, mv, sc, causal);
-      gemm<C>(false, true, rows, kv, dv, gp, ldg, vp, ldv, C(0), dS, kv);  // dP = dO V^T
+      mm<E, C>(false, true, rows, kv, dv, gp, ldg, vp, ldv, C(0), dS, kv);  // dP = dO V^T
       for (int64_t r = 0; r < rows; ++r) {
         const C* pr = P + r * kv;
         C* g = dS + r * kv;
@@ -315,14 +372,16 @@ void attention_grad_typed(std::span<const Tensor> in, std::span<Tensor> out, dou
         std::fill(vloc.begin() + kv_used * dv, vloc.begin() + kv * dv, C(0));
         kv_used = kv;
       }
-      gemm<C>(true, false, kv, d, rows, dS, kv, qp, ldq, C(1), kloc.data(), d);   // dK += dS^T Q
-      gemm<C>(true, false, kv, dv, rows, P, kv, gp, ldg, C(1), vloc.data(), dv);  // dV += P^T dO
+      const E* dSe = as_operand<E, C>(dS, dsbuf.data(), rows * kv);
+      const E* Pe = as_operand<E, C>(P, pbuf.data(), rows * kv);
+      mm<E, C>(true, false, kv, d, rows, dSe, kv, qp, ldq, C(1), kloc.data(), d);   // dK += dS^T Q
+      mm<E, C>(true, false, kv, dv, rows, Pe, kv, gp, ldg, C(1), vloc.data(), dv);  // dV += P^T dO
       T* qrow = gq + (b * lq + i0) * d;
       if constexpr (half) {
-        gemm<C>(false, false, rows, d, kv, dS, kv, kp, ldk, C(0), dq.data(), d);  // dQ = dS K
+        mm<E, C>(false, false, rows, d, kv, dSe, kv, kp, ldk, C(0), dq.data(), d);  // dQ = dS K
         detail::narrow_block(dq.data(), qrow, rows * d);
       } else {
-        gemm<C>(false, false, rows, d, kv, dS, kv, kp, ldk, C(0), qrow, d);
+        mm<E, C>(false, false, rows, d, kv, dSe, kv, kp, ldk, C(0), qrow, d);
       }
     }
     flush();
@@ -333,14 +392,35 @@ void attention_grad_typed(std::span<const Tensor> in, std::span<Tensor> out, dou
   }
 }
 
-void fused_attention_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
-  visit_float(in[0].dtype(), [&](auto tag) {
-    attention_typed<decltype(tag)>(in[0], in[1], in[2], in[3], out[0], a.f(0), a.b(1));
+// Runs f<T, E>() for the input dtype, E the products' operand type.
+template <template <typename, typename> class Run, typename... Args> void by_dtype(DType dt, Args&&... args) {
+  visit_float(dt, [&](auto tag) {
+    using T = decltype(tag);
+    using C = std::conditional_t<is_half_v<T>, float, T>;
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      if (dnnl_util::native_bf16()) return Run<T, bfloat16>::run(args...);
+    }
+    Run<T, C>::run(args...);
   });
 }
 
+template <typename T, typename E> struct Forward {
+  static void run(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+    attention_typed<T, E>(in[0], in[1], in[2], in[3], out[0], a.f(0), a.b(1));
+  }
+};
+template <typename T, typename E> struct Backward {
+  static void run(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+    attention_grad_typed<T, E>(in, out, a.f(0), a.b(1));
+  }
+};
+
+void fused_attention_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  by_dtype<Forward>(in[0].dtype(), in, out, a);
+}
+
 void fused_attention_grad_kernel(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
-  visit_float(in[0].dtype(), [&](auto tag) { attention_grad_typed<decltype(tag)>(in, out, a.f(0), a.b(1)); });
+  by_dtype<Backward>(in[0].dtype(), in, out, a);
 }
 
 KernelRegistrar r("fused_attention", DeviceType::CPU, OAR_FLOAT_DTYPES, fused_attention_kernel);

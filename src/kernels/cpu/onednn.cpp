@@ -347,4 +347,80 @@ std::string key_dims(const Dims& d) {
   return s;
 }
 
+bool native_bf16() {
+  static const bool yes = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+    return (isa & bf16) == bf16;
+  }();
+  return yes;
+}
+
+namespace {
+
+struct GemmKey {
+  bool ta, tb, acc;
+  int64_t m, n, k, lda, ldb, ldc;
+  bool operator==(const GemmKey&) const = default;
+};
+struct GemmKeyHash {
+  size_t operator()(const GemmKey& g) const {
+    size_t h = size_t(g.ta) | size_t(g.tb) << 1 | size_t(g.acc) << 2;
+    for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc}) h = h * 1000003u ^ size_t(v);
+    return h;
+  }
+};
+struct GemmPrim {
+  dnnl::matmul prim;
+  dnnl::memory::desc a, b, c, scratch;
+};
+
+}  // namespace
+
+void gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda, const uint16_t* b,
+               int64_t ldb, float beta, float* c, int64_t ldc) {
+  OAR_CHECK(beta == 0.0f || beta == 1.0f, Runtime, "[oar] internal: gemm_bf16 takes beta 0 or 1, got ", beta);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (beta == 0.0f)
+      for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0.0f);
+    return;
+  }
+  // Kernels call this from their own parallel loops: each thread keeps its
+  // primitives (a few block shapes per call) and its scratchpad.
+  thread_local std::unordered_map<GemmKey, GemmPrim, GemmKeyHash> cache;
+  thread_local std::vector<uint8_t> scratch;
+  const GemmKey key{ta, tb, beta != 0.0f, m, n, k, lda, ldb, ldc};
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    if (cache.size() >= 256) cache.clear();
+    using dt = dnnl::memory::data_type;
+    GemmPrim g;
+    g.a = dnnl::memory::desc({m, k}, dt::bf16, ta ? dnnl::memory::dims{1, lda} : dnnl::memory::dims{lda, 1});
+    g.b = dnnl::memory::desc({k, n}, dt::bf16, tb ? dnnl::memory::dims{1, ldb} : dnnl::memory::dims{ldb, 1});
+    g.c = dnnl::memory::desc({m, n}, dt::f32, dnnl::memory::dims{ldc, 1});
+    dnnl::primitive_attr at = attr();
+    if (key.acc) {
+      dnnl::post_ops po;
+      po.append_sum(1.0f);
+      at.set_post_ops(po);
+    }
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(g.a, g.b, g.c), at, engine());
+      g.prim = dnnl::matmul(pd);
+      g.scratch = pd.scratchpad_desc();
+    } catch (const dnnl::error& e) {
+      fail(ErrorKind::Runtime, "[oar] oneDNN could not make a bfloat16 matmul: ", e.what());
+    }
+    it = cache.emplace(key, std::move(g)).first;
+  }
+  const GemmPrim& g = it->second;
+  if (scratch.size() < g.scratch.get_size()) scratch.resize(g.scratch.get_size());
+  dnnl::engine& e = engine();
+  dnnl::memory ma(g.a, e, const_cast<uint16_t*>(a)), mb(g.b, e, const_cast<uint16_t*>(b)), mc(g.c, e, c),
+      ms(g.scratch, e, scratch.data());
+  g.prim.execute(stream(), {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}});
+  stream().wait();
+}
+
 }  // namespace oar::cpu::dnnl_util

@@ -70,4 +70,15 @@ std::string layout_key(const dnnl::memory::desc& md);
 // when the running step may read kept inputs and `t` is one.
 std::optional<dnnl::memory::desc> kept_layout(const Tensor& t);
 
+// Whether oneDNN runs bfloat16 products natively on this CPU (AVX512-BF16 or
+// AMX), faster than converting them to float32.
+bool native_bf16();
+
+// c[m x n] (float32) = beta c + op(a) op(b) for bfloat16 (raw bits) a and b,
+// row-major with BLAS leading dims (op(a) = a^T with ta, a being [k x m]);
+// beta is 0 or 1. Runs on the calling thread, for kernels inside their own
+// parallel loops; oneDNN's bfloat16 matmul (AMX where the CPU has it).
+void gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda, const uint16_t* b,
+               int64_t ldb, float beta, float* c, int64_t ldc);
+
 }  // namespace oar::cpu::dnnl_util
