@@ -230,8 +230,13 @@ void run_conv(Kind kind, const Tensor& src, const Tensor& wei, const Tensor& dst
     return;
   }
   if (dt == DType::BFloat16) {
-    // Note [bfloat16 convolution]: through float32.
-    Tensor s = to_f32(src), w = to_f32(wei), d = to_f32(dst);
+    // Note [bfloat16 convolution]: through float32 (the operand `kind`
+    // computes is written, not read: it is not converted).
+    auto in_f32 = [&](const Tensor& t, bool written) {
+      return written ? empty_tensor(t.shape(), DType::Float32) : to_f32(t);
+    };
+    Tensor s = in_f32(src, kind == Kind::BwdData), w = in_f32(wei, kind == Kind::BwdWeight),
+           d = in_f32(dst, kind == Kind::Fwd);
     try {
       onednn_conv(kind, s, w, d, xs, ws, ys, a, DType::Float32);
     } catch (const dnnl::error& e) {
