@@ -347,12 +347,20 @@ std::string key_dims(const Dims& d) {
   return s;
 }
 
+namespace {
+bool has_isa(dnnl::cpu_isa want) {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  return (isa & static_cast<unsigned>(want)) == static_cast<unsigned>(want);
+}
+}  // namespace
+
 bool native_bf16() {
-  static const bool yes = [] {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
-    return (isa & bf16) == bf16;
-  }();
+  static const bool yes = has_isa(dnnl::cpu_isa::avx512_core_bf16);
+  return yes;
+}
+
+bool has_amx() {
+  static const bool yes = has_isa(dnnl::cpu_isa::avx512_core_amx);
   return yes;
 }
 

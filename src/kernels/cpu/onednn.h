@@ -73,6 +73,8 @@ std::optional<dnnl::memory::desc> kept_layout(const Tensor& t);
 // Whether oneDNN runs bfloat16 products natively on this CPU (AVX512-BF16 or
 // AMX), faster than converting them to float32.
 bool native_bf16();
+// Whether oneDNN uses AMX tiles on this CPU.
+bool has_amx();
 
 // c[m x n] (float32) = beta c + op(a) op(b) for bfloat16 (raw bits) a and b,
 // row-major with BLAS leading dims (op(a) = a^T with ta, a being [k x m]);
