@@ -163,6 +163,58 @@ Tensors layer_norm_grad(const GradCtx& c) {
 OpDef& kLayerNorm = OpBuilder("layer_norm").attrs({"begin_axis", "eps"}).meta(layer_norm_meta).grad(layer_norm_grad)
                         .spmd("layer_norm").amp(CastPolicy::Float32);
 
+// ---- rms_norm: in (x, weight?); attrs begin_axis, eps; out y = x * r * weight
+// with r = rsqrt(mean_R(x^2) + eps) over the trailing dims R from begin_axis.
+//
+// Note [rms_norm gradients]
+// With xhat = x * r and gw = g * weight (g without a weight),
+//   dx = r * (gw - xhat * mean_R(gw * xhat)),   dweight = sum_lead(g * xhat).
+// The composite rule (grad mode on: create_graph, double backward) writes
+// this with ops, recomputing r from x; a first-order backward dispatches
+// rms_norm_grad, whose kernel computes dx and dweight in one sweep per row.
+// rms_norm_grad: in (x, weight?, g); attrs begin_axis, eps, weight_grad; out
+// (dx, dweight), dweight empty ([0]) unless weight_grad (the caller asks for
+// it only when weight is defined and needs a gradient).
+
+Metas rms_norm_grad_meta(std::span<const Tensor> in, const Attrs& a) {
+  Dims ws = a.b(2) && in[1].defined() ? in[1].shape() : Dims{0};
+  return {TensorMeta{in[0].shape(), in[0].dtype()}, TensorMeta{ws, in[0].dtype()}};
+}
+OpDef& kRmsNormGrad = OpBuilder("rms_norm_grad").attrs({"begin_axis", "eps", "weight_grad"})
+                          .meta(rms_norm_grad_meta).optional({1}).saves(false, false).spmd("rms_norm_grad");
+
+Metas rms_norm_meta(std::span<const Tensor> in, const Attrs&) { return {TensorMeta{in[0].shape(), in[0].dtype()}}; }
+
+Tensors rms_norm_grad(const GradCtx& c) {
+  const Tensor &x = c.in(0), &w = c.in(1);
+  const bool weight_grad = w.defined() && c.needs_grad(1);
+  if (!grad_enabled()) {
+    Tensor in[3] = {x, w, contiguous(c.grad(0))};
+    Tensors r = dispatch(kRmsNormGrad, in, Attrs{c.attr().i(0), c.attr().f(1), weight_grad});
+    Tensors out(2);
+    if (c.needs_grad(0)) out[0] = r[0];
+    if (weight_grad) out[1] = r[1];
+    return out;
+  }
+  int64_t begin = c.attr().i(0);
+  double eps = c.attr().f(1);
+  Dims R, lead;
+  for (int64_t d = 0; d < x.dim(); ++d) (d >= begin ? R : lead).push_back(d);
+  Tensor g = c.grad(0);
+  Tensor r = rsqrt(binary_scalar("add", mean(square(x), R, true), Scalar(eps), false));
+  Tensor xhat = multiply(x, r);
+  Tensors out(2);
+  if (c.needs_grad(0)) {
+    Tensor gw = w.defined() ? multiply(g, w) : g;
+    out[0] = multiply(r, subtract(gw, multiply(xhat, mean(multiply(gw, xhat), R, true))));
+  }
+  if (weight_grad) out[1] = lead.empty() ? multiply(g, xhat) : sum(multiply(g, xhat), lead);
+  return out;
+}
+
+OpDef& kRmsNorm = OpBuilder("rms_norm").attrs({"begin_axis", "eps"}).meta(rms_norm_meta).grad(rms_norm_grad)
+                      .optional({1}).spmd("rms_norm").amp(CastPolicy::Float32);
+
 }  // namespace
 
 namespace ops {
@@ -260,10 +312,42 @@ Tensor rms_norm(const Tensor& x, int64_t begin_axis, const Tensor& weight, doubl
             shape_str(x.shape()));
   Dims ns(x.shape().begin() + begin_axis, x.shape().end());
   check_param(weight, x, ns, "weight", api);
+  Tensor in[2] = {contiguous(x), weight.defined() ? contiguous(weight) : Tensor()};
+  return dispatch1(kRmsNorm, in, Attrs{begin_axis, eps});
+}
+
+// Note [rms_norm by ops]: the same arithmetic as the fused CPU kernels
+// (float accumulation for 16-bit inputs), composed of ops, for devices
+// without fused kernels of their own.
+void rms_norm_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  NoGradGuard no_grad;  // (called as a kernel: below autograd, nothing to record)
+  const Tensor& x0 = in[0];
+  const bool low = x0.dtype() == DType::Float16 || x0.dtype() == DType::BFloat16;
+  Tensor x = low ? cast(x0, DType::Float32) : x0;
   Dims R;
-  for (int64_t d = begin_axis; d < x.dim(); ++d) R.push_back(d);
-  Tensor y = R.empty() ? x : multiply(x, rsqrt(binary_scalar("add", mean(square(x), R, true), Scalar(eps), false)));
-  return weight.defined() ? multiply(y, weight) : y;
+  for (int64_t d = a.i(0); d < x.dim(); ++d) R.push_back(d);
+  Tensor y = multiply(x, rsqrt(binary_scalar("add", mean(square(x), R, true), Scalar(a.f(1)), false)));
+  if (in[1].defined()) y = multiply(y, low ? cast(in[1], DType::Float32) : in[1]);
+  copy_(out[0], low ? cast(y, x0.dtype()) : y);
+}
+
+void rms_norm_grad_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  NoGradGuard no_grad;
+  const Tensor& x0 = in[0];
+  const bool low = x0.dtype() == DType::Float16 || x0.dtype() == DType::BFloat16;
+  auto up = [&](const Tensor& t) { return low && t.defined() ? cast(t, DType::Float32) : t; };
+  auto down = [&](const Tensor& t) { return low ? cast(t, x0.dtype()) : t; };
+  Tensor x = up(x0), w = up(in[1]), g = up(in[2]);
+  Dims R, lead;
+  for (int64_t d = 0; d < x.dim(); ++d) (d >= a.i(0) ? R : lead).push_back(d);
+  Tensor r = rsqrt(binary_scalar("add", mean(square(x), R, true), Scalar(a.f(1)), false));
+  Tensor xhat = multiply(x, r);
+  Tensor gw = w.defined() ? multiply(g, w) : g;
+  copy_(out[0], down(multiply(r, subtract(gw, multiply(xhat, mean(multiply(gw, xhat), R, true))))));
+  if (a.b(2) && w.defined()) {
+    Tensor dw = lead.empty() ? multiply(g, xhat) : sum(multiply(g, xhat), lead);
+    copy_(out[1], down(dw));
+  }
 }
 
 }  // namespace ops

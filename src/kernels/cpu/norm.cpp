@@ -1,6 +1,7 @@
-// Fused forward kernels of batch_norm and layer_norm: statistics in double
-// (float64) or float accumulators with a two-pass variance, then one pass
-// that normalises and applies the affine.
+// Fused kernels of batch_norm, layer_norm and rms_norm and of their first-
+// order gradients: statistics in double (float64) or float accumulators
+// (layer_norm with a two-pass variance), then one pass that normalises and
+// applies the affine.
 #include <cmath>
 #include <vector>
 
@@ -255,10 +256,123 @@ void layer_norm_grad_kernel(std::span<const Tensor> in_, std::span<Tensor> out, 
   visit_float(in[0].dtype(), [&](auto t) { layer_norm_grad_impl<decltype(t)>(in, out, a); });
 }
 
+// rms_norm: one pass for the row's sum of squares, one that scales (the row
+// is still in cache). Float accumulators except for float64, as layer_norm.
+template <typename T> void rms_norm_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  const Tensor& x = in[0];
+  int64_t cols = 1;
+  for (int64_t d = a.i(0); d < x.dim(); ++d) cols *= x.shape()[d];
+  const int64_t rows = cols ? x.numel() / cols : 0;
+  const T* xp = x.data<T>();
+  const T* w = in[1].defined() ? in[1].data<T>() : nullptr;
+  T* y = out[0].data<T>();
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const Acc eps = Acc(a.f(1));
+  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1)), [&](int64_t rb, int64_t re) {
+    for (int64_t r = rb; r < re; ++r) {
+      const T* p = xp + r * cols;
+      T* q = y + r * cols;
+      Acc s = 0;
+#pragma omp simd reduction(+ : s)
+      for (int64_t i = 0; i < cols; ++i) {
+        const Acc v = Acc(compute_t<T>(p[i]));
+        s += v * v;
+      }
+      const Acc rs = Acc(1) / std::sqrt(s / Acc(cols) + eps);
+      if (w) {
+#pragma omp simd
+        for (int64_t i = 0; i < cols; ++i) q[i] = T(compute_t<T>(Acc(compute_t<T>(p[i])) * rs * Acc(compute_t<T>(w[i]))));
+      } else {
+#pragma omp simd
+        for (int64_t i = 0; i < cols; ++i) q[i] = T(compute_t<T>(Acc(compute_t<T>(p[i])) * rs));
+      }
+    }
+  });
+}
+
+void rms_norm_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);
+  visit_float(in[0].dtype(), [&](auto t) { rms_norm_impl<decltype(t)>(in, out, a); });
+}
+
+// in: x, w?, g; out: dx, dw ([0] unless attr weight_grad) (Note [rms_norm
+// gradients]). Per row: one sweep for sum(x^2) and sum(g * w * x), one that
+// writes dx and adds g * xhat into this part's dw partial. Rows are split into
+// a fixed number of parts whose partials are added in part order, as
+// layer_norm_grad does, so dw does not depend on thread scheduling.
+template <typename T> void rms_norm_grad_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  const Tensor& x = in[0];
+  int64_t cols = 1;
+  for (int64_t d = a.i(0); d < x.dim(); ++d) cols *= x.shape()[d];
+  const int64_t rows = cols ? x.numel() / cols : 0;
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const Acc eps = Acc(a.f(1));
+  const bool weight_grad = a.b(2) && in[1].defined();
+  const T *xp = x.data<T>(), *gp = in[2].data<T>();
+  T* gx = out[0].data<T>();
+  std::vector<Acc> wcol(static_cast<size_t>(cols), Acc(1));
+  if (in[1].defined()) {
+    const T* w = in[1].data<T>();
+    for (int64_t i = 0; i < cols; ++i) wcol[size_t(i)] = Acc(compute_t<T>(w[i]));
+  }
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1));
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), rows / grain));
+  std::vector<Acc> partial(weight_grad ? static_cast<size_t>(parts * cols) : 0, Acc(0));
+  parallel_for(parts, 1, [&](int64_t pb, int64_t pe) {
+    const Acc* wc = wcol.data();
+    for (int64_t part = pb; part < pe; ++part) {
+      Acc* sw = weight_grad ? partial.data() + part * cols : nullptr;
+      for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) {
+        const T* p = xp + r * cols;
+        const T* g = gp + r * cols;
+        Acc s = 0, sgx = 0;
+#pragma omp simd reduction(+ : s, sgx)
+        for (int64_t i = 0; i < cols; ++i) {
+          const Acc xv = Acc(compute_t<T>(p[i]));
+          s += xv * xv;
+          sgx += Acc(compute_t<T>(g[i])) * wc[i] * xv;
+        }
+        const Acc rs = Acc(1) / std::sqrt(s / Acc(cols) + eps);
+        // dx = rs * gw - x * rs^3 * mean(gw * x)
+        const Acc k = rs * rs * rs * sgx / Acc(cols);
+        T* o = gx + r * cols;
+        if (sw) {
+#pragma omp simd
+          for (int64_t i = 0; i < cols; ++i) {
+            const Acc xv = Acc(compute_t<T>(p[i])), gv = Acc(compute_t<T>(g[i]));
+            o[i] = T(compute_t<T>(rs * gv * wc[i] - xv * k));
+            sw[i] += gv * xv * rs;
+          }
+        } else {
+#pragma omp simd
+          for (int64_t i = 0; i < cols; ++i) {
+            const Acc xv = Acc(compute_t<T>(p[i])), gv = Acc(compute_t<T>(g[i]));
+            o[i] = T(compute_t<T>(rs * gv * wc[i] - xv * k));
+          }
+        }
+      }
+    }
+  });
+  if (!weight_grad) return;
+  T* gw = out[1].data<T>();
+  for (int64_t i = 0; i < cols; ++i) {
+    Acc sw = 0;
+    for (int64_t part = 0; part < parts; ++part) sw += partial[size_t(part * cols + i)];
+    gw[i] = T(compute_t<T>(sw));
+  }
+}
+
+void rms_norm_grad_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);
+  visit_float(in[0].dtype(), [&](auto t) { rms_norm_grad_impl<decltype(t)>(in, out, a); });
+}
+
 KernelRegistrar r3("batch_norm_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, batch_norm_grad_kernel);
 KernelRegistrar r4("layer_norm_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, layer_norm_grad_kernel);
 KernelRegistrar r1("batch_norm", DeviceType::CPU, OAR_FLOAT_DTYPES, batch_norm_kernel);
 KernelRegistrar r2("layer_norm", DeviceType::CPU, OAR_FLOAT_DTYPES, layer_norm_kernel);
+KernelRegistrar r5("rms_norm", DeviceType::CPU, OAR_FLOAT_DTYPES, rms_norm_kernel);
+KernelRegistrar r6("rms_norm_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, rms_norm_grad_kernel);
 
 }  // namespace
 }  // namespace oar::cpu
