@@ -185,6 +185,27 @@ OpDef& kRmsNormGrad = OpBuilder("rms_norm_grad").attrs({"begin_axis", "eps", "we
 
 Metas rms_norm_meta(std::span<const Tensor> in, const Attrs&) { return {TensorMeta{in[0].shape(), in[0].dtype()}}; }
 
+// 1 / rms of x over R, keeping R's dims.
+Tensor inv_rms(const Tensor& x, const Dims& R, double eps) {
+  return rsqrt(binary_scalar("add", mean(square(x), R, true), Scalar(eps), false));
+}
+
+// Note [rms_norm gradients] with ops: (dx, dweight), each only when asked for.
+Tensors rms_norm_grads_of(const Tensor& x, const Tensor& w, const Tensor& g, int64_t begin, double eps, bool want_dx,
+                          bool want_dw) {
+  Dims R, lead;
+  for (int64_t d = 0; d < x.dim(); ++d) (d >= begin ? R : lead).push_back(d);
+  Tensor r = inv_rms(x, R, eps);
+  Tensor xhat = multiply(x, r);
+  Tensors out(2);
+  if (want_dx) {
+    Tensor gw = w.defined() ? multiply(g, w) : g;
+    out[0] = multiply(r, subtract(gw, multiply(xhat, mean(multiply(gw, xhat), R, true))));
+  }
+  if (want_dw) out[1] = lead.empty() ? multiply(g, xhat) : sum(multiply(g, xhat), lead);
+  return out;
+}
+
 Tensors rms_norm_grad(const GradCtx& c) {
   const Tensor &x = c.in(0), &w = c.in(1);
   const bool weight_grad = w.defined() && c.needs_grad(1);
@@ -196,20 +217,7 @@ Tensors rms_norm_grad(const GradCtx& c) {
     if (weight_grad) out[1] = r[1];
     return out;
   }
-  int64_t begin = c.attr().i(0);
-  double eps = c.attr().f(1);
-  Dims R, lead;
-  for (int64_t d = 0; d < x.dim(); ++d) (d >= begin ? R : lead).push_back(d);
-  Tensor g = c.grad(0);
-  Tensor r = rsqrt(binary_scalar("add", mean(square(x), R, true), Scalar(eps), false));
-  Tensor xhat = multiply(x, r);
-  Tensors out(2);
-  if (c.needs_grad(0)) {
-    Tensor gw = w.defined() ? multiply(g, w) : g;
-    out[0] = multiply(r, subtract(gw, multiply(xhat, mean(multiply(gw, xhat), R, true))));
-  }
-  if (weight_grad) out[1] = lead.empty() ? multiply(g, xhat) : sum(multiply(g, xhat), lead);
-  return out;
+  return rms_norm_grads_of(x, w, c.grad(0), c.attr().i(0), c.attr().f(1), c.needs_grad(0), weight_grad);
 }
 
 OpDef& kRmsNorm = OpBuilder("rms_norm").attrs({"begin_axis", "eps"}).meta(rms_norm_meta).grad(rms_norm_grad)
@@ -316,38 +324,28 @@ Tensor rms_norm(const Tensor& x, int64_t begin_axis, const Tensor& weight, doubl
   return dispatch1(kRmsNorm, in, Attrs{begin_axis, eps});
 }
 
-// Note [rms_norm by ops]: the same arithmetic as the fused CPU kernels
-// (float accumulation for 16-bit inputs), composed of ops, for devices
-// without fused kernels of their own.
+// Note [rms_norm by ops]: the ops of the composite gradient rule and of the
+// forward, run in float32 for 16-bit inputs as the fused CPU kernels
+// accumulate, for devices without fused kernels of their own.
 void rms_norm_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   NoGradGuard no_grad;  // (called as a kernel: below autograd, nothing to record)
-  const Tensor& x0 = in[0];
-  const bool low = x0.dtype() == DType::Float16 || x0.dtype() == DType::BFloat16;
-  Tensor x = low ? cast(x0, DType::Float32) : x0;
+  const bool low = in[0].dtype() == DType::Float16 || in[0].dtype() == DType::BFloat16;
+  auto up = [&](const Tensor& t) { return low && t.defined() ? cast(t, DType::Float32) : t; };
+  Tensor x = up(in[0]);
   Dims R;
   for (int64_t d = a.i(0); d < x.dim(); ++d) R.push_back(d);
-  Tensor y = multiply(x, rsqrt(binary_scalar("add", mean(square(x), R, true), Scalar(a.f(1)), false)));
-  if (in[1].defined()) y = multiply(y, low ? cast(in[1], DType::Float32) : in[1]);
-  copy_(out[0], low ? cast(y, x0.dtype()) : y);
+  Tensor y = multiply(x, inv_rms(x, R, a.f(1)));
+  if (in[1].defined()) y = multiply(y, up(in[1]));
+  copy_(out[0], low ? cast(y, in[0].dtype()) : y);
 }
 
 void rms_norm_grad_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   NoGradGuard no_grad;
-  const Tensor& x0 = in[0];
-  const bool low = x0.dtype() == DType::Float16 || x0.dtype() == DType::BFloat16;
+  const bool low = in[0].dtype() == DType::Float16 || in[0].dtype() == DType::BFloat16;
   auto up = [&](const Tensor& t) { return low && t.defined() ? cast(t, DType::Float32) : t; };
-  auto down = [&](const Tensor& t) { return low ? cast(t, x0.dtype()) : t; };
-  Tensor x = up(x0), w = up(in[1]), g = up(in[2]);
-  Dims R, lead;
-  for (int64_t d = 0; d < x.dim(); ++d) (d >= a.i(0) ? R : lead).push_back(d);
-  Tensor r = rsqrt(binary_scalar("add", mean(square(x), R, true), Scalar(a.f(1)), false));
-  Tensor xhat = multiply(x, r);
-  Tensor gw = w.defined() ? multiply(g, w) : g;
-  copy_(out[0], down(multiply(r, subtract(gw, multiply(xhat, mean(multiply(gw, xhat), R, true))))));
-  if (a.b(2) && w.defined()) {
-    Tensor dw = lead.empty() ? multiply(g, xhat) : sum(multiply(g, xhat), lead);
-    copy_(out[1], down(dw));
-  }
+  const bool want_dw = a.b(2) && in[1].defined();
+  Tensors r = rms_norm_grads_of(up(in[0]), up(in[1]), up(in[2]), a.i(0), a.f(1), true, want_dw);
+  for (size_t k = 0; k < (want_dw ? 2u : 1u); ++k) copy_(out[k], low ? cast(r[k], in[0].dtype()) : r[k]);
 }
 
 }  // namespace ops
