@@ -386,7 +386,7 @@ const std::unordered_map<std::string, Rule>& rules() {
       r[n] = axis_rule({"axis"}, false);
     r["diagonal"] = axis_rule({"axis1", "axis2"}, false);
     r["strided_slice"] = axis_rule({"axes"}, false);
-    r["layer_norm"] = axis_rule({"begin_axis"}, false);
+    for (const char* n : {"layer_norm", "rms_norm"}) r[n] = axis_rule({"begin_axis"}, false);
     for (const char* n : {"softmax_grad", "log_softmax_grad", "concat", "take_along_axis", "pick_along_axis"})
       r[n] = axis_rule({"axis"}, true);
     r["slice_scatter"] = axis_rule({"axes"}, true);

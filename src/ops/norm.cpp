@@ -163,6 +163,66 @@ Tensors layer_norm_grad(const GradCtx& c) {
 OpDef& kLayerNorm = OpBuilder("layer_norm").attrs({"begin_axis", "eps"}).meta(layer_norm_meta).grad(layer_norm_grad)
                         .spmd("layer_norm").amp(CastPolicy::Float32);
 
+// ---- rms_norm: in (x, weight?); attrs begin_axis, eps; out y = x * r * weight
+// with r = rsqrt(mean_R(x^2) + eps) over the trailing dims R from begin_axis.
+//
+// Note [rms_norm gradients]
+// With xhat = x * r and gw = g * weight (g without a weight),
+//   dx = r * (gw - xhat * mean_R(gw * xhat)),   dweight = sum_lead(g * xhat).
+// The composite rule (grad mode on: create_graph, double backward) writes
+// this with ops, recomputing r from x; a first-order backward dispatches
+// rms_norm_grad, whose kernel computes dx and dweight in one sweep per row.
+// rms_norm_grad: in (x, weight?, g); attrs begin_axis, eps, weight_grad; out
+// (dx, dweight), dweight empty ([0]) unless weight_grad (the caller asks for
+// it only when weight is defined and needs a gradient).
+
+Metas rms_norm_grad_meta(std::span<const Tensor> in, const Attrs& a) {
+  Dims ws = a.b(2) && in[1].defined() ? in[1].shape() : Dims{0};
+  return {TensorMeta{in[0].shape(), in[0].dtype()}, TensorMeta{ws, in[0].dtype()}};
+}
+OpDef& kRmsNormGrad = OpBuilder("rms_norm_grad").attrs({"begin_axis", "eps", "weight_grad"})
+                          .meta(rms_norm_grad_meta).optional({1}).saves(false, false).spmd("rms_norm_grad");
+
+Metas rms_norm_meta(std::span<const Tensor> in, const Attrs&) { return {TensorMeta{in[0].shape(), in[0].dtype()}}; }
+
+// 1 / rms of x over R, keeping R's dims.
+Tensor inv_rms(const Tensor& x, const Dims& R, double eps) {
+  return rsqrt(binary_scalar("add", mean(square(x), R, true), Scalar(eps), false));
+}
+
+// Note [rms_norm gradients] with ops: (dx, dweight), each only when asked for.
+Tensors rms_norm_grads_of(const Tensor& x, const Tensor& w, const Tensor& g, int64_t begin, double eps, bool want_dx,
+                          bool want_dw) {
+  Dims R, lead;
+  for (int64_t d = 0; d < x.dim(); ++d) (d >= begin ? R : lead).push_back(d);
+  Tensor r = inv_rms(x, R, eps);
+  Tensor xhat = multiply(x, r);
+  Tensors out(2);
+  if (want_dx) {
+    Tensor gw = w.defined() ? multiply(g, w) : g;
+    out[0] = multiply(r, subtract(gw, multiply(xhat, mean(multiply(gw, xhat), R, true))));
+  }
+  if (want_dw) out[1] = lead.empty() ? multiply(g, xhat) : sum(multiply(g, xhat), lead);
+  return out;
+}
+
+Tensors rms_norm_grad(const GradCtx& c) {
+  const Tensor &x = c.in(0), &w = c.in(1);
+  const bool weight_grad = w.defined() && c.needs_grad(1);
+  if (!grad_enabled()) {
+    Tensor in[3] = {x, w, contiguous(c.grad(0))};
+    Tensors r = dispatch(kRmsNormGrad, in, Attrs{c.attr().i(0), c.attr().f(1), weight_grad});
+    Tensors out(2);
+    if (c.needs_grad(0)) out[0] = r[0];
+    if (weight_grad) out[1] = r[1];
+    return out;
+  }
+  return rms_norm_grads_of(x, w, c.grad(0), c.attr().i(0), c.attr().f(1), c.needs_grad(0), weight_grad);
+}
+
+OpDef& kRmsNorm = OpBuilder("rms_norm").attrs({"begin_axis", "eps"}).meta(rms_norm_meta).grad(rms_norm_grad)
+                      .optional({1}).spmd("rms_norm").amp(CastPolicy::Float32);
+
 }  // namespace
 
 namespace ops {
@@ -260,10 +320,32 @@ Tensor rms_norm(const Tensor& x, int64_t begin_axis, const Tensor& weight, doubl
             shape_str(x.shape()));
   Dims ns(x.shape().begin() + begin_axis, x.shape().end());
   check_param(weight, x, ns, "weight", api);
+  Tensor in[2] = {contiguous(x), weight.defined() ? contiguous(weight) : Tensor()};
+  return dispatch1(kRmsNorm, in, Attrs{begin_axis, eps});
+}
+
+// Note [rms_norm by ops]: the ops of the composite gradient rule and of the
+// forward, run in float32 for 16-bit inputs as the fused CPU kernels
+// accumulate, for devices without fused kernels of their own.
+void rms_norm_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  NoGradGuard no_grad;  // (called as a kernel: below autograd, nothing to record)
+  const bool low = in[0].dtype() == DType::Float16 || in[0].dtype() == DType::BFloat16;
+  auto up = [&](const Tensor& t) { return low && t.defined() ? cast(t, DType::Float32) : t; };
+  Tensor x = up(in[0]);
   Dims R;
-  for (int64_t d = begin_axis; d < x.dim(); ++d) R.push_back(d);
-  Tensor y = R.empty() ? x : multiply(x, rsqrt(binary_scalar("add", mean(square(x), R, true), Scalar(eps), false)));
-  return weight.defined() ? multiply(y, weight) : y;
+  for (int64_t d = a.i(0); d < x.dim(); ++d) R.push_back(d);
+  Tensor y = multiply(x, inv_rms(x, R, a.f(1)));
+  if (in[1].defined()) y = multiply(y, up(in[1]));
+  copy_(out[0], low ? cast(y, in[0].dtype()) : y);
+}
+
+void rms_norm_grad_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  NoGradGuard no_grad;
+  const bool low = in[0].dtype() == DType::Float16 || in[0].dtype() == DType::BFloat16;
+  auto up = [&](const Tensor& t) { return low && t.defined() ? cast(t, DType::Float32) : t; };
+  const bool want_dw = a.b(2) && in[1].defined();
+  Tensors r = rms_norm_grads_of(up(in[0]), up(in[1]), up(in[2]), a.i(0), a.f(1), true, want_dw);
+  for (size_t k = 0; k < (want_dw ? 2u : 1u); ++k) copy_(out[k], low ? cast(r[k], in[0].dtype()) : r[k]);
 }
 
 }  // namespace ops

@@ -1,6 +1,7 @@
 // Normalisation (ops/norm.cpp): batch, layer, group, instance and RMS norm.
-// batch_norm and layer_norm run fused forward kernels; their gradients, and
-// the other norms, are composites of ops (differentiable to any order).
+// batch_norm, layer_norm and rms_norm run fused kernels (forward, and a
+// fused first-order gradient); their composite gradient rules, and the other
+// norms, are ops (differentiable to any order).
 #pragma once
 #include "ops/ops.h"
 
@@ -25,5 +26,10 @@ Tensor instance_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, 
 // x * rsqrt(mean(x^2 over the trailing dims from begin_axis) + eps) * weight.
 Tensor rms_norm(const Tensor& x, int64_t begin_axis, const Tensor& weight, double eps,
                 const char* api = "oar.rms_norm");
+
+// The rms_norm and rms_norm_grad ops computed by other ops (Note [rms_norm by
+// ops]), as kernels: the fallback of devices without fused ones.
+void rms_norm_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a);
+void rms_norm_grad_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a);
 
 }  // namespace oar::ops

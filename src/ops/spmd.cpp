@@ -351,6 +351,20 @@ Notation layer_norm_notation(std::span<const DistSpec> in, const Attrs& a) {
   return n;
 }
 
+// rms_norm(x, weight?; begin_axis, eps): as layer_norm without a bias.
+Notation rms_norm_notation(std::span<const DistSpec> in, const Attrs& a) {
+  need_inputs(in, 2, "nn.functional.rms_norm");
+  int r = int(in[0].shape.size());
+  int begin = int(std::clamp<int64_t>(a.i(0), 0, r));
+  Notation n;
+  std::string l = letters(0, r), norm = letters(begin, r);
+  n.in = {l, in[1].defined ? norm.substr(norm.size() - std::min(norm.size(), in[1].shape.size())) : ""};
+  n.replicated = norm;
+  n.out.push_back(l);
+  n.out_shapes.push_back(in[0].shape);
+  return n;
+}
+
 // softmax_cross_entropy(logits [..., C], label [..., 1]) -> (loss, lse), both
 // [..., 1]: the class axis is replicated (the class-parallel variant, which
 // splits C and all-reduces the row max and sum inside, is not an op here).
@@ -517,6 +531,23 @@ Notation layer_norm_grad_notation(std::span<const DistSpec> in, const Attrs& a) 
   Dims ws = in[1].defined ? in[1].shape : Dims{};
   n.out = {l, wl, wl};
   n.out_shapes = {in[0].shape, ws, ws};
+  return n;
+}
+
+// rms_norm_grad(x, weight?, grad; begin_axis, eps, weight_grad) -> (dx,
+// dweight): as layer_norm_grad; dweight is [0] unless weight_grad.
+Notation rms_norm_grad_notation(std::span<const DistSpec> in, const Attrs& a) {
+  need_inputs(in, 3, "nn.functional.rms_norm");
+  int r = int(in[0].shape.size());
+  int begin = int(std::clamp<int64_t>(a.i(0), 0, r));
+  Notation n;
+  std::string l = letters(0, r), norm = letters(begin, r);
+  std::string wl = in[1].defined ? norm.substr(norm.size() - std::min(norm.size(), in[1].shape.size())) : "";
+  const bool wg = a.size() > 2 && a.b(2) && in[1].defined;
+  n.in = {l, wl, in[2].defined ? l : ""};
+  n.replicated = norm;
+  n.out = {l, wg ? wl : letters(r, r + 1)};  // [0]: a letter of no input, replicated
+  n.out_shapes = {in[0].shape, wg ? in[1].shape : Dims{0}};
   return n;
 }
 
@@ -848,6 +879,8 @@ constexpr NamedRule kRules[] = {
     {"softmax_grad", einsum_rule<softmax_grad_notation>()},
     {"layer_norm", einsum_rule<layer_norm_notation>()},
     {"layer_norm_grad", einsum_rule<layer_norm_grad_notation>()},
+    {"rms_norm", einsum_rule<rms_norm_notation>()},
+    {"rms_norm_grad", einsum_rule<rms_norm_grad_notation>()},
     {"softmax_cross_entropy", einsum_rule<sce_notation>()},
     {"softmax_cross_entropy_grad", einsum_rule<sce_grad_notation>()},
     {"full_like", einsum_rule<full_like_notation>()},

@@ -723,6 +723,42 @@ TEST(SpmdLayerNormGrad, WeightGradsPartialOverSplitRows) {
   EXPECT_TRUE(Is(r.outputs[1], {-1}));
 }
 
+TEST(SpmdRmsNorm, NormalizedDimsReplicated) {
+  ProcessMesh m = mesh22();
+  DistSpec none;
+  none.defined = false;
+  SpmdInfo r = fwd("rms_norm", m, {S({4, 8, 16}, {0, 1, -1}), S({8, 16}, {-1, 0})}, Attrs{int64_t(1), 1e-6});
+  EXPECT_TRUE(Is(r.inputs[0], {0, -1, -1}));
+  EXPECT_TRUE(Is(r.inputs[1], {-1, -1}));
+  EXPECT_TRUE(Is(r.outputs[0], {0, -1, -1}));
+  // without a weight, leading splits stay
+  r = fwd("rms_norm", m, {S({4, 8, 16}, {1, 0, -1}), none}, Attrs{int64_t(2), 1e-6});
+  EXPECT_TRUE(Is(r.outputs[0], {1, 0, -1}));
+  r = rev("rms_norm", m, {S({4, 8, 16}, {-1, -1, -1}), S({16}, {-1})}, {S({4, 8, 16}, {0, -1, 1})},
+          Attrs{int64_t(2), 1e-6});
+  EXPECT_TRUE(Is(r.inputs[0], {0, -1, -1}));
+}
+
+TEST(SpmdRmsNormGrad, WeightGradPartialOverSplitRows) {
+  ProcessMesh m = mesh22();
+  Attrs a{int64_t(2), 1e-6, true};
+  SpmdInfo r = fwd("rms_norm_grad", m, {S({4, 8, 16}, {0, 1, -1}), S({16}, {-1}), S({4, 8, 16}, {0, -1, -1})}, a);
+  EXPECT_TRUE(Is(r.inputs[0], {0, 1, -1}));
+  EXPECT_TRUE(Is(r.inputs[2], {0, 1, -1}));
+  ASSERT_EQ(r.outputs.size(), 2u);
+  EXPECT_TRUE(Is(r.outputs[0], {0, 1, -1}));
+  EXPECT_TRUE(Is(r.outputs[1], {-1}, P0 | P1));
+  EXPECT_EQ(r.outputs[1].shape, (Dims{16}));
+  // no weight gradient asked for: dweight is an empty [0]
+  r = fwd("rms_norm_grad", m, {S({4, 8, 16}, {0, 1, -1}), S({16}, {-1}), S({4, 8, 16}, {0, 1, -1})},
+          Attrs{int64_t(2), 1e-6, false});
+  EXPECT_EQ(r.outputs[1].shape, (Dims{0}));
+  // a split normalized dim is gathered
+  r = fwd("rms_norm_grad", m, {S({4, 8, 16}, {-1, -1, 1}), S({16}, {1}), S({4, 8, 16}, {-1, -1, -1})}, a);
+  EXPECT_TRUE(Is(r.inputs[0], {-1, -1, -1}));
+  EXPECT_TRUE(Is(r.outputs[1], {-1}));
+}
+
 TEST(SpmdFusedAttention, LeadingDimsSplit) {
   ProcessMesh m = mesh22();
   DistSpec none;

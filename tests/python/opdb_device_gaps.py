@@ -327,6 +327,8 @@ CUSTOM_CPU = {
     "nn.functional.relu_grad": ["bfloat16", "float16", "float64"],
     "nn.functional.relu6": "all",
     "nn.functional.rms_norm": "all",
+    "nn.functional.rms_norm_grad": "all",
+    "nn.functional.rms_norm_grad_unweighted": "all",
     "nn.functional.scaled_dot_product_attention": "all",
     "nn.functional.selu": "all",
     "nn.functional.sigmoid": "all",

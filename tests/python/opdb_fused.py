@@ -1,6 +1,6 @@
 """Op-database entries for the fused kernels: the first-order gradient kernels (gelu_grad,
-relu_grad, softmax_grad, softmax_cross_entropy_grad, layer_norm_grad, batch_norm_grad) and the fused ops
-(fused_linear_act, fused_elementwise, fused_reduce, fused_attention and its gradient).
+relu_grad, softmax_grad, softmax_cross_entropy_grad, layer_norm_grad, rms_norm_grad, batch_norm_grad) and the
+fused ops (fused_linear_act, fused_elementwise, fused_reduce, fused_attention and its gradient).
 
 A first-order backward (oar.grad without create_graph) runs a fused gradient kernel; an
 entry named <function>_grad returns a gradient of that function (its sample's `wrt` argument)
@@ -155,6 +155,50 @@ def _layer_norm_grad_samples(dtype):
 
 register(OpInfo("nn.functional.layer_norm_grad", _layer_norm_grad, _np_layer_norm_grad, FLOATS,
                 _layer_norm_grad_samples, tol=LOW_TOL))
+
+
+def _rms_norm_grad(x, w, g, normalized_shape, eps=1e-5, wrt=0):
+    return _grads(lambda a, c: F.rms_norm(a, normalized_shape, c, eps), 2)(x, w, g, wrt=wrt)
+
+
+def _rms_norm_grad_unweighted(x, g, normalized_shape, eps=1e-5):
+    return _grads(lambda a: F.rms_norm(a, normalized_shape, None, eps), 1)(x, g)
+
+
+def _np_rms_norm_grads(x, w, g, normalized_shape, eps):
+    """Note [rms_norm gradients]."""
+    axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    r = 1 / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps)
+    xhat = x * r
+    gw = g * w
+    return r * (gw - xhat * (gw * xhat).mean(axis=axes, keepdims=True)), (g * xhat).sum(axis=tuple(range(x.ndim - len(normalized_shape))))
+
+
+def _np_rms_norm_grad(x, w, g, normalized_shape, eps=1e-5, wrt=0):
+    return _np_rms_norm_grads(x, w, g, normalized_shape, eps)[wrt].ravel()
+
+
+def _np_rms_norm_grad_unweighted(x, g, normalized_shape, eps=1e-5):
+    return _np_rms_norm_grads(x, 1.0, g, normalized_shape, eps)[0].ravel()
+
+
+def _rms_norm_grad_samples(dtype):
+    v = _v(dtype, 235)
+    return [Sample(s.args, {**s.kwargs, "wrt": k}, noncontig=s.noncontig) for k in range(2) for s in
+            [Sample((v(3, 4), v(4), v(3, 4)), {"normalized_shape": [4]}),
+             Sample((v(2, 3, 4), v(3, 4), v(2, 3, 4)), {"normalized_shape": [3, 4], "eps": 1e-3}),
+             Sample((v(3, 4, 2), v(2), v(3, 4, 2)), {"normalized_shape": [2]}, noncontig=True),
+             Sample((v(2, 1500), v(1500), v(2, 1500)), {"normalized_shape": [1500]}),
+             Sample((v(0, 4), v(4), v(0, 4)), {"normalized_shape": [4]})]]
+
+
+register(OpInfo("nn.functional.rms_norm_grad", _rms_norm_grad, _np_rms_norm_grad, FLOATS, _rms_norm_grad_samples,
+                tol=LOW_TOL))
+register(OpInfo("nn.functional.rms_norm_grad_unweighted", _rms_norm_grad_unweighted, _np_rms_norm_grad_unweighted,
+                FLOATS, lambda d: [Sample((_v(d, 236)(3, 5), _v(d, 237)(3, 5)), {"normalized_shape": [5]}),
+                                   Sample((_v(d, 238)(2, 3, 4), _v(d, 239)(2, 3, 4)), {"normalized_shape": [3, 4]},
+                                          noncontig=True)],
+                tol=LOW_TOL))
 
 
 def _batch_norm_grad(x, w, b, g, rm, rv, training=True, data_format="NCHW", wrt=0):

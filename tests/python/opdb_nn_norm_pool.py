@@ -118,15 +118,22 @@ def _np_rms_norm(x, normalized_shape, weight=None, eps=1e-5):
     return y if weight is None else y * weight
 
 
-register(OpInfo("nn.functional.rms_norm", F.rms_norm, _np_rms_norm, REALF,
+register(OpInfo("nn.functional.rms_norm", F.rms_norm, _np_rms_norm, ("float16", "bfloat16") + REALF,
                 lambda d: [Sample((_rng(21).standard_normal((3, 4)), 4)),
                            Sample((_rng(22).standard_normal((2, 3, 4)), [3, 4], _rng(23).uniform(0.5, 2, (3, 4)))),
+                           Sample((_rng(26).standard_normal((2, 2, 3, 2)), [2, 3, 2],
+                                   _rng(27).uniform(0.5, 2, (2, 3, 2))), {"eps": 1e-6}),
                            Sample((_rng(24).standard_normal((2, 5)), (5,)), {"eps": 1e-3}, noncontig=True),
+                           Sample((_rng(28).standard_normal((3, 2, 6)), [6], _rng(29).uniform(0.5, 2, 6)),
+                                  noncontig=True),
                            Sample((_rng(25).standard_normal((0, 4)), [4]), grad=False)],
-                grad=True, gradgrad=True, tol=NORM_TOL,
+                grad=True, gradgrad=True, tol={**NORM_TOL, "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)},
                 errors=lambda: [_err(lambda: F.rms_norm(oar.ones([2, 3]), [2, 3, 4]), ValueError, "rms_norm"),
                                 _err(lambda: F.rms_norm(oar.ones([2, 3]), "3"), ValueError, "rms_norm"),
-                                _err(lambda: F.rms_norm(oar.ones([2, 3]), [None]), TypeError, "rms_norm")]))
+                                _err(lambda: F.rms_norm(oar.ones([2, 3]), [None]), TypeError, "rms_norm"),
+                                _err(lambda: F.rms_norm(oar.ones([2, 3]), 3, oar.ones([2])), ValueError, "rms_norm"),
+                                _err(lambda: F.rms_norm(oar.ones([2, 3], dtype="int32"), 3), TypeError,
+                                     "rms_norm")]))
 
 
 def _np_local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0, data_format="NCHW"):

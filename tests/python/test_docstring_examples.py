@@ -11,7 +11,7 @@ import oar
 MODULES = ["", "nn", "nn.functional", "nn.initializer", "linalg", "static", "static.nn", "autograd", "device",
            "distributed", "distributed.fleet", "vision.models", "vision.ops", "vision.transforms", "text", "utils",
            "amp", "inference", "profiler", "io", "optimizer", "optimizer.lr", "metric", "jit", "hapi",
-           "distribution", "func", "incubate.autograd", "sparse", "sparse.nn", "sparse.nn.functional", "fft",
+           "distribution", "func", "incubate.autograd", "incubate.nn.functional", "sparse", "sparse.nn", "sparse.nn.functional", "fft",
            "signal", "audio.features", "audio.functional"]
 
 

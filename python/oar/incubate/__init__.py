@@ -1,4 +1,5 @@
-"""Incubating APIs, with Paddle's names: ``oar.incubate.autograd``."""
-from . import autograd
+"""Incubating APIs, with Paddle's names: ``oar.incubate.autograd`` and
+``oar.incubate.nn.functional`` (fused_rms_norm)."""
+from . import autograd, nn
 
-__all__ = ["autograd"]
+__all__ = ["autograd", "nn"]

@@ -1,6 +1,7 @@
-// Fused forward kernels of batch_norm and layer_norm: statistics in double
-// (float64) or float accumulators with a two-pass variance, then one pass
-// that normalises and applies the affine.
+// Fused kernels of batch_norm, layer_norm and rms_norm and of their first-
+// order gradients: statistics in double (float64) or float accumulators
+// (layer_norm with a two-pass variance), then one pass that normalises and
+// applies the affine.
 #include <cmath>
 #include <vector>
 
@@ -255,10 +256,156 @@ void layer_norm_grad_kernel(std::span<const Tensor> in_, std::span<Tensor> out, 
   visit_float(in[0].dtype(), [&](auto t) { layer_norm_grad_impl<decltype(t)>(in, out, a); });
 }
 
+// Row access for the rms_norm kernels: float/double rows are read and
+// written in place; 16-bit rows are widened into a float buffer (and the
+// results narrowed back) with the vector conversions, so that the arithmetic
+// loops run on floats and vectorise.
+template <typename T> struct RowIO {
+  static constexpr bool kHalf = detail::is_half_v<T>;
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  std::vector<float> in0, in1, out;
+  explicit RowIO(int64_t cols, int inputs)
+      : in0(kHalf ? size_t(cols) : 0), in1(kHalf && inputs > 1 ? size_t(cols) : 0), out(kHalf ? size_t(cols) : 0) {}
+  static const Acc* read(const T* p, std::vector<float>& buf, int64_t n) {
+    if constexpr (kHalf) {
+      detail::widen_block(p, buf.data(), n);
+      return buf.data();
+    } else {
+      return p;
+    }
+  }
+  Acc* dest(T* p) {
+    if constexpr (kHalf) return out.data();
+    else return p;
+  }
+  void commit(T* p, int64_t n) {
+    if constexpr (kHalf) detail::narrow_block(out.data(), p, n);
+  }
+};
+
+// The weight as accumulator values (ones without a weight).
+template <typename T, typename Acc> std::vector<Acc> weight_column(const Tensor& w, int64_t cols) {
+  std::vector<Acc> v(static_cast<size_t>(cols), Acc(1));
+  if (w.defined()) {
+    const T* p = w.data<T>();
+    for (int64_t i = 0; i < cols; ++i) v[size_t(i)] = Acc(compute_t<T>(p[i]));
+  }
+  return v;
+}
+
+// rms_norm: one pass for the row's sum of squares, one that scales (the row
+// is still in cache). Float accumulators except for float64, as layer_norm.
+template <typename T> void rms_norm_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  const Tensor& x = in[0];
+  int64_t cols = 1;
+  for (int64_t d = a.i(0); d < x.dim(); ++d) cols *= x.shape()[d];
+  const int64_t rows = cols ? x.numel() / cols : 0;
+  using IO = RowIO<T>;
+  using Acc = typename IO::Acc;
+  const T* xp = x.data<T>();
+  T* y = out[0].data<T>();
+  const Acc eps = Acc(a.f(1));
+  const bool weighted = in[1].defined();
+  const std::vector<Acc> wcol = weight_column<T, Acc>(in[1], weighted ? cols : 0);
+  const Acc* w = wcol.data();
+  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1)), [&](int64_t rb, int64_t re) {
+    IO io(cols, 1);
+    for (int64_t r = rb; r < re; ++r) {
+      const Acc* p = IO::read(xp + r * cols, io.in0, cols);
+      Acc* q = io.dest(y + r * cols);
+      Acc s = 0;
+#pragma omp simd reduction(+ : s)
+      for (int64_t i = 0; i < cols; ++i) s += p[i] * p[i];
+      const Acc rs = Acc(1) / std::sqrt(s / Acc(cols) + eps);
+      if (weighted) {
+#pragma omp simd
+        for (int64_t i = 0; i < cols; ++i) q[i] = p[i] * rs * w[i];
+      } else {
+#pragma omp simd
+        for (int64_t i = 0; i < cols; ++i) q[i] = p[i] * rs;
+      }
+      io.commit(y + r * cols, cols);
+    }
+  });
+}
+
+void rms_norm_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);
+  visit_float(in[0].dtype(), [&](auto t) { rms_norm_impl<decltype(t)>(in, out, a); });
+}
+
+// in: x, w?, g; out: dx, dw ([0] unless attr weight_grad) (Note [rms_norm
+// gradients]). Per row: one sweep for sum(x^2) and sum(g * w * x), one that
+// writes dx and adds g * xhat into this part's dw partial. Rows are split into
+// a fixed number of parts whose partials are added in part order, as
+// layer_norm_grad does, so dw does not depend on thread scheduling.
+template <typename T> void rms_norm_grad_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  const Tensor& x = in[0];
+  int64_t cols = 1;
+  for (int64_t d = a.i(0); d < x.dim(); ++d) cols *= x.shape()[d];
+  const int64_t rows = cols ? x.numel() / cols : 0;
+  using IO = RowIO<T>;
+  using Acc = typename IO::Acc;
+  const Acc eps = Acc(a.f(1));
+  const bool weight_grad = a.b(2) && in[1].defined();
+  const T *xp = x.data<T>(), *gp = in[2].data<T>();
+  T* gx = out[0].data<T>();
+  const std::vector<Acc> wcol = weight_column<T, Acc>(in[1], cols);
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1));
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), rows / grain));
+  std::vector<Acc> partial(weight_grad ? static_cast<size_t>(parts * cols) : 0, Acc(0));
+  parallel_for(parts, 1, [&](int64_t pb, int64_t pe) {
+    const Acc* wc = wcol.data();
+    IO io(cols, 2);
+    for (int64_t part = pb; part < pe; ++part) {
+      Acc* sw = weight_grad ? partial.data() + part * cols : nullptr;
+      for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) {
+        const Acc* p = IO::read(xp + r * cols, io.in0, cols);
+        const Acc* g = IO::read(gp + r * cols, io.in1, cols);
+        Acc* o = io.dest(gx + r * cols);
+        Acc s = 0, sgx = 0;
+#pragma omp simd reduction(+ : s, sgx)
+        for (int64_t i = 0; i < cols; ++i) {
+          s += p[i] * p[i];
+          sgx += g[i] * wc[i] * p[i];
+        }
+        const Acc rs = Acc(1) / std::sqrt(s / Acc(cols) + eps);
+        // dx = rs * gw - x * rs^3 * mean(gw * x)
+        const Acc k = rs * rs * rs * sgx / Acc(cols);
+        if (sw) {
+#pragma omp simd
+          for (int64_t i = 0; i < cols; ++i) {
+            o[i] = rs * g[i] * wc[i] - p[i] * k;
+            sw[i] += g[i] * p[i] * rs;
+          }
+        } else {
+#pragma omp simd
+          for (int64_t i = 0; i < cols; ++i) o[i] = rs * g[i] * wc[i] - p[i] * k;
+        }
+        io.commit(gx + r * cols, cols);
+      }
+    }
+  });
+  if (!weight_grad) return;
+  T* gw = out[1].data<T>();
+  for (int64_t i = 0; i < cols; ++i) {
+    Acc sw = 0;
+    for (int64_t part = 0; part < parts; ++part) sw += partial[size_t(part * cols + i)];
+    gw[i] = T(compute_t<T>(sw));
+  }
+}
+
+void rms_norm_grad_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const Attrs& a) {
+  const Tensors in = dense_inputs(in_);
+  visit_float(in[0].dtype(), [&](auto t) { rms_norm_grad_impl<decltype(t)>(in, out, a); });
+}
+
 KernelRegistrar r3("batch_norm_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, batch_norm_grad_kernel);
 KernelRegistrar r4("layer_norm_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, layer_norm_grad_kernel);
 KernelRegistrar r1("batch_norm", DeviceType::CPU, OAR_FLOAT_DTYPES, batch_norm_kernel);
 KernelRegistrar r2("layer_norm", DeviceType::CPU, OAR_FLOAT_DTYPES, layer_norm_kernel);
+KernelRegistrar r5("rms_norm", DeviceType::CPU, OAR_FLOAT_DTYPES, rms_norm_kernel);
+KernelRegistrar r6("rms_norm_grad", DeviceType::CPU, OAR_FLOAT_DTYPES, rms_norm_grad_kernel);
 
 }  // namespace
 }  // namespace oar::cpu
