@@ -40,12 +40,15 @@ Tensors relu_grad_grad(const GradCtx& c);
 OpDef& kReluGrad = OpBuilder("relu_grad").meta(relu_grad_meta).grad(relu_grad_grad).traits({.elementwise = true})
                        .saves(true, false);
 
+// g where y > 0, else 0, with ops.
+Tensor masked_by_ops(const Tensor& y, const Tensor& g) { return where(gts(y, 0.0), g, zeros_like(g)); }
+
 Tensor masked_by_output(const Tensor& y, const Tensor& g) {
   if (g.shape() == y.shape() && is_floating(g.dtype()) && kReluGrad.kernels[int(y.device().type)][int(y.dtype())]) {
     Tensor in[2] = {y, g.dtype() == y.dtype() ? g : cast(g, y.dtype())};
     return dispatch1(kReluGrad, in, no_attrs());
   }
-  return where(gts(y, 0.0), g, zeros_like(g));
+  return masked_by_ops(y, g);
 }
 
 Tensors relu_grad_grad(const GradCtx& c) {
@@ -222,6 +225,11 @@ Tensor softmax_like(const OpDef& op, const Tensor& x, int64_t axis, std::optiona
 }  // namespace
 
 namespace ops {
+
+void relu_grad_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs&) {
+  NoGradGuard no_grad;  // (called as a kernel: below autograd, nothing to record)
+  copy_(out[0], masked_by_ops(in[0], in[1]));
+}
 
 Tensor relu(const Tensor& x) { return run1(kRelu, x, "oar.nn.functional.relu"); }
 Tensor& relu_(Tensor& x) {

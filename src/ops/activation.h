@@ -10,6 +10,8 @@ namespace oar::ops {
 
 Tensor relu(const Tensor& x);
 Tensor& relu_(Tensor& x);
+// relu_grad's kernel on any device: a comparison, a zero tensor and a select.
+void relu_grad_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a);
 Tensor relu6(const Tensor& x);
 Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
 Tensor elu(const Tensor& x, double alpha = 1.0);

@@ -326,24 +326,15 @@ Metas fused_attention_grad_meta(std::span<const Tensor> in, const Attrs& a) {
 OpDef& kFusedAttentionGrad = OpBuilder("fused_attention_grad").attrs({"scale", "causal"}).optional({3})
                                  .meta(fused_attention_grad_meta).saves(false, false).spmd("fused_attention_grad");
 
-Tensors fused_attention_grad(const GradCtx& c) {
-  const Tensor &q = c.in(0), &k = c.in(1), &v = c.in(2), &mask = c.in(3);
+// The gradient through the rebuilt pattern (matmul, scale, masks, softmax,
+// matmul): differentiable again, and the route of devices without the fused
+// backward kernel (fused_attention_grad_by_ops).
+Tensors attention_grad_composite(const GradCtx& c) {
+  const Tensor &q = c.in(0), &k = c.in(1), &mask = c.in(3);
   const int64_t nd = q.dim();
   const bool causal = c.attr().b(1);
-  // The fused kernel serves first-order gradients that need nothing for the
-  // mask; a gradient of the gradient, or of the mask, is the composite's.
-  if (!grad_enabled() && !(mask.defined() && c.needs_grad(3)) &&
-      kFusedAttentionGrad.kernels[int(q.device().type)][int(q.dtype())]) {
-    Tensor g = c.grad(0);
-    Tensor in[5] = {q, k, v, mask, g.dtype() == q.dtype() ? g : cast(g, q.dtype())};
-    Tensors r = dispatch(kFusedAttentionGrad, in, c.attr());
-    r.resize(4);
-    for (size_t i = 0; i < 3; ++i)
-      if (!c.needs_grad(i)) r[i] = Tensor();
-    return r;
-  }
   // values: q, k, v, mask, scale, [causal mask], then the nodes' results
-  Tensors values{q, k, v, mask, scalar_tensor(Scalar(c.attr().f(0)), q.dtype())};
+  Tensors values{q, k, c.in(2), mask, scalar_tensor(Scalar(c.attr().f(0)), q.dtype())};
   if (causal) values.push_back(causal_mask(q.shape()[nd - 2], k.shape()[nd - 2], q.dtype(), q.device()));
   const int base = int(values.size());
   std::vector<Node> nodes;
@@ -355,6 +346,23 @@ Tensors fused_attention_grad(const GradCtx& c) {
   nodes.push_back({&op_named("softmax"), {last()}, Attrs{nd - 1}});
   nodes.push_back({&op_named("matmul"), {last(), 2}, Attrs{false, false}});
   return composite_grad(c, values, 4, nodes);
+}
+
+Tensors fused_attention_grad(const GradCtx& c) {
+  const Tensor &q = c.in(0), &mask = c.in(3);
+  // The fused kernel serves first-order gradients that need nothing for the
+  // mask; a gradient of the gradient, or of the mask, is the composite's.
+  if (!grad_enabled() && !(mask.defined() && c.needs_grad(3)) &&
+      kFusedAttentionGrad.kernels[int(q.device().type)][int(q.dtype())]) {
+    Tensor g = c.grad(0);
+    Tensor in[5] = {q, c.in(1), c.in(2), mask, g.dtype() == q.dtype() ? g : cast(g, q.dtype())};
+    Tensors r = dispatch(kFusedAttentionGrad, in, c.attr());
+    r.resize(4);
+    for (size_t i = 0; i < 3; ++i)
+      if (!c.needs_grad(i)) r[i] = Tensor();
+    return r;
+  }
+  return attention_grad_composite(c);
 }
 
 OpDef& kFusedAttention = OpBuilder("fused_attention").attrs({"scale", "causal"}).optional({3}).meta(fused_attention_meta)
@@ -541,6 +549,27 @@ void fused_reduce_by_ops(std::span<const Tensor> in, std::span<Tensor> out, cons
   NoGradGuard no_grad;  // (called as a kernel: below autograd, nothing to record)
   Tensor v[1] = {fused_elementwise(in, a.ints(0))};
   copy_(out[0], dispatch1(op_named(kReduceOps[a.i(1)]), v, reduce_attrs(a, v[0].dtype())));
+}
+
+void fused_attention_grad_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
+  NoGradGuard no_grad;  // (called as a kernel: below autograd, nothing to record)
+  // In float32 for 16-bit inputs, as the CPU kernel accumulates.
+  const bool low = in[0].dtype() == DType::Float16 || in[0].dtype() == DType::BFloat16;
+  auto up = [&](const Tensor& t) { return low && t.defined() ? cast(t, DType::Float32) : t; };
+  Tensor inputs[4] = {up(in[0]), up(in[1]), up(in[2]), up(in[3])};
+  Tensor outputs[1] = {};
+  Tensor grads[1] = {up(in[4])};
+  TensorMeta metas[1] = {TensorMeta{in[4].shape(), grads[0].dtype()}};
+  const bool needs[4] = {true, true, true, false};
+  GradCtx c;
+  c.inputs = std::span<const Tensor>(inputs, 4);
+  c.outputs = std::span<const Tensor>(outputs, 0);
+  c.grads = std::span<Tensor>(grads, 1);
+  c.out_metas = std::span<const TensorMeta>(metas, 1);
+  c.attrs = &a;
+  c.needs = needs;
+  Tensors r = attention_grad_composite(c);
+  for (size_t i = 0; i < 3; ++i) copy_(out[i], low ? cast(r[i], in[0].dtype()) : r[i]);
 }
 
 const char* reduce_op_of(int64_t kind) {

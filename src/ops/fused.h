@@ -60,6 +60,8 @@ const char* reduce_op_of(int64_t kind);  // null for an unknown kind
 // fused_reduce's kernel on any device: fused_elementwise, then the reduction
 // op (the CPU runs a generated kernel instead where it can).
 void fused_reduce_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a);
+// fused_attention_grad's kernel on any device: the composite gradient's ops.
+void fused_attention_grad_by_ops(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a);
 // The fused_elementwise code of an op with these attributes, or -1.
 int elementwise_code(const OpDef& def, const Attrs& attrs);
 // 1 or 2 for a valid code, 0 otherwise.
