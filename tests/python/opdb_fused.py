@@ -365,16 +365,29 @@ def _fused_attention(q, k, v, mask=None, scale=1.0, causal=False):
     return _C.fused_attention(q, k, v, mask, scale, causal)
 
 
-def _np_fused_attention(q, k, v, mask=None, scale=1.0, causal=False):
+def np_attention_probs(q, k, mask=None, scale=1.0, causal=False):
+    """softmax(q k^T * scale + mask [+ causal -inf above the diagonal]) over the keys."""
     s = q @ np.swapaxes(k, -1, -2) * scale
     if mask is not None:
         s = s + mask
     if causal:
         s = np.where(np.arange(k.shape[-2])[None, :] <= np.arange(q.shape[-2])[:, None], s, -np.inf)
-    if s.shape[-1] == 0:
-        return np.zeros(q.shape[:-1] + v.shape[-1:])
     e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return (e / e.sum(axis=-1, keepdims=True)) @ v
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def np_attention_grads(q, k, v, g, mask=None, scale=1.0, causal=False):
+    """(dq, dk, dv, dmask) of sum(attention(q, k, v) * g), in closed form (Note [attention backward])."""
+    p = np_attention_probs(q, k, mask, scale, causal)
+    dp = g @ np.swapaxes(v, -1, -2)
+    ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True))
+    return (ds * scale) @ k, np.swapaxes(ds * scale, -1, -2) @ q, np.swapaxes(p, -1, -2) @ g, ds
+
+
+def _np_fused_attention(q, k, v, mask=None, scale=1.0, causal=False):
+    if k.shape[-2] == 0:
+        return np.zeros(q.shape[:-1] + v.shape[-1:])
+    return np_attention_probs(q, k, mask, scale, causal) @ v
 
 
 def _fused_attention_samples(dtype):
@@ -400,18 +413,10 @@ def _fused_attention_grad(q, k, v, *rest, scale=1.0, causal=False, wrt=0):
 
 
 def _np_fused_attention_grad(q, k, v, *rest, scale=1.0, causal=False, wrt=0):
-    """Note [attention backward]'s closed form."""
     *mask, g = rest
-    s = q @ np.swapaxes(k, -1, -2) * scale + (mask[0] if mask else 0)
-    if causal:
-        s = np.where(np.arange(k.shape[-2])[None, :] <= np.arange(q.shape[-2])[:, None], s, -np.inf)
-    if s.shape[-1] == 0 or s.shape[-2] == 0:
+    if q.shape[-2] == 0 or k.shape[-2] == 0:
         return np.zeros((q, k, v)[wrt].shape).ravel()
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    p = e / e.sum(axis=-1, keepdims=True)
-    dp = g @ np.swapaxes(v, -1, -2)
-    ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True)) * scale
-    return [ds @ k, np.swapaxes(ds, -1, -2) @ q, np.swapaxes(p, -1, -2) @ g][wrt].ravel()
+    return np_attention_grads(q, k, v, g, mask[0] if mask else None, scale, causal)[wrt].ravel()
 
 
 def _fused_attention_grad_samples(dtype):

@@ -10,6 +10,7 @@ import oar
 import oar.nn as nn
 import oar.nn.functional as F
 from grid_ref import numeric_grad, unnormalize
+from opdb_fused import np_attention_grads
 
 RNG = np.random.default_rng(7)
 
@@ -91,20 +92,6 @@ def test_sdpa_grad():
                                                               is_causal=True), [q, k, v])
 
 
-def np_attention_grads(q, k, v, g, mask, causal, scale):
-    """(dq, dk, dv, dmask) of sum(attention(q, k, v) * g) over [..., L, E] operands, in closed form."""
-    s = q @ np.swapaxes(k, -1, -2) * scale
-    if mask is not None:
-        s = s + mask
-    if causal:
-        s = s + np.where(np.tril(np.ones(s.shape[-2:], bool)), 0.0, -np.inf)
-    e = np.exp(s - s.max(-1, keepdims=True))
-    p = e / e.sum(-1, keepdims=True)
-    dp = g @ np.swapaxes(v, -1, -2)
-    ds = p * (dp - (p * dp).sum(-1, keepdims=True))
-    return (ds * scale) @ k, np.swapaxes(ds * scale, -1, -2) @ q, np.swapaxes(p, -1, -2) @ g, ds
-
-
 def attention_op_names(fn):
     import oar.profiler as profiler
     with profiler.Profiler() as prof:
@@ -131,7 +118,7 @@ def test_fused_attention_backward_kernel(dtype, tol, case):
     mask = RNG.standard_normal(mshape) if mshape else None
     T = lambda a: oar.to_tensor(a).astype(dtype)  # noqa: E731
     ref = np_attention_grads(*(T(a).astype("float64").numpy() for a in (q, k, v, g)),
-                             None if mask is None else T(mask).astype("float64").numpy(), causal, 0.3)
+                             None if mask is None else T(mask).astype("float64").numpy(), 0.3, causal)
     for create_graph in (False, True):
         ts = [T(a) for a in (q, k, v)]
         for t in ts:
@@ -155,7 +142,7 @@ def test_fused_attention_backward_mask_grad_and_strided_inputs():
     out = oar._C.fused_attention(qt, kt, vt, ts[3], 0.5, False)
     g = oar.ones([1, 1, 1, 4]).expand(out.shape)
     tr = lambda a: a.transpose(0, 2, 1, 3)  # noqa: E731
-    want = np_attention_grads(tr(q), tr(k), tr(v), np.ones(out.shape), mask, False, 0.5)
+    want = np_attention_grads(tr(q), tr(k), tr(v), np.ones(out.shape), mask, 0.5, False)
     gq, gk, gv, gm = oar.grad([out], ts, [g])
     for got, w in zip((gq, gk, gv), want):
         np.testing.assert_allclose(got.numpy(), tr(w), rtol=1e-10, atol=1e-12)
