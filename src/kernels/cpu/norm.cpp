@@ -293,13 +293,18 @@ template <typename T, typename Acc> std::vector<Acc> weight_column(const Tensor&
   return v;
 }
 
+// (rows, columns) of x normalised over the dims from `begin` on.
+std::pair<int64_t, int64_t> rows_cols(const Tensor& x, int64_t begin) {
+  int64_t cols = 1;
+  for (int64_t d = begin; d < x.dim(); ++d) cols *= x.shape()[d];
+  return {cols ? x.numel() / cols : 0, cols};
+}
+
 // rms_norm: one pass for the row's sum of squares, one that scales (the row
 // is still in cache). Float accumulators except for float64, as layer_norm.
 template <typename T> void rms_norm_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   const Tensor& x = in[0];
-  int64_t cols = 1;
-  for (int64_t d = a.i(0); d < x.dim(); ++d) cols *= x.shape()[d];
-  const int64_t rows = cols ? x.numel() / cols : 0;
+  const auto [rows, cols] = rows_cols(x, a.i(0));
   using IO = RowIO<T>;
   using Acc = typename IO::Acc;
   const T* xp = x.data<T>();
@@ -341,9 +346,7 @@ void rms_norm_kernel(std::span<const Tensor> in_, std::span<Tensor> out, const A
 // layer_norm_grad does, so dw does not depend on thread scheduling.
 template <typename T> void rms_norm_grad_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   const Tensor& x = in[0];
-  int64_t cols = 1;
-  for (int64_t d = a.i(0); d < x.dim(); ++d) cols *= x.shape()[d];
-  const int64_t rows = cols ? x.numel() / cols : 0;
+  const auto [rows, cols] = rows_cols(x, a.i(0));
   using IO = RowIO<T>;
   using Acc = typename IO::Acc;
   const Acc eps = Acc(a.f(1));
