@@ -105,12 +105,53 @@ Metas radam_meta(std::span<const Tensor> in, const Attrs& a) {
   return adam_family_meta(in, a, "oar.optimizer.RAdam", 2, 2);
 }
 
+// The merged ops (ops/optimizer.h): the operands of many parameters, each as
+// the single-tensor op takes them, one after another, and the number of
+// states per parameter as the last attribute. All share the first
+// parameter's dtype and device, since one kernel runs them.
+Metas check_merged(std::span<const Tensor> in, const Attrs& a, const char* api, Metas (*single)(std::span<const Tensor>,
+                                                                                              const Attrs&)) {
+  const int64_t n_states = a.i(a.size() - 1);
+  OAR_CHECK(n_states >= 0 && n_states <= 3, Value, "[", api, "] num_states must be in 0..3, got ", n_states);
+  const size_t per = 2 + size_t(n_states);
+  OAR_CHECK(in.size() % per == 0, Value, "[", api, "] expects ", per, " tensors per parameter, got ", in.size(),
+            " tensors");
+  for (size_t k = 0; k < in.size(); k += per) {
+    std::span<const Tensor> one = in.subspan(k, per);
+    single(one, a);
+    if (k == 0) continue;
+    OAR_CHECK(one[0].dtype() == in[0].dtype(), Type, "[", api, "] parameter ", k / per, " is ",
+              dtype_name(one[0].dtype()), " but parameter 0 is ", dtype_name(in[0].dtype()),
+              "; one merged update takes parameters of one dtype");
+    OAR_CHECK(one[0].device() == in[0].device(), Value, "[", api, "] parameter ", k / per, " is on ",
+              one[0].device().str(), " but parameter 0 is on ", in[0].device().str());
+  }
+  return {};
+}
+Metas merged_sgd_meta(std::span<const Tensor> in, const Attrs& a) {
+  return check_merged(in, a, "oar.optimizer.SGD", sgd_meta);
+}
+Metas merged_momentum_meta(std::span<const Tensor> in, const Attrs& a) {
+  return check_merged(in, a, "oar.optimizer.Momentum", momentum_meta);
+}
+Metas merged_adam_meta(std::span<const Tensor> in, const Attrs& a) {
+  return check_merged(in, a, "oar.optimizer.Adam", adam_meta);
+}
+
 constexpr OpTraits kUpdate{.side_effect = true};
 OpDef& kSgd = OpBuilder("sgd_").attrs({"learning_rate", OAR_DECAY}).meta(sgd_meta).traits(kUpdate);
 OpDef& kMomentum = OpBuilder("momentum_").attrs({"learning_rate", "mu", "use_nesterov", OAR_DECAY})
                        .meta(momentum_meta).traits(kUpdate);
 OpDef& kAdam = OpBuilder("adam_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", "coeff", OAR_DECAY})
                    .meta(adam_meta).traits(kUpdate);
+OpDef& kMergedSgd = OpBuilder("merged_sgd_").attrs({"learning_rate", OAR_DECAY, "num_states"})
+                        .meta(merged_sgd_meta).traits(kUpdate);
+OpDef& kMergedMomentum = OpBuilder("merged_momentum_")
+                             .attrs({"learning_rate", "mu", "use_nesterov", OAR_DECAY, "num_states"})
+                             .meta(merged_momentum_meta).traits(kUpdate);
+OpDef& kMergedAdam = OpBuilder("merged_adam_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", "coeff",
+                                                      OAR_DECAY, "num_states"})
+                         .meta(merged_adam_meta).traits(kUpdate);
 OpDef& kAdamax = OpBuilder("adamax_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", OAR_DECAY})
                      .meta(adamax_meta).traits(kUpdate);
 OpDef& kAdagrad = OpBuilder("adagrad_").attrs({"learning_rate", "epsilon", OAR_DECAY}).meta(adagrad_meta)
@@ -135,17 +176,16 @@ struct AutocastOff {
   ~AutocastOff() { dispatch_state().autocast = prev; }
 };
 
-void run_update(const OpDef& op, Tensor& p, const Tensor& g, std::initializer_list<Tensor*> states,
-                const Attrs& attrs) {
-  NoGradGuard ng;
-  AutocastOff no_autocast;
+// Adds one parameter's operands to `in` (see Note [optimizer ops]): the
+// gradient cast to the parameter's dtype and made contiguous, and contiguous
+// stand-ins for the tensors written in place, remembered in targets/copies.
+void add_operands(const OpDef& op, Tensor& p, const Tensor& g, std::span<Tensor* const> states, Tensors& in,
+                  SmallVector<Tensor*, 4>& targets, SmallVector<Tensor, 4>& copies) {
   OAR_CHECK(p.defined() && g.defined(), Value, "[oar.optimizer] ", op.name, " got an undefined tensor");
   Tensor grad = g;
   if (grad.dtype() != p.dtype() && is_floating(grad.dtype()) && is_floating(p.dtype())) grad = cast(grad, p.dtype());
   grad = contiguous(grad);
-  Tensors in;
-  SmallVector<Tensor*, 4> targets;  // in-place operands
-  SmallVector<Tensor, 4> copies;    // their contiguous stand-ins
+  const size_t first = copies.size();
   auto add_target = [&](Tensor* t) {
     OAR_CHECK(t && t->defined(), Value, "[oar.optimizer] ", op.name, " got an undefined state tensor");
     targets.push_back(t);
@@ -153,14 +193,57 @@ void run_update(const OpDef& op, Tensor& p, const Tensor& g, std::initializer_li
   };
   add_target(&p);
   for (Tensor* s : states) add_target(s);
-  in.push_back(copies[0]);
+  in.push_back(copies[first]);
   in.push_back(grad);
-  for (size_t k = 1; k < copies.size(); ++k) in.push_back(copies[k]);
-  dispatch(op, std::span<const Tensor>(in.data(), in.size()), attrs);
+  for (size_t k = first + 1; k < copies.size(); ++k) in.push_back(copies[k]);
+}
+
+// Writes the stand-ins back (or bumps the versions of tensors written directly).
+void finish_update(std::span<Tensor* const> targets, std::span<const Tensor> copies) {
   for (size_t k = 0; k < targets.size(); ++k) {
     if (!copies[k].same(*targets[k])) copy_(*targets[k], copies[k]);
     else targets[k]->storage().bump_version();
   }
+}
+
+void run_update(const OpDef& op, Tensor& p, const Tensor& g, std::initializer_list<Tensor*> states,
+                const Attrs& attrs) {
+  NoGradGuard ng;
+  AutocastOff no_autocast;
+  Tensors in;
+  SmallVector<Tensor*, 4> targets;
+  SmallVector<Tensor, 4> copies;
+  add_operands(op, p, g, std::span<Tensor* const>(states.begin(), states.size()), in, targets, copies);
+  dispatch(op, std::span<const Tensor>(in.data(), in.size()), attrs);
+  finish_update(targets, copies);
+}
+
+// The merged form of run_update: `states` holds one span per state, each with
+// one tensor per parameter; `attrs` gets the number of states appended.
+void run_merged_update(const OpDef& op, std::span<Tensor> p, std::span<const Tensor> g,
+                       std::initializer_list<std::span<Tensor>> states, Attrs attrs) {
+  NoGradGuard ng;
+  AutocastOff no_autocast;
+  OAR_CHECK(g.size() == p.size(), Value, "[oar.optimizer] ", op.name, " got ", p.size(), " parameters but ",
+            g.size(), " gradients");
+  for (std::span<Tensor> s : states)
+    OAR_CHECK(s.size() == p.size(), Value, "[oar.optimizer] ", op.name, " got ", p.size(), " parameters but ",
+              s.size(), " tensors of a state");
+  if (p.empty()) return;
+  Tensors in;
+  in.reserve(p.size() * (2 + states.size()));
+  SmallVector<Tensor*, 4> targets;
+  SmallVector<Tensor, 4> copies;
+  SmallVector<Tensor*, 3> own;
+  for (size_t i = 0; i < p.size(); ++i) {
+    own.clear();
+    for (std::span<Tensor> s : states) own.push_back(&s[i]);
+    add_operands(op, p[i], g[i], std::span<Tensor* const>(own.data(), own.size()), in, targets, copies);
+  }
+  attrs.push_back(int64_t(states.size()));
+  dispatch(op, std::span<const Tensor>(in.data(), in.size()), attrs);
+  finish_update(std::span<Tensor* const>(targets.data(), targets.size()),
+                std::span<const Tensor>(copies.data(), copies.size()));
 }
 
 }  // namespace
@@ -212,6 +295,21 @@ void nadam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double 
 void radam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double beta1, double beta2, double eps,
             int64_t step, Decay d) {
   run_update(kRadam, p, g, {&m, &v}, Attrs{lr, beta1, beta2, eps, step, d.l1, d.l2});
+}
+
+void merged_sgd_(std::span<Tensor> p, std::span<const Tensor> g, double lr, Decay d) {
+  run_merged_update(kMergedSgd, p, g, {}, Attrs{lr, d.l1, d.l2});
+}
+void merged_momentum_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> velocity, double lr,
+                      double mu, bool nesterov, Decay d) {
+  run_merged_update(kMergedMomentum, p, g, {velocity}, Attrs{lr, mu, nesterov, d.l1, d.l2});
+}
+void merged_adam_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> m, std::span<Tensor> v,
+                  std::span<Tensor> vmax, double lr, double beta1, double beta2, double eps, int64_t step,
+                  double decoupled_coeff, Decay d) {
+  Attrs a{lr, beta1, beta2, eps, step, decoupled_coeff, d.l1, d.l2};
+  if (vmax.empty()) run_merged_update(kMergedAdam, p, g, {m, v}, a);
+  else run_merged_update(kMergedAdam, p, g, {m, v, vmax}, a);
 }
 
 }  // namespace ops

@@ -63,4 +63,17 @@ void nadam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double 
 void radam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double beta1, double beta2, double eps,
             int64_t step, Decay d = {});
 
+// Multi-tensor (merged) forms of sgd_, momentum_ and adam_: one update with
+// one set of hyperparameters applied to many parameters of one dtype and
+// device in one op and one parallel region (Note [multi-tensor updates] in
+// kernels/cpu/optimizer.cpp), with the single-tensor ops' results to the bit.
+// The spans hold one entry per parameter; an empty `vmax` means no amsgrad.
+// CPU only: parameters on other devices take the single-tensor ops.
+void merged_sgd_(std::span<Tensor> p, std::span<const Tensor> g, double lr, Decay d = {});
+void merged_momentum_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> velocity, double lr,
+                      double mu, bool nesterov, Decay d = {});
+void merged_adam_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> m, std::span<Tensor> v,
+                  std::span<Tensor> vmax, double lr, double beta1, double beta2, double eps, int64_t step,
+                  double decoupled_coeff = 0.0, Decay d = {});
+
 }  // namespace oar::ops

@@ -1,5 +1,5 @@
 """Adam."""
-from .optimizer import Optimizer, _as_float, _ops
+from .optimizer import Optimizer, _as_float
 
 __all__ = ["Adam"]
 
@@ -48,8 +48,10 @@ class Adam(Optimizer):
     def _decoupled(self, p, group, lr):
         return lr, 0.0
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
+    _op = "adam_"
+
+    def _update_args(self, p, g, state, scalars, group, lr, l1, l2):
         lr, coeff = self._decoupled(p, group, lr)
-        _ops.adam_(p, g, state["moment1"], state["moment2"], state.get("moment2_max"), lr,
-                   _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2")),
-                   _as_float(self._hp(group, "epsilon")), scalars["step"], coeff, l1, l2)
+        return g, (state["moment1"], state["moment2"], state.get("moment2_max")), \
+            (lr, _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2")),
+             _as_float(self._hp(group, "epsilon")), scalars["step"], coeff, l1, l2)

@@ -1,5 +1,5 @@
 """Momentum SGD (heavy-ball or Nesterov)."""
-from .optimizer import Optimizer, _ops
+from .optimizer import Optimizer
 
 __all__ = ["Momentum"]
 
@@ -34,9 +34,11 @@ class Momentum(Optimizer):
     def _init_state(self, p, group):
         return {"velocity": self._state_zeros(p)}
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
+    _op = "momentum_"
+
+    def _update_args(self, p, g, state, scalars, group, lr, l1, l2):
         rescale = float(self._hp(group, "rescale_grad"))
         if rescale != 1.0:
             g = g * rescale
-        _ops.momentum_(p, g, state["velocity"], lr, float(self._hp(group, "momentum")),
-                       bool(self._hp(group, "use_nesterov")), l1, l2)
+        return g, (state["velocity"],), (lr, float(self._hp(group, "momentum")),
+                                         bool(self._hp(group, "use_nesterov")), l1, l2)

@@ -30,6 +30,22 @@ __all__ = ["Optimizer"]
 
 _ops = _C._optimizer
 
+# Note [multi-tensor optimizer step]
+# SGD, Momentum and Adam/AdamW update the parameters that share dtype and
+# hyperparameters (rate after per-parameter scaling, decay, step count) with
+# one merged op each (Note [multi-tensor updates] in the CPU kernels), which
+# gives the per-parameter ops' results to the bit, so it is always on for
+# CPU tensors; `use_multi_tensor` is accepted for Paddle compatibility and
+# changes nothing. Parameters on other devices and distributed parameters
+# are updated one by one. Tests set this to False to compare with the
+# per-parameter path.
+_MULTI_TENSOR = True
+
+
+def _mergeable(t):
+    """Whether `t` can join a merged update: a CPU tensor that is not distributed."""
+    return _C._device_index(t)[0] == 0 and _C._dist_attr(t) is None
+
 
 def _api(obj):
     return f"[oar.optimizer.{type(obj).__name__}]"
@@ -148,11 +164,15 @@ class Optimizer:
             raise ValueError(f"{_api(self)} a parameter group must be a dict with a 'params' key")
         params = group["params"]
         params = [params] if isinstance(params, _C.Tensor) else list(params)
+        seen = set()
         for p in params:
             if not isinstance(p, _C.Tensor):
                 raise TypeError(f"{_api(self)} parameters must be tensors, got {type(p).__name__}")
             if id(p) in self._group_of:
                 raise ValueError(f"{_api(self)} a parameter appears in more than one parameter group")
+            if id(p) in seen:  # it would be updated twice per step
+                raise ValueError(f"{_api(self)} a parameter appears more than once in the parameter list")
+            seen.add(id(p))
         g = dict(group)
         g["params"] = params
         if "learning_rate" in g:
@@ -279,6 +299,10 @@ class Optimizer:
         with no_grad():
             if self._grad_clip is not None:
                 params_grads = self._grad_clip(params_grads)
+            # Updates that can run merged, by what must be equal for one merged op:
+            # {(state pattern, args, dtype): (params, grads, [state lists], [(param, master)])}
+            merged = {} if _MULTI_TENSOR and self._op is not None and type(self)._update is Optimizer._update \
+                else None
             for p, g in params_grads:
                 if g is None:
                     continue
@@ -289,12 +313,33 @@ class Optimizer:
                 scalars = self._scalars[id(p)]
                 scalars["step"] += 1
                 master = self._master_of(p)
-                if master is None:
-                    self._update(p, g, state, scalars, group, self._param_lr(p, group), *self._coupled_decay(p, group))
-                else:  # update the float32 copy, then round it into the low-precision parameter
-                    self._update(master, _C.cast(g, master.dtype), state, scalars, group, self._param_lr(p, group),
-                                 *self._coupled_decay(p, group))
-                    _C._set_data_(p, _C.cast(master, p.dtype))
+                # A float16/bfloat16 parameter with a master copy: update the float32
+                # copy, then round it into the parameter.
+                target, grad = (p, g) if master is None else (master, _C.cast(g, master.dtype))
+                lr, (l1, l2) = self._param_lr(p, group), self._coupled_decay(p, group)
+                if merged is None or not _mergeable(target):
+                    self._update(target, grad, state, scalars, group, lr, l1, l2)
+                    if master is not None:
+                        _C._set_data_(p, _C.cast(master, p.dtype))
+                    continue
+                grad, states, args = self._update_args(target, grad, state, scalars, group, lr, l1, l2)
+                key = (tuple(st is None for st in states), args, target.dtype)
+                entry = merged.get(key)
+                if entry is None:
+                    entry = merged[key] = ([], [], [None if st is None else [] for st in states], [])
+                entry[0].append(target)
+                entry[1].append(grad)
+                for lst, st in zip(entry[2], states):
+                    if st is not None:
+                        lst.append(st)
+                if master is not None:
+                    entry[3].append((p, master))
+            if merged:
+                run = getattr(_ops, "merged_" + self._op)
+                for (_, args, _), (params, grads, states, masters) in merged.items():
+                    run(params, grads, *states, *args)
+                    for p, master in masters:
+                        _C._set_data_(p, _C.cast(master, p.dtype))
         return params_grads
 
     def _master_of(self, p):
@@ -309,8 +354,19 @@ class Optimizer:
             m = masters[id(p)] = _C.cast(p.detach(), _C.dtype.float32)
         return m
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
+    # The fused update op of a subclass whose update has a merged form
+    # ("sgd_", "momentum_", "adam_"): _update_args gives its operands.
+    _op = None
+
+    def _update_args(self, p, g, state, scalars, group, lr, l1, l2):
+        """(grad, state tensors, scalar arguments) of the ``_op`` update of `p`, in the op's argument order."""
         raise NotImplementedError(f"{_api(self)} has no update rule")
+
+    def _update(self, p, g, state, scalars, group, lr, l1, l2):
+        if self._op is None:
+            raise NotImplementedError(f"{_api(self)} has no update rule")
+        g, states, args = self._update_args(p, g, state, scalars, group, lr, l1, l2)
+        getattr(_ops, self._op)(p, g, *states, *args)
 
     def step(self):
         """Updates every parameter that has a gradient, once.

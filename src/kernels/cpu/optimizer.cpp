@@ -2,6 +2,7 @@
 // gradient and state per step. Operands are contiguous and validated by
 // infer_meta. Half-precision parameters keep float32 state and are computed
 // in float32; float64 parameters in float64.
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -39,87 +40,143 @@ template <typename F> void for_dtype(std::span<const Tensor> in, F&& f) {
   visit_float(in[0].dtype(), [&](auto tag) { f(tag); });
 }
 
-void sgd_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const C lr = C(a.f(0));
-    const Decay<C> dec(a.f(1), a.f(2));
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        o.p[i] = P(p - lr * dec(C(o.g[i]), p));
-      }
-    });
-  });
-}
+// The update rules that also run over many tensors (Note [multi-tensor
+// updates]): Rule<P>(attrs) computes the per-step constants once, and
+// rule(o, b, e) updates elements [b, e) of one parameter. The single-tensor
+// kernel and the multi-tensor walk call the same rule, so their results are
+// the same to the bit.
 
-void momentum_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const C lr = C(a.f(0)), mu = C(a.f(1));
-    const bool nesterov = a.b(2);
-    const Decay<C> dec(a.f(3), a.f(4));
+template <typename P> struct SgdRule {
+  using C = state_t<P>;
+  C lr;
+  Decay<C> dec;
+  explicit SgdRule(const Attrs& a) : lr(C(a.f(0))), dec(a.f(1), a.f(2)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      o.p[i] = P(p - lr * dec(C(o.g[i]), p));
+    }
+  }
+};
+
+template <typename P> struct MomentumRule {
+  using C = state_t<P>;
+  C lr, mu;
+  bool nesterov;
+  Decay<C> dec;
+  explicit MomentumRule(const Attrs& a) : lr(C(a.f(0))), mu(C(a.f(1))), nesterov(a.b(2)), dec(a.f(3), a.f(4)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
     C* vel = o.s[0];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C v = mu * vel[i] + g;
-        vel[i] = v;
-        o.p[i] = P(nesterov ? p - (g + mu * v) * lr : p - lr * v);
-      }
-    });
-  });
-}
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C v = mu * vel[i] + g;
+      vel[i] = v;
+      o.p[i] = P(nesterov ? p - (g + mu * v) * lr : p - lr * v);
+    }
+  }
+};
 
-void adam_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
+template <typename P> struct AdamRule {
+  using C = state_t<P>;
+  C lr_t, eps_t, cb1, cb2, decay;
+  bool decoupled;
+  Decay<C> dec;
+  explicit AdamRule(const Attrs& a) : dec(a.f(6), a.f(7)) {
     const double lr = a.f(0), b1 = a.f(1), b2 = a.f(2), eps = a.f(3), coeff = a.f(5);
     const double t = double(a.i(4));
     const double bc1 = 1.0 - std::pow(b1, t), bc2 = std::sqrt(1.0 - std::pow(b2, t));
-    const C lr_t = C(lr * bc2 / bc1), eps_t = C(eps * bc2);
-    const C cb1 = C(b1), cb2 = C(b2), decay = C(1.0 - lr * coeff);
-    const bool decoupled = coeff != 0.0;
-    const Decay<C> dec(a.f(6), a.f(7));
-    C *m = o.s[0], *v = o.s[1], *vmax = o.s[2];
-    // The options are template flags so that the loop has no branch and
-    // vectorises (the operands never alias: infer_meta checks them).
-    auto run = [&](auto decoupled_c, auto amsgrad_c) {
-      constexpr bool kDecoupled = decltype(decoupled_c)::value, kAmsgrad = decltype(amsgrad_c)::value;
-      parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-        P* __restrict pp = o.p;
-        const P* __restrict gp = o.g;
-        C* __restrict mp = m;
-        C* __restrict vp = v;
-        C* __restrict vm = vmax;
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i) {
-          C p = C(pp[i]);
-          C g = dec(C(gp[i]), p);
-          if constexpr (kDecoupled) p = p * decay;
-          C mi = cb1 * mp[i] + (C(1) - cb1) * g;
-          C vi = cb2 * vp[i] + (C(1) - cb2) * g * g;
-          mp[i] = mi;
-          vp[i] = vi;
-          if constexpr (kAmsgrad) {
-            vi = std::max(vm[i], vi);
-            vm[i] = vi;
-          }
-          pp[i] = P(p - lr_t * mi / (std::sqrt(vi) + eps_t));
-        }
-      });
-    };
+    lr_t = C(lr * bc2 / bc1);
+    eps_t = C(eps * bc2);
+    cb1 = C(b1);
+    cb2 = C(b2);
+    decay = C(1.0 - lr * coeff);
+    decoupled = coeff != 0.0;
+  }
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
     using T = std::true_type;
     using F = std::false_type;
-    if (decoupled) vmax ? run(T{}, T{}) : run(T{}, F{});
-    else vmax ? run(F{}, T{}) : run(F{}, F{});
+    const bool amsgrad = o.s[2] != nullptr;
+    if (decoupled) amsgrad ? run(o, b, e, T{}, T{}) : run(o, b, e, T{}, F{});
+    else amsgrad ? run(o, b, e, F{}, T{}) : run(o, b, e, F{}, F{});
+  }
+  // The options are template flags so that the loop has no branch and
+  // vectorises (the operands never alias: each is its own tensor).
+  template <typename Dc, typename Ams> void run(const Operands<P>& o, int64_t b, int64_t e, Dc, Ams) const {
+    constexpr bool kDecoupled = Dc::value, kAmsgrad = Ams::value;
+    P* __restrict pp = o.p;
+    const P* __restrict gp = o.g;
+    C* __restrict mp = o.s[0];
+    C* __restrict vp = o.s[1];
+    C* __restrict vm = o.s[2];
+#pragma omp simd
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(pp[i]);
+      C g = dec(C(gp[i]), p);
+      if constexpr (kDecoupled) p = p * decay;
+      C mi = cb1 * mp[i] + (C(1) - cb1) * g;
+      C vi = cb2 * vp[i] + (C(1) - cb2) * g * g;
+      mp[i] = mi;
+      vp[i] = vi;
+      if constexpr (kAmsgrad) {
+        vi = std::max(vm[i], vi);
+        vm[i] = vi;
+      }
+      pp[i] = P(p - lr_t * mi / (std::sqrt(vi) + eps_t));
+    }
+  }
+};
+
+// One parameter: its elements split over the threads.
+template <template <typename> class Rule> void single_kernel(std::span<const Tensor> in, std::span<Tensor>,
+                                                             const Attrs& a) {
+  for_dtype(in, [&](auto tag) {
+    using P = decltype(tag);
+    const Operands<P> o(in);
+    const Rule<P> rule(a);
+    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) { rule(o, b, e); });
+  });
+}
+
+// Note [multi-tensor updates]
+// An optimizer step over a model of many small parameters (biases, norm
+// weights) used to pay, per parameter, a Python call, a dispatch and the
+// start of a parallel region, for a few hundred elements of work. The merged
+// ops take the operands of many parameters that share dtype, device and
+// hyperparameters, laid out [p0, g0, states0..., p1, g1, states1..., ...]
+// with the number of states as their last attribute, and walk them in ONE
+// parallel region: the parameters are seen as one array, the concatenation
+// of their elements, and parallel_for splits that array by element count, so
+// each thread gets an equal share whether it falls inside a large tensor or
+// spans fifty small ones. Each thread finds the parameter where its share
+// starts and runs the rule over (parameter, element range) pieces. The rule
+// is the single-tensor kernel's and -ffp-contract=off keeps vector and scalar
+// loops alike, so where a range is cut does not change a bit of the result.
+template <template <typename> class Rule> void merged_kernel(std::span<const Tensor> in, std::span<Tensor>,
+                                                             const Attrs& a) {
+  const size_t per = 2 + size_t(a.i(a.size() - 1));
+  const size_t n_params = in.size() / per;
+  for_dtype(in, [&](auto tag) {
+    using P = decltype(tag);
+    std::vector<Operands<P>> ops;
+    std::vector<int64_t> start{0};  // start[k]: the first element of ops[k] in the concatenation
+    ops.reserve(n_params);
+    start.reserve(n_params + 1);
+    for (size_t k = 0; k < n_params; ++k) {
+      Operands<P> o(in.subspan(k * per, per));
+      if (o.n == 0) continue;
+      ops.push_back(o);
+      start.push_back(start.back() + o.n);
+    }
+    const Rule<P> rule(a);
+    parallel_for(start.back(), kGrain, [&](int64_t b, int64_t e) {
+      size_t k = size_t(std::upper_bound(start.begin(), start.end(), b) - start.begin()) - 1;
+      for (; b < e; ++k) {
+        const int64_t hi = std::min(e, start[k + 1]);
+        rule(ops[k], b - start[k], hi - start[k]);
+        b = hi;
+      }
+    });
   });
 }
 
@@ -324,9 +381,12 @@ void radam_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a)
   });
 }
 
-KernelRegistrar r_sgd("sgd_", DeviceType::CPU, OAR_FLOAT_DTYPES, sgd_kernel);
-KernelRegistrar r_momentum("momentum_", DeviceType::CPU, OAR_FLOAT_DTYPES, momentum_kernel);
-KernelRegistrar r_adam("adam_", DeviceType::CPU, OAR_FLOAT_DTYPES, adam_kernel);
+KernelRegistrar r_sgd("sgd_", DeviceType::CPU, OAR_FLOAT_DTYPES, single_kernel<SgdRule>);
+KernelRegistrar r_momentum("momentum_", DeviceType::CPU, OAR_FLOAT_DTYPES, single_kernel<MomentumRule>);
+KernelRegistrar r_adam("adam_", DeviceType::CPU, OAR_FLOAT_DTYPES, single_kernel<AdamRule>);
+KernelRegistrar r_merged_sgd("merged_sgd_", DeviceType::CPU, OAR_FLOAT_DTYPES, merged_kernel<SgdRule>);
+KernelRegistrar r_merged_momentum("merged_momentum_", DeviceType::CPU, OAR_FLOAT_DTYPES, merged_kernel<MomentumRule>);
+KernelRegistrar r_merged_adam("merged_adam_", DeviceType::CPU, OAR_FLOAT_DTYPES, merged_kernel<AdamRule>);
 KernelRegistrar r_adamax("adamax_", DeviceType::CPU, OAR_FLOAT_DTYPES, adamax_kernel);
 KernelRegistrar r_adagrad("adagrad_", DeviceType::CPU, OAR_FLOAT_DTYPES, adagrad_kernel);
 KernelRegistrar r_adadelta("adadelta_", DeviceType::CPU, OAR_FLOAT_DTYPES, adadelta_kernel);
