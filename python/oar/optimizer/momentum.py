@@ -34,11 +34,14 @@ class Momentum(Optimizer):
     def _init_state(self, p, group):
         return {"velocity": self._state_zeros(p)}
 
-    _op = "momentum_"
+    _op, _n_states = "momentum_", 1
 
-    def _update_args(self, p, g, state, scalars, group, lr, l1, l2):
+    def _update_plan(self, group):
         rescale = float(self._hp(group, "rescale_grad"))
-        if rescale != 1.0:
-            g = g * rescale
-        return g, (state["velocity"],), (lr, float(self._hp(group, "momentum")),
-                                         bool(self._hp(group, "use_nesterov")), l1, l2)
+        mu, nesterov = float(self._hp(group, "momentum")), bool(self._hp(group, "use_nesterov"))
+
+        def plan(p, g, state, lr, step, l1, l2):
+            if rescale != 1.0:
+                g = g * rescale
+            return g, (state["velocity"],), (lr, mu, nesterov, l1, l2)
+        return plan

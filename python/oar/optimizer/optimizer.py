@@ -235,11 +235,14 @@ class Optimizer:
         return self.get_lr() * _as_float(mult)
 
     def _coupled_decay(self, p, group):
-        """(l1, l2) coefficients added to the gradient for `p`."""
+        """(l1, l2) coefficients added to the gradient for `p`: its own regularizer's, else its group's."""
         reg = getattr(p, "regularizer", None)
-        if reg is None:
-            reg = self._to_regularizer(group["weight_decay"]) if "weight_decay" in group else self.regularization
-        return self._reg_terms(reg)
+        return self._group_decay(group) if reg is None else self._reg_terms(reg)
+
+    def _group_decay(self, group):
+        """(l1, l2) of the parameters of `group` that have no regularizer of their own."""
+        return self._reg_terms(self._to_regularizer(group["weight_decay"]) if "weight_decay" in group
+                               else self.regularization)
 
     def _reg_terms(self, reg):
         if reg is None:
@@ -299,11 +302,8 @@ class Optimizer:
         with no_grad():
             if self._grad_clip is not None:
                 params_grads = self._grad_clip(params_grads)
-            # Updates that can run merged, by what must be equal for one merged op:
-            # {(state pattern, args, dtype): (params, grads, [state lists], [(param, master)])}
-            merged = {} if _MULTI_TENSOR and self._op is not None and type(self)._update is Optimizer._update \
-                else None
-            for p, g in params_grads:
+            rest = self._apply_merged(params_grads) if self._can_merge() else params_grads
+            for p, g in rest:
                 if g is None:
                     continue
                 group = self._group_of.get(id(p))
@@ -313,34 +313,79 @@ class Optimizer:
                 scalars = self._scalars[id(p)]
                 scalars["step"] += 1
                 master = self._master_of(p)
-                # A float16/bfloat16 parameter with a master copy: update the float32
-                # copy, then round it into the parameter.
-                target, grad = (p, g) if master is None else (master, _C.cast(g, master.dtype))
-                lr, (l1, l2) = self._param_lr(p, group), self._coupled_decay(p, group)
-                if merged is None or not _mergeable(target):
-                    self._update(target, grad, state, scalars, group, lr, l1, l2)
-                    if master is not None:
-                        _C._set_data_(p, _C.cast(master, p.dtype))
-                    continue
-                grad, states, args = self._update_args(target, grad, state, scalars, group, lr, l1, l2)
-                key = (tuple(st is None for st in states), args, target.dtype)
-                entry = merged.get(key)
-                if entry is None:
-                    entry = merged[key] = ([], [], [None if st is None else [] for st in states], [])
-                entry[0].append(target)
-                entry[1].append(grad)
-                for lst, st in zip(entry[2], states):
-                    if st is not None:
-                        lst.append(st)
-                if master is not None:
-                    entry[3].append((p, master))
-            if merged:
-                run = getattr(_ops, "merged_" + self._op)
-                for (_, args, _), (params, grads, states, masters) in merged.items():
-                    run(params, grads, *states, *args)
-                    for p, master in masters:
-                        _C._set_data_(p, _C.cast(master, p.dtype))
+                if master is None:
+                    self._update(p, g, state, scalars, group, self._param_lr(p, group), *self._coupled_decay(p, group))
+                else:  # update the float32 copy, then round it into the low-precision parameter
+                    self._update(master, _C.cast(g, master.dtype), state, scalars, group, self._param_lr(p, group),
+                                 *self._coupled_decay(p, group))
+                    _C._set_data_(p, _C.cast(master, p.dtype))
         return params_grads
+
+    def _can_merge(self):
+        # Subclasses that change how a parameter's rate, decay or update are
+        # found keep the per-parameter path, which asks them.
+        cls = type(self)
+        return (_MULTI_TENSOR and self._op is not None and cls._update is Optimizer._update
+                and cls._param_lr is Optimizer._param_lr and cls._coupled_decay is Optimizer._coupled_decay)
+
+    def _apply_merged(self, params_grads):
+        """Applies the updates of the CPU parameters in `params_grads` with merged ops
+        (Note [multi-tensor optimizer step]); returns the pairs left to the per-parameter path.
+
+        Computes what _apply_optimize's per-parameter path computes, in the same
+        float operations, with what is common to a group worked out once per step."""
+        lr0 = self.get_lr()
+        multi_precision = getattr(self, "_multi_precision", False)
+        accumulators, scalars_of, group_of = self._accumulators, self._scalars, self._group_of
+        groups = {}   # id(group) -> (update plan, group rate or None, group decay)
+        buckets = {}  # (args, dtype, number of states) -> (params, grads, [state lists], [(param, master)])
+        rest = []
+        for p, g in params_grads:
+            if g is None:
+                continue
+            pid = id(p)
+            group = group_of.get(pid)
+            if group is None or not _mergeable(p):
+                rest.append((p, g))
+                continue
+            ctx = groups.get(id(group))
+            if ctx is None:
+                mult = group.get("learning_rate")
+                ctx = groups[id(group)] = (self._update_plan(group), None if mult is None else lr0 * _as_float(mult),
+                                           self._group_decay(group))
+            plan, lr, decay = ctx
+            if lr is None:
+                attr = getattr(p, "optimize_attr", None)
+                lr = lr0 * _as_float(attr.get("learning_rate", 1.0) if isinstance(attr, dict) else 1.0)
+            reg = getattr(p, "regularizer", None)
+            l1, l2 = decay if reg is None else self._reg_terms(reg)
+            state = accumulators.get(pid)
+            if state is None:
+                state = self._state_of(p, group)
+            scalars = scalars_of[pid]
+            step = scalars["step"] = scalars["step"] + 1
+            master = self._master_of(p) if multi_precision else None
+            target = p
+            if master is not None:
+                target, g = master, _C.cast(g, master.dtype)
+            g, states, args = plan(target, g, state, lr, step, l1, l2)
+            key = (args, target.dtype, len(states))
+            entry = buckets.get(key)
+            if entry is None:
+                entry = buckets[key] = ([], [], [[] for _ in states], [])
+            entry[0].append(target)
+            entry[1].append(g)
+            for lst, st in zip(entry[2], states):
+                lst.append(st)
+            if master is not None:
+                entry[3].append((p, master))
+        if buckets:
+            run, pad = getattr(_ops, "merged_" + self._op), [None] * self._n_states
+            for (args, _, n), (params, grads, states, masters) in buckets.items():
+                run(params, grads, *states, *pad[n:], *args)
+                for p, master in masters:
+                    _C._set_data_(p, _C.cast(master, p.dtype))
+        return rest
 
     def _master_of(self, p):
         """The float32 master weight of a float16/bfloat16 parameter when
@@ -355,18 +400,22 @@ class Optimizer:
         return m
 
     # The fused update op of a subclass whose update has a merged form
-    # ("sgd_", "momentum_", "adam_"): _update_args gives its operands.
+    # ("sgd_", "momentum_", "adam_"), and the number of its state operands
+    # (trailing ones may be None); _update_plan gives the operands.
     _op = None
+    _n_states = 0
 
-    def _update_args(self, p, g, state, scalars, group, lr, l1, l2):
-        """(grad, state tensors, scalar arguments) of the ``_op`` update of `p`, in the op's argument order."""
+    def _update_plan(self, group):
+        """A function ``(param, grad, state, lr, step, l1, l2) -> (grad, state tensors, scalar arguments)``
+        giving the ``_op`` update's operands for a parameter of `group`; what depends only on the group
+        is worked out once, here."""
         raise NotImplementedError(f"{_api(self)} has no update rule")
 
     def _update(self, p, g, state, scalars, group, lr, l1, l2):
         if self._op is None:
             raise NotImplementedError(f"{_api(self)} has no update rule")
-        g, states, args = self._update_args(p, g, state, scalars, group, lr, l1, l2)
-        getattr(_ops, self._op)(p, g, *states, *args)
+        g, states, args = self._update_plan(group)(p, g, state, lr, scalars["step"], l1, l2)
+        getattr(_ops, self._op)(p, g, *states, *[None] * (self._n_states - len(states)), *args)
 
     def step(self):
         """Updates every parameter that has a gradient, once.

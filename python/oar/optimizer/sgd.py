@@ -31,5 +31,5 @@ class SGD(Optimizer):
 
     _op = "sgd_"
 
-    def _update_args(self, p, g, state, scalars, group, lr, l1, l2):
-        return g, (), (lr, l1, l2)
+    def _update_plan(self, group):
+        return lambda p, g, state, lr, step, l1, l2: (g, (), (lr, l1, l2))
