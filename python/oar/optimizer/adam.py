@@ -15,6 +15,11 @@ class Adam(Optimizer):
     ``weight_decay`` is coupled (added to the gradient); with ``amsgrad`` the
     running maximum of ``v`` replaces ``v`` in the denominator.
 
+    On the CPU the parameters that share dtype and hyperparameters are updated
+    together, by one merged op per step, with the results of one update per
+    parameter to the bit; ``use_multi_tensor`` is accepted for Paddle
+    compatibility and changes nothing.
+
     >>> import oar
     >>> import oar.optimizer
     >>> w = oar.to_tensor([1.0, -1.0], stop_gradient=False)

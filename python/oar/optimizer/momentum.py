@@ -11,6 +11,11 @@ class Momentum(Optimizer):
     ``weight_decay`` (float or L2Decay) is added to the gradient first, and
     ``rescale_grad`` scales the gradient before anything else.
 
+    On the CPU the parameters that share dtype and hyperparameters are updated
+    together, by one merged op per step, with the results of one update per
+    parameter to the bit; ``use_multi_tensor`` is accepted for Paddle
+    compatibility and changes nothing.
+
     >>> import oar
     >>> import oar.optimizer
     >>> w = oar.to_tensor([1.0], stop_gradient=False)
