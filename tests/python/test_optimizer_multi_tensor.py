@@ -1,6 +1,6 @@
-"""The multi-tensor optimizer step (Note [multi-tensor optimizer step]): SGD,
-Momentum and Adam/AdamW update many parameters with one merged op, to the bit
-what the per-parameter ops give, and against NumPy."""
+"""The multi-tensor optimizer step (Note [multi-tensor optimizer step]): the
+optimizers with an elementwise update change many parameters with one merged
+op, to the bit what the per-parameter ops give, and against NumPy."""
 import math
 
 import numpy as np
@@ -8,6 +8,7 @@ import pytest
 
 import oar
 import oar.optimizer as optim
+import oar.regularizer as reg
 from oar._C import _optimizer as ops
 from oar.optimizer import optimizer as base
 
@@ -43,6 +44,17 @@ CASES = {
     "adam": lambda groups, **kw: optim.Adam(0.01, parameters=groups, weight_decay=0.01, **kw),
     "amsgrad": lambda groups, **kw: optim.Adam(0.01, parameters=groups, amsgrad=True, **kw),
     "adamw": lambda groups, **kw: optim.AdamW(0.01, parameters=groups, weight_decay=0.1, **kw),
+    "adamw_lr_ratio": lambda groups, **kw: optim.AdamW(0.01, parameters=groups, weight_decay=0.1,
+                                                       lr_ratio=lambda p: 0.5 if p.size > 500 else 1.0,
+                                                       apply_decay_param_fun=lambda n: n != "param_1", **kw),
+    "adamax": lambda groups, **kw: optim.Adamax(0.01, parameters=groups, weight_decay=0.01, **kw),
+    "adagrad": lambda groups, **kw: optim.Adagrad(0.05, parameters=groups, weight_decay=0.01, **kw),
+    "adadelta": lambda groups, **kw: optim.Adadelta(1.0, parameters=groups, weight_decay=0.01, **kw),
+    "rmsprop": lambda groups, **kw: optim.RMSProp(0.01, momentum=0.5, parameters=groups, **kw),
+    "rmsprop_centered": lambda groups, **kw: optim.RMSProp(0.01, centered=True, parameters=groups,
+                                                           weight_decay=reg.L1Decay(0.01), **kw),
+    "nadam": lambda groups, **kw: optim.NAdam(0.01, parameters=groups, weight_decay=0.01, **kw),
+    "radam": lambda groups, **kw: optim.RAdam(0.01, parameters=groups, weight_decay=0.01, **kw),
 }
 
 
@@ -87,8 +99,10 @@ def test_merged_step_equals_per_parameter_step_to_the_bit(case, threads):
     _same(*_train(case, "float32", False, threads), *_train(case, "float32", True, threads))
 
 
-@pytest.mark.parametrize("multi_precision", [False, True])
-@pytest.mark.parametrize("case", ["sgd", "momentum", "adam", "adamw"])
+# (the optimizers that keep float32 master weights take multi_precision)
+@pytest.mark.parametrize("case,multi_precision",
+                         [(c, False) for c in sorted(CASES)] +
+                         [(c, True) for c in ("sgd", "momentum", "nesterov", "adam", "amsgrad", "adamw")])
 def test_bfloat16_merged_step_equals_per_parameter_step(case, multi_precision):
     a = _train(case, "bfloat16", False, 2, multi_precision=multi_precision)
     b = _train(case, "bfloat16", True, 2, multi_precision=multi_precision)
@@ -97,25 +111,34 @@ def test_bfloat16_merged_step_equals_per_parameter_step(case, multi_precision):
     assert ("master_weights" in b[1].state_dict()) == multi_precision
 
 
-def test_merged_ops_are_used_once_per_group(monkeypatch):
-    calls = []
+class _Counting:
+    """Stands in for oar._C._optimizer and records (op, number of parameters) of each update call."""
 
-    class Counting:
-        def __getattr__(self, name):
-            fn = getattr(ops, name)
-            if not name.endswith("_"):  # not an update (state_dtype)
-                return fn
-            return lambda *a, **k: (calls.append((name, len(a[0]) if name.startswith("merged_") else 1)),
-                                    fn(*a, **k))[1]
+    def __init__(self):
+        self.calls = []
 
-    monkeypatch.setattr(base, "_ops", Counting())
-    ps = _params("float32")
-    opt = optim.AdamW(0.01, parameters=[{"params": ps[:2]}, {"params": ps[2:], "learning_rate": 0.5}])
-    for p, g in zip(ps, _grads(ps, 0)):
-        p.grad = g
-    opt.step()
-    # one merged op per group (their rates differ), none per parameter
-    assert sorted(calls) == [("merged_adam_", 2), ("merged_adam_", 3)]
+    def __getattr__(self, name):
+        fn = getattr(ops, name)
+        if not name.endswith("_"):  # not an update (state_dtype)
+            return fn
+
+        def call(*a, **k):
+            self.calls.append((name, len(a[0]) if name.startswith("merged_") else 1))
+            return fn(*a, **k)
+        return call
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_merged_ops_are_used_once_per_group(case, monkeypatch):
+    counting = _Counting()
+    monkeypatch.setattr(base, "_ops", counting)
+    _train(case, "float32", True, 1, steps=1)
+    # every parameter by a merged op: one per group (their rates differ), and
+    # for adamw_lr_ratio one per (rate, decay) its per-parameter functions give
+    names = {name for name, _ in counting.calls}
+    assert names == {"merged_" + CASES[case](_params("float32"))._op}
+    sizes = sorted(n for _, n in counting.calls)
+    assert sizes == ([1, 1, 1, 2] if case == "adamw_lr_ratio" else [1, 4])
 
 
 def test_merged_adam_against_numpy():

@@ -62,12 +62,12 @@ class Adam(Optimizer):
         eps = _as_float(self._hp(group, "epsilon"))
         coeff0, per_param = self._decoupled(group)
 
-        def plan(p, g, state, lr, step, l1, l2):
+        def plan(p, g, state, scalars, lr, l1, l2):
             coeff = coeff0
             if per_param is not None:
                 lr, coeff = per_param(p, lr, coeff)
             vmax = state.get("moment2_max")
             states = (state["moment1"], state["moment2"]) if vmax is None else \
                 (state["moment1"], state["moment2"], vmax)
-            return g, states, (lr, b1, b2, eps, step, coeff, l1, l2)
+            return g, states, (lr, b1, b2, eps, scalars["step"], coeff, l1, l2)
         return plan

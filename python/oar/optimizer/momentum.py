@@ -45,7 +45,7 @@ class Momentum(Optimizer):
         rescale = float(self._hp(group, "rescale_grad"))
         mu, nesterov = float(self._hp(group, "momentum")), bool(self._hp(group, "use_nesterov"))
 
-        def plan(p, g, state, lr, step, l1, l2):
+        def plan(p, g, state, scalars, lr, l1, l2):
             if rescale != 1.0:
                 g = g * rescale
             return g, (state["velocity"],), (lr, mu, nesterov, l1, l2)

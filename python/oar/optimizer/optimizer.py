@@ -31,14 +31,17 @@ __all__ = ["Optimizer"]
 _ops = _C._optimizer
 
 # Note [multi-tensor optimizer step]
-# SGD, Momentum and Adam/AdamW update the parameters that share dtype and
-# hyperparameters (rate after per-parameter scaling, decay, step count) with
-# one merged op each (Note [multi-tensor updates] in the CPU kernels), which
-# gives the per-parameter ops' results to the bit, so it is always on for
-# CPU tensors; `use_multi_tensor` is accepted for Paddle compatibility and
-# changes nothing. Parameters on other devices and distributed parameters
-# are updated one by one. Tests set this to False to compare with the
-# per-parameter path.
+# The optimizers with an elementwise update (all but Lamb and LBFGS) update
+# the parameters that share dtype and hyperparameters (rate after
+# per-parameter scaling, decay, step count) with one merged op per step
+# (Note [multi-tensor updates] in the CPU kernels). It gives the results of
+# one op per parameter to the bit, so it is always on for CPU tensors;
+# `use_multi_tensor` is accepted for Paddle compatibility and changes
+# nothing. Parameters on other devices and distributed parameters are
+# updated one by one. What is common to a parameter group (its rate, decay
+# and hyperparameters) is worked out once per step, which is most of the
+# saving: the per-parameter Python work costs more than the ops it saves.
+# Tests set this to False to compare with the per-parameter path.
 _MULTI_TENSOR = True
 
 
@@ -363,12 +366,12 @@ class Optimizer:
             if state is None:
                 state = self._state_of(p, group)
             scalars = scalars_of[pid]
-            step = scalars["step"] = scalars["step"] + 1
+            scalars["step"] += 1
             master = self._master_of(p) if multi_precision else None
             target = p
             if master is not None:
                 target, g = master, _C.cast(g, master.dtype)
-            g, states, args = plan(target, g, state, lr, step, l1, l2)
+            g, states, args = plan(target, g, state, scalars, lr, l1, l2)
             key = (args, target.dtype, len(states))
             entry = buckets.get(key)
             if entry is None:
@@ -399,22 +402,22 @@ class Optimizer:
             m = masters[id(p)] = _C.cast(p.detach(), _C.dtype.float32)
         return m
 
-    # The fused update op of a subclass whose update has a merged form
-    # ("sgd_", "momentum_", "adam_"), and the number of its state operands
-    # (trailing ones may be None); _update_plan gives the operands.
+    # The fused update op of a subclass whose update has a merged form (all
+    # but Lamb's), and the number of its state operands (trailing ones may be
+    # None); _update_plan gives the operands.
     _op = None
     _n_states = 0
 
     def _update_plan(self, group):
-        """A function ``(param, grad, state, lr, step, l1, l2) -> (grad, state tensors, scalar arguments)``
-        giving the ``_op`` update's operands for a parameter of `group`; what depends only on the group
-        is worked out once, here."""
+        """A function ``(param, grad, state, scalars, lr, l1, l2) -> (grad, state tensors, scalar arguments)``
+        giving the ``_op`` update's operands for a parameter of `group` (`scalars`: its counters, the step
+        count already advanced); what depends only on the group is worked out once, here."""
         raise NotImplementedError(f"{_api(self)} has no update rule")
 
     def _update(self, p, g, state, scalars, group, lr, l1, l2):
         if self._op is None:
             raise NotImplementedError(f"{_api(self)} has no update rule")
-        g, states, args = self._update_plan(group)(p, g, state, lr, scalars["step"], l1, l2)
+        g, states, args = self._update_plan(group)(p, g, state, scalars, lr, l1, l2)
         getattr(_ops, self._op)(p, g, *states, *[None] * (self._n_states - len(states)), *args)
 
     def step(self):

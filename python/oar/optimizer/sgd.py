@@ -32,4 +32,4 @@ class SGD(Optimizer):
     _op = "sgd_"
 
     def _update_plan(self, group):
-        return lambda p, g, state, lr, step, l1, l2: (g, (), (lr, l1, l2))
+        return lambda p, g, state, scalars, lr, l1, l2: (g, (), (lr, l1, l2))

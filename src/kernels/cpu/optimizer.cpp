@@ -127,6 +127,155 @@ template <typename P> struct AdamRule {
   }
 };
 
+template <typename P> struct AdamaxRule {
+  using C = state_t<P>;
+  C lr_t, cb1, cb2, eps;
+  Decay<C> dec;
+  explicit AdamaxRule(const Attrs& a)
+      : lr_t(C(a.f(0) / (1.0 - std::pow(a.f(1), double(a.i(4)))))), cb1(C(a.f(1))), cb2(C(a.f(2))), eps(C(a.f(3))),
+        dec(a.f(5), a.f(6)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    C *m = o.s[0], *u = o.s[1];
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C mi = cb1 * m[i] + (C(1) - cb1) * g;
+      C ui = std::max(cb2 * u[i] + eps, std::abs(g));
+      m[i] = mi;
+      u[i] = ui;
+      o.p[i] = P(p - lr_t * mi / ui);
+    }
+  }
+};
+
+template <typename P> struct AdagradRule {
+  using C = state_t<P>;
+  C lr, eps;
+  Decay<C> dec;
+  explicit AdagradRule(const Attrs& a) : lr(C(a.f(0))), eps(C(a.f(1))), dec(a.f(2), a.f(3)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    C* acc = o.s[0];
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C h = acc[i] + g * g;
+      acc[i] = h;
+      o.p[i] = P(p - lr * g / (std::sqrt(h) + eps));
+    }
+  }
+};
+
+template <typename P> struct AdadeltaRule {
+  using C = state_t<P>;
+  C lr, rho, eps;
+  Decay<C> dec;
+  explicit AdadeltaRule(const Attrs& a) : lr(C(a.f(0))), rho(C(a.f(1))), eps(C(a.f(2))), dec(a.f(3), a.f(4)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    C *eg2 = o.s[0], *edx2 = o.s[1];
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C sg = rho * eg2[i] + (C(1) - rho) * g * g;
+      C upd = -std::sqrt((edx2[i] + eps) / (sg + eps)) * g;
+      eg2[i] = sg;
+      edx2[i] = rho * edx2[i] + (C(1) - rho) * upd * upd;
+      o.p[i] = P(p + lr * upd);
+    }
+  }
+};
+
+template <typename P> struct RmspropRule {
+  using C = state_t<P>;
+  C lr, rho, eps, mom_c;
+  Decay<C> dec;
+  explicit RmspropRule(const Attrs& a)
+      : lr(C(a.f(0))), rho(C(a.f(1))), eps(C(a.f(2))), mom_c(C(a.f(3))), dec(a.f(4), a.f(5)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    C *ms = o.s[0], *mom = o.s[1], *mg = o.s[2];
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C msi = rho * ms[i] + (C(1) - rho) * g * g;
+      ms[i] = msi;
+      C denom;
+      if (mg) {
+        C mgi = rho * mg[i] + (C(1) - rho) * g;
+        mg[i] = mgi;
+        denom = std::sqrt(msi - mgi * mgi + eps);
+      } else {
+        denom = std::sqrt(msi + eps);
+      }
+      C mi = mom_c * mom[i] + lr * g / denom;
+      mom[i] = mi;
+      o.p[i] = P(p - mi);
+    }
+  }
+};
+
+template <typename P> struct NadamRule {
+  using C = state_t<P>;
+  C cb1, cb2, eps, lr, c_m, c_g, bc2;
+  Decay<C> dec;
+  explicit NadamRule(const Attrs& a) : dec(a.f(8), a.f(9)) {
+    const double b1 = a.f(1), b2 = a.f(2), t = double(a.i(4));
+    const double mu_t = a.f(5), mu_next = a.f(6), mu_prod = a.f(7);
+    cb1 = C(b1);
+    cb2 = C(b2);
+    eps = C(a.f(3));
+    lr = C(a.f(0));
+    c_m = C(mu_next / (1.0 - mu_prod * mu_next));
+    c_g = C((1.0 - mu_t) / (1.0 - mu_prod));
+    bc2 = C(1.0 - std::pow(b2, t));
+  }
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    C *m = o.s[0], *v = o.s[1];
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C mi = cb1 * m[i] + (C(1) - cb1) * g;
+      C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
+      m[i] = mi;
+      v[i] = vi;
+      C m_hat = c_m * mi + c_g * g;
+      o.p[i] = P(p - lr * m_hat / (std::sqrt(vi / bc2) + eps));
+    }
+  }
+};
+
+// Rectified Adam: falls back to momentum SGD while rho_t <= 5.
+template <typename P> struct RadamRule {
+  using C = state_t<P>;
+  C cb1, cb2, eps, lr_m, sbc2;
+  bool rectify;
+  Decay<C> dec;
+  explicit RadamRule(const Attrs& a) : dec(a.f(5), a.f(6)) {
+    const double b1 = a.f(1), b2 = a.f(2), t = double(a.i(4));
+    const double b2t = std::pow(b2, t);
+    const double rho_inf = 2.0 / (1.0 - b2) - 1.0;
+    const double rho_t = rho_inf - 2.0 * t * b2t / (1.0 - b2t);
+    rectify = rho_t > 5.0;
+    const double rect =
+        rectify ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : 1.0;
+    cb1 = C(b1);
+    cb2 = C(b2);
+    eps = C(a.f(3));
+    lr_m = C(a.f(0) / (1.0 - std::pow(b1, t)) * rect);
+    sbc2 = C(std::sqrt(1.0 - b2t));
+  }
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    C *m = o.s[0], *v = o.s[1];
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C mi = cb1 * m[i] + (C(1) - cb1) * g;
+      C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
+      m[i] = mi;
+      v[i] = vi;
+      o.p[i] = P(rectify ? p - lr_m * mi * sbc2 / (std::sqrt(vi) + eps) : p - lr_m * mi);
+    }
+  }
+};
+
 // One parameter: its elements split over the threads.
 template <template <typename> class Rule> void single_kernel(std::span<const Tensor> in, std::span<Tensor>,
                                                              const Attrs& a) {
@@ -180,102 +329,6 @@ template <template <typename> class Rule> void merged_kernel(std::span<const Ten
   });
 }
 
-void adamax_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const double b1 = a.f(1);
-    const C lr_t = C(a.f(0) / (1.0 - std::pow(b1, double(a.i(4)))));
-    const C cb1 = C(b1), cb2 = C(a.f(2)), eps = C(a.f(3));
-    const Decay<C> dec(a.f(5), a.f(6));
-    C *m = o.s[0], *u = o.s[1];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C mi = cb1 * m[i] + (C(1) - cb1) * g;
-        C ui = std::max(cb2 * u[i] + eps, std::abs(g));
-        m[i] = mi;
-        u[i] = ui;
-        o.p[i] = P(p - lr_t * mi / ui);
-      }
-    });
-  });
-}
-
-void adagrad_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const C lr = C(a.f(0)), eps = C(a.f(1));
-    const Decay<C> dec(a.f(2), a.f(3));
-    C* acc = o.s[0];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C h = acc[i] + g * g;
-        acc[i] = h;
-        o.p[i] = P(p - lr * g / (std::sqrt(h) + eps));
-      }
-    });
-  });
-}
-
-void adadelta_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const C lr = C(a.f(0)), rho = C(a.f(1)), eps = C(a.f(2));
-    const Decay<C> dec(a.f(3), a.f(4));
-    C *eg2 = o.s[0], *edx2 = o.s[1];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C sg = rho * eg2[i] + (C(1) - rho) * g * g;
-        C upd = -std::sqrt((edx2[i] + eps) / (sg + eps)) * g;
-        eg2[i] = sg;
-        edx2[i] = rho * edx2[i] + (C(1) - rho) * upd * upd;
-        o.p[i] = P(p + lr * upd);
-      }
-    });
-  });
-}
-
-void rmsprop_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const C lr = C(a.f(0)), rho = C(a.f(1)), eps = C(a.f(2)), mom_c = C(a.f(3));
-    const Decay<C> dec(a.f(4), a.f(5));
-    C *ms = o.s[0], *mom = o.s[1], *mg = o.s[2];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C msi = rho * ms[i] + (C(1) - rho) * g * g;
-        ms[i] = msi;
-        C denom;
-        if (mg) {
-          C mgi = rho * mg[i] + (C(1) - rho) * g;
-          mg[i] = mgi;
-          denom = std::sqrt(msi - mgi * mgi + eps);
-        } else {
-          denom = std::sqrt(msi + eps);
-        }
-        C mi = mom_c * mom[i] + lr * g / denom;
-        mom[i] = mi;
-        o.p[i] = P(p - mi);
-      }
-    });
-  });
-}
-
 // Two passes: the first updates the moments and writes the update direction
 // r into a scratch buffer while the norms of p and r accumulate per chunk;
 // the second applies the trust ratio.
@@ -324,76 +377,21 @@ void lamb_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) 
   });
 }
 
-void nadam_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const double b1 = a.f(1), b2 = a.f(2), t = double(a.i(4));
-    const double mu_t = a.f(5), mu_next = a.f(6), mu_prod = a.f(7);
-    const C cb1 = C(b1), cb2 = C(b2), eps = C(a.f(3)), lr = C(a.f(0));
-    const C c_m = C(mu_next / (1.0 - mu_prod * mu_next)), c_g = C((1.0 - mu_t) / (1.0 - mu_prod));
-    const C bc2 = C(1.0 - std::pow(b2, t));
-    const Decay<C> dec(a.f(8), a.f(9));
-    C *m = o.s[0], *v = o.s[1];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C mi = cb1 * m[i] + (C(1) - cb1) * g;
-        C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        C m_hat = c_m * mi + c_g * g;
-        o.p[i] = P(p - lr * m_hat / (std::sqrt(vi / bc2) + eps));
-      }
-    });
-  });
-}
-
-void radam_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const double b1 = a.f(1), b2 = a.f(2), t = double(a.i(4));
-    const double b2t = std::pow(b2, t);
-    const double rho_inf = 2.0 / (1.0 - b2) - 1.0;
-    const double rho_t = rho_inf - 2.0 * t * b2t / (1.0 - b2t);
-    const bool rectify = rho_t > 5.0;
-    const double rect = rectify ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-                                : 1.0;
-    const C cb1 = C(b1), cb2 = C(b2), eps = C(a.f(3));
-    const C lr_m = C(a.f(0) / (1.0 - std::pow(b1, t)) * rect), sbc2 = C(std::sqrt(1.0 - b2t));
-    const Decay<C> dec(a.f(5), a.f(6));
-    C *m = o.s[0], *v = o.s[1];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C mi = cb1 * m[i] + (C(1) - cb1) * g;
-        C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        o.p[i] = P(rectify ? p - lr_m * mi * sbc2 / (std::sqrt(vi) + eps) : p - lr_m * mi);
-      }
-    });
-  });
-}
-
-KernelRegistrar r_sgd("sgd_", DeviceType::CPU, OAR_FLOAT_DTYPES, single_kernel<SgdRule>);
-KernelRegistrar r_momentum("momentum_", DeviceType::CPU, OAR_FLOAT_DTYPES, single_kernel<MomentumRule>);
-KernelRegistrar r_adam("adam_", DeviceType::CPU, OAR_FLOAT_DTYPES, single_kernel<AdamRule>);
-KernelRegistrar r_merged_sgd("merged_sgd_", DeviceType::CPU, OAR_FLOAT_DTYPES, merged_kernel<SgdRule>);
-KernelRegistrar r_merged_momentum("merged_momentum_", DeviceType::CPU, OAR_FLOAT_DTYPES, merged_kernel<MomentumRule>);
-KernelRegistrar r_merged_adam("merged_adam_", DeviceType::CPU, OAR_FLOAT_DTYPES, merged_kernel<AdamRule>);
-KernelRegistrar r_adamax("adamax_", DeviceType::CPU, OAR_FLOAT_DTYPES, adamax_kernel);
-KernelRegistrar r_adagrad("adagrad_", DeviceType::CPU, OAR_FLOAT_DTYPES, adagrad_kernel);
-KernelRegistrar r_adadelta("adadelta_", DeviceType::CPU, OAR_FLOAT_DTYPES, adadelta_kernel);
-KernelRegistrar r_rmsprop("rmsprop_", DeviceType::CPU, OAR_FLOAT_DTYPES, rmsprop_kernel);
+// The single-tensor op and its merged form of each update with a rule.
+#define OAR_UPDATE_KERNELS(op, Rule)                                                                   \
+  KernelRegistrar r_##op(#op "_", DeviceType::CPU, OAR_FLOAT_DTYPES, single_kernel<Rule>);            \
+  KernelRegistrar r_merged_##op("merged_" #op "_", DeviceType::CPU, OAR_FLOAT_DTYPES, merged_kernel<Rule>)
+OAR_UPDATE_KERNELS(sgd, SgdRule);
+OAR_UPDATE_KERNELS(momentum, MomentumRule);
+OAR_UPDATE_KERNELS(adam, AdamRule);
+OAR_UPDATE_KERNELS(adamax, AdamaxRule);
+OAR_UPDATE_KERNELS(adagrad, AdagradRule);
+OAR_UPDATE_KERNELS(adadelta, AdadeltaRule);
+OAR_UPDATE_KERNELS(rmsprop, RmspropRule);
+OAR_UPDATE_KERNELS(nadam, NadamRule);
+OAR_UPDATE_KERNELS(radam, RadamRule);
+#undef OAR_UPDATE_KERNELS
 KernelRegistrar r_lamb("lamb_", DeviceType::CPU, OAR_FLOAT_DTYPES, lamb_kernel);
-KernelRegistrar r_nadam("nadam_", DeviceType::CPU, OAR_FLOAT_DTYPES, nadam_kernel);
-KernelRegistrar r_radam("radam_", DeviceType::CPU, OAR_FLOAT_DTYPES, radam_kernel);
 
 }  // namespace
 }  // namespace oar::cpu
