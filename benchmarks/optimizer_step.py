@@ -1,8 +1,10 @@
 """Optimizer step time (milliseconds per optimizer.step()) over the parameters
-of two models: the small GPT of training.py (4 layers, width 256: 52 tensors,
-many of them 256-element biases and norm weights) and ResNet18 (10 classes:
-62 tensors). The gradients are fixed random tensors set once; nothing else
-runs in the timed call.
+of two models: the small GPT of training.py (4 layers, width 256: 54 tensors,
+3.4M elements, many of them 256-element biases and norm weights) and ResNet18
+(10 classes: 62 tensors, 11.2M elements), and over the GPT's small tensors
+alone (those of at most 1024 elements: 35 biases and norm weights, where the
+per-tensor overheads are all there is to the step). The gradients are fixed
+random tensors set once; nothing else runs in the timed call.
 
 Rows, per model and optimizer (AdamW, Momentum):
 - per-tensor: oar with its merged (multi-tensor) update switched off
@@ -25,16 +27,18 @@ import torch_models  # noqa: E402
 from training import GPT  # noqa: E402
 
 MODES = ("per-tensor", "multi-tensor", "fused")
+SMALL = 1024  # elements: the biases and norm weights of the GPT
 
 
 def _oar_cases(fw):
     from oar.optimizer import optimizer as opt_mod
 
-    models = {"gpt": lambda: paddle_models.gpt(fw, GPT),
-              "resnet18": lambda: fw.vision.models.resnet18(num_classes=10)}
+    gpt = lambda: paddle_models.gpt(fw, GPT).parameters()
+    models = {"gpt": gpt, "gpt small tensors": lambda: [p for p in gpt() if p.size <= SMALL],
+              "resnet18": lambda: fw.vision.models.resnet18(num_classes=10).parameters()}
     for model_name, build in models.items():
         fw.seed(0)
-        params = [p for p in build().parameters() if not p.stop_gradient]
+        params = [p for p in build() if not p.stop_gradient]
         rng = np.random.default_rng(0)
         for p in params:
             p.grad = fw.to_tensor(rng.standard_normal(p.shape).astype(np.float32))
@@ -58,10 +62,12 @@ def _oar_cases(fw):
 
 def _torch_cases(torch):
     twins = torch_models.build(torch)
-    models = {"gpt": lambda: twins.Gpt(GPT), "resnet18": lambda: twins.ResNet18(num_classes=10)}
+    gpt = lambda: list(twins.Gpt(GPT).parameters())
+    models = {"gpt": gpt, "gpt small tensors": lambda: [p for p in gpt() if p.numel() <= SMALL],
+              "resnet18": lambda: list(twins.ResNet18(num_classes=10).parameters())}
     for model_name, build in models.items():
         torch.manual_seed(0)
-        params = [p for p in build().parameters() if p.requires_grad]
+        params = [p for p in build() if p.requires_grad]
         rng = np.random.default_rng(0)
         for p in params:
             p.grad = torch.from_numpy(rng.standard_normal(tuple(p.shape)).astype(np.float32))
