@@ -306,22 +306,27 @@ class Optimizer:
             if self._grad_clip is not None:
                 params_grads = self._grad_clip(params_grads)
             rest = self._apply_merged(params_grads) if self._can_merge() else params_grads
-            for p, g in rest:
-                if g is None:
-                    continue
-                group = self._group_of.get(id(p))
-                if group is None:
-                    raise ValueError(f"{_api(self)} a parameter being updated was not given to this optimizer")
-                state = self._state_of(p, group)
-                scalars = self._scalars[id(p)]
-                scalars["step"] += 1
-                master = self._master_of(p)
-                if master is None:
-                    self._update(p, g, state, scalars, group, self._param_lr(p, group), *self._coupled_decay(p, group))
-                else:  # update the float32 copy, then round it into the low-precision parameter
-                    self._update(master, _C.cast(g, master.dtype), state, scalars, group, self._param_lr(p, group),
-                                 *self._coupled_decay(p, group))
-                    _C._set_data_(p, _C.cast(master, p.dtype))
+            # each group's update plan, made once for this step's per-parameter updates
+            self._step_plans = {}
+            try:
+                for p, g in rest:
+                    if g is None:
+                        continue
+                    group = self._group_of.get(id(p))
+                    if group is None:
+                        raise ValueError(f"{_api(self)} a parameter being updated was not given to this optimizer")
+                    state = self._state_of(p, group)
+                    scalars = self._scalars[id(p)]
+                    scalars["step"] += 1
+                    master = self._master_of(p)
+                    lr, (l1, l2) = self._param_lr(p, group), self._coupled_decay(p, group)
+                    if master is None:
+                        self._update(p, g, state, scalars, group, lr, l1, l2)
+                    else:  # update the float32 copy, then round it into the low-precision parameter
+                        self._update(master, _C.cast(g, master.dtype), state, scalars, group, lr, l1, l2)
+                        _C._set_data_(p, _C.cast(master, p.dtype))
+            finally:
+                self._step_plans = None
         return params_grads
 
     def _can_merge(self):
@@ -417,7 +422,13 @@ class Optimizer:
     def _update(self, p, g, state, scalars, group, lr, l1, l2):
         if self._op is None:
             raise NotImplementedError(f"{_api(self)} has no update rule")
-        g, states, args = self._update_plan(group)(p, g, state, scalars, lr, l1, l2)
+        plans = getattr(self, "_step_plans", None)  # set while a step runs
+        plan = None if plans is None else plans.get(id(group))
+        if plan is None:
+            plan = self._update_plan(group)
+            if plans is not None:
+                plans[id(group)] = plan
+        g, states, args = plan(p, g, state, scalars, lr, l1, l2)
         getattr(_ops, self._op)(p, g, *states, *[None] * (self._n_states - len(states)), *args)
 
     def step(self):
