@@ -362,9 +362,12 @@ class Optimizer:
                 ctx = groups[id(group)] = (self._update_plan(group), None if mult is None else lr0 * _as_float(mult),
                                            self._group_decay(group))
             plan, lr, decay = ctx
-            if lr is None:
+            if lr is None:  # as _param_lr (x * 1.0 is x)
                 attr = getattr(p, "optimize_attr", None)
-                lr = lr0 * _as_float(attr.get("learning_rate", 1.0) if isinstance(attr, dict) else 1.0)
+                if attr is not None:
+                    lr = lr0 * _as_float(attr.get("learning_rate", 1.0) if isinstance(attr, dict) else 1.0)
+                else:
+                    lr = lr0
             reg = getattr(p, "regularizer", None)
             l1, l2 = decay if reg is None else self._reg_terms(reg)
             state = accumulators.get(pid)
@@ -377,7 +380,7 @@ class Optimizer:
             if master is not None:
                 target, g = master, _C.cast(g, master.dtype)
             g, states, args = plan(target, g, state, scalars, lr, l1, l2)
-            key = (args, target.dtype, len(states))
+            key = (args, id(target.dtype), len(states))  # (dtypes are singletons, hashed in Python)
             entry = buckets.get(key)
             if entry is None:
                 entry = buckets[key] = ([], [], [[] for _ in states], [])
@@ -412,6 +415,7 @@ class Optimizer:
     # None); _update_plan gives the operands.
     _op = None
     _n_states = 0
+    _step_plans = None  # {id(group): plan} while a step runs
 
     def _update_plan(self, group):
         """A function ``(param, grad, state, scalars, lr, l1, l2) -> (grad, state tensors, scalar arguments)``
@@ -422,14 +426,16 @@ class Optimizer:
     def _update(self, p, g, state, scalars, group, lr, l1, l2):
         if self._op is None:
             raise NotImplementedError(f"{_api(self)} has no update rule")
-        plans = getattr(self, "_step_plans", None)  # set while a step runs
+        plans = self._step_plans
         plan = None if plans is None else plans.get(id(group))
         if plan is None:
             plan = self._update_plan(group)
             if plans is not None:
                 plans[id(group)] = plan
         g, states, args = plan(p, g, state, scalars, lr, l1, l2)
-        getattr(_ops, self._op)(p, g, *states, *[None] * (self._n_states - len(states)), *args)
+        if len(states) < self._n_states:  # absent optional states
+            states += (None,) * (self._n_states - len(states))
+        getattr(_ops, self._op)(p, g, *states, *args)
 
     def step(self):
         """Updates every parameter that has a gradient, once.
