@@ -8,7 +8,9 @@
 // and are traced as side-effecting ops. The C++ API below makes the gradient
 // contiguous and in the parameter's dtype, updates non-contiguous in-place
 // operands through contiguous copies, and bumps the storage versions so that
-// autograd notices the writes.
+// autograd notices the writes. Each update but lamb_ also has a merged form,
+// merged_<update>, taking the operands of many parameters at once (Note
+// [multi-tensor updates] in kernels/cpu/optimizer.cpp).
 #include "ops/optimizer.h"
 
 #include <cmath>
