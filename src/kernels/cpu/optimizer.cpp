@@ -1,5 +1,6 @@
 // Fused optimizer updates (ops/optimizer.h): one pass over parameter,
-// gradient and state per step. Operands are contiguous and validated by
+// gradient and state per step, for one parameter or, merged, for many (Note
+// [multi-tensor updates]). Operands are contiguous and validated by
 // infer_meta. Half-precision parameters keep float32 state and are computed
 // in float32; float64 parameters in float64.
 #include <algorithm>
@@ -288,9 +289,10 @@ template <template <typename> class Rule> void single_kernel(std::span<const Ten
 }
 
 // Note [multi-tensor updates]
-// An optimizer step over a model of many small parameters (biases, norm
-// weights) used to pay, per parameter, a Python call, a dispatch and the
-// start of a parallel region, for a few hundred elements of work. The merged
+// With one op per parameter, an optimizer step over a model of many small
+// parameters (biases, norm weights) pays, per parameter, a Python call, a
+// dispatch and the start of a parallel region (or runs a small parameter on
+// one thread), for a few hundred elements of work. The merged
 // ops take the operands of many parameters that share dtype, device and
 // hyperparameters, laid out [p0, g0, states0..., p1, g1, states1..., ...]
 // with the number of states as their last attribute, and walk them in ONE
