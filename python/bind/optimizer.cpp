@@ -68,6 +68,52 @@ void bind_optimizer(nb::module_& top) {
     ops::radam_(p, g, m1, m2, lr, b1, b2, eps, step, {l1, l2});
   }, arg("param"), arg("grad"), arg("moment1"), arg("moment2"), arg("lr"), arg("beta1"), arg("beta2"),
      arg("epsilon"), arg("step"), arg("l1") = 0.0, arg("l2") = 0.0);
+  // The merged updates take lists with one entry per parameter (Note [multi-tensor updates]).
+  using List = std::vector<Tensor>;
+  m.def("merged_sgd_", [](List p, const List& g, double lr, double l1, double l2) {
+    ops::merged_sgd_(p, g, lr, {l1, l2});
+  }, arg("params"), arg("grads"), arg("lr"), arg("l1") = 0.0, arg("l2") = 0.0);
+  m.def("merged_momentum_", [](List p, const List& g, List vel, double lr, double mu, bool nesterov, double l1,
+                               double l2) {
+    ops::merged_momentum_(p, g, vel, lr, mu, nesterov, {l1, l2});
+  }, arg("params"), arg("grads"), arg("velocity"), arg("lr"), arg("mu"), arg("use_nesterov") = false,
+     arg("l1") = 0.0, arg("l2") = 0.0);
+  m.def("merged_adam_", [](List p, const List& g, List m1, List m2, std::optional<List> vmax, double lr, double b1,
+                           double b2, double eps, int64_t step, double coeff, double l1, double l2) {
+    List none;
+    ops::merged_adam_(p, g, m1, m2, vmax ? *vmax : none, lr, b1, b2, eps, step, coeff, {l1, l2});
+  }, arg("params"), arg("grads"), arg("moment1"), arg("moment2"), arg("moment2_max").none(), arg("lr"),
+     arg("beta1"), arg("beta2"), arg("epsilon"), arg("step"), arg("coeff") = 0.0, arg("l1") = 0.0, arg("l2") = 0.0);
+  m.def("merged_adamax_", [](List p, const List& g, List m1, List u, double lr, double b1, double b2, double eps,
+                             int64_t step, double l1, double l2) {
+    ops::merged_adamax_(p, g, m1, u, lr, b1, b2, eps, step, {l1, l2});
+  }, arg("params"), arg("grads"), arg("moment"), arg("inf_norm"), arg("lr"), arg("beta1"), arg("beta2"),
+     arg("epsilon"), arg("step"), arg("l1") = 0.0, arg("l2") = 0.0);
+  m.def("merged_adagrad_", [](List p, const List& g, List acc, double lr, double eps, double l1, double l2) {
+    ops::merged_adagrad_(p, g, acc, lr, eps, {l1, l2});
+  }, arg("params"), arg("grads"), arg("moment"), arg("lr"), arg("epsilon"), arg("l1") = 0.0, arg("l2") = 0.0);
+  m.def("merged_adadelta_", [](List p, const List& g, List eg2, List edx2, double lr, double rho, double eps,
+                               double l1, double l2) {
+    ops::merged_adadelta_(p, g, eg2, edx2, lr, rho, eps, {l1, l2});
+  }, arg("params"), arg("grads"), arg("avg_squared_grad"), arg("avg_squared_update"), arg("lr"), arg("rho"),
+     arg("epsilon"), arg("l1") = 0.0, arg("l2") = 0.0);
+  m.def("merged_rmsprop_", [](List p, const List& g, List ms, List mom, std::optional<List> mg, double lr,
+                              double rho, double eps, double momentum, double l1, double l2) {
+    List none;
+    ops::merged_rmsprop_(p, g, ms, mom, mg ? *mg : none, lr, rho, eps, momentum, {l1, l2});
+  }, arg("params"), arg("grads"), arg("mean_square"), arg("moment"), arg("mean_grad").none(), arg("lr"),
+     arg("rho"), arg("epsilon"), arg("momentum"), arg("l1") = 0.0, arg("l2") = 0.0);
+  m.def("merged_nadam_", [](List p, const List& g, List m1, List m2, double lr, double b1, double b2, double eps,
+                            int64_t step, double mu_t, double mu_next, double mu_product, double l1, double l2) {
+    ops::merged_nadam_(p, g, m1, m2, lr, b1, b2, eps, step, mu_t, mu_next, mu_product, {l1, l2});
+  }, arg("params"), arg("grads"), arg("moment1"), arg("moment2"), arg("lr"), arg("beta1"), arg("beta2"),
+     arg("epsilon"), arg("step"), arg("mu_t"), arg("mu_next"), arg("mu_product"), arg("l1") = 0.0,
+     arg("l2") = 0.0);
+  m.def("merged_radam_", [](List p, const List& g, List m1, List m2, double lr, double b1, double b2, double eps,
+                            int64_t step, double l1, double l2) {
+    ops::merged_radam_(p, g, m1, m2, lr, b1, b2, eps, step, {l1, l2});
+  }, arg("params"), arg("grads"), arg("moment1"), arg("moment2"), arg("lr"), arg("beta1"), arg("beta2"),
+     arg("epsilon"), arg("step"), arg("l1") = 0.0, arg("l2") = 0.0);
 }
 
 Binder b(bind_optimizer);

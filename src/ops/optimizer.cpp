@@ -8,7 +8,9 @@
 // and are traced as side-effecting ops. The C++ API below makes the gradient
 // contiguous and in the parameter's dtype, updates non-contiguous in-place
 // operands through contiguous copies, and bumps the storage versions so that
-// autograd notices the writes.
+// autograd notices the writes. Each update but lamb_ also has a merged form,
+// merged_<update>, taking the operands of many parameters at once (Note
+// [multi-tensor updates] in kernels/cpu/optimizer.cpp).
 #include "ops/optimizer.h"
 
 #include <cmath>
@@ -68,63 +70,96 @@ Metas adam_family_meta(std::span<const Tensor> in, const Attrs& a, const char* a
   return check_update(in, api, min_state, max_state);
 }
 
+// The API each op's errors name.
+constexpr char kSgd[] = "oar.optimizer.SGD", kMomentum[] = "oar.optimizer.Momentum", kAdam[] = "oar.optimizer.Adam",
+               kAdamax[] = "oar.optimizer.Adamax", kAdagrad[] = "oar.optimizer.Adagrad",
+               kAdadelta[] = "oar.optimizer.Adadelta", kRmsprop[] = "oar.optimizer.RMSProp",
+               kLamb[] = "oar.optimizer.Lamb", kNadam[] = "oar.optimizer.NAdam", kRadam[] = "oar.optimizer.RAdam";
+
 Metas sgd_meta(std::span<const Tensor> in, const Attrs& a) {
-  check_finite(a.f(0), "learning_rate", "oar.optimizer.SGD");
-  return check_update(in, "oar.optimizer.SGD", 0, 0);
+  check_finite(a.f(0), "learning_rate", kSgd);
+  return check_update(in, kSgd, 0, 0);
 }
 Metas momentum_meta(std::span<const Tensor> in, const Attrs& a) {
-  check_finite(a.f(0), "learning_rate", "oar.optimizer.Momentum");
-  check_finite(a.f(1), "momentum", "oar.optimizer.Momentum");
-  return check_update(in, "oar.optimizer.Momentum", 1, 1);
+  check_finite(a.f(0), "learning_rate", kMomentum);
+  check_finite(a.f(1), "momentum", kMomentum);
+  return check_update(in, kMomentum, 1, 1);
 }
 Metas adam_meta(std::span<const Tensor> in, const Attrs& a) {
-  return adam_family_meta(in, a, "oar.optimizer.Adam", 2, 3);  // m, v[, vmax]
+  return adam_family_meta(in, a, kAdam, 2, 3);  // m, v[, vmax]
 }
 Metas adamax_meta(std::span<const Tensor> in, const Attrs& a) {
-  return adam_family_meta(in, a, "oar.optimizer.Adamax", 2, 2);
+  return adam_family_meta(in, a, kAdamax, 2, 2);
 }
 Metas adagrad_meta(std::span<const Tensor> in, const Attrs& a) {
-  check_finite(a.f(0), "learning_rate", "oar.optimizer.Adagrad");
-  return check_update(in, "oar.optimizer.Adagrad", 1, 1);
+  check_finite(a.f(0), "learning_rate", kAdagrad);
+  return check_update(in, kAdagrad, 1, 1);
 }
 Metas adadelta_meta(std::span<const Tensor> in, const Attrs& a) {
-  check_finite(a.f(0), "learning_rate", "oar.optimizer.Adadelta");
-  return check_update(in, "oar.optimizer.Adadelta", 2, 2);
+  check_finite(a.f(0), "learning_rate", kAdadelta);
+  return check_update(in, kAdadelta, 2, 2);
 }
 Metas rmsprop_meta(std::span<const Tensor> in, const Attrs& a) {
-  check_finite(a.f(0), "learning_rate", "oar.optimizer.RMSProp");
-  return check_update(in, "oar.optimizer.RMSProp", 2, 3);  // ms, mom[, mg]
+  check_finite(a.f(0), "learning_rate", kRmsprop);
+  return check_update(in, kRmsprop, 2, 3);  // ms, mom[, mg]
 }
 Metas lamb_meta(std::span<const Tensor> in, const Attrs& a) {
-  return adam_family_meta(in, a, "oar.optimizer.Lamb", 2, 2);
+  return adam_family_meta(in, a, kLamb, 2, 2);
 }
 Metas nadam_meta(std::span<const Tensor> in, const Attrs& a) {
-  return adam_family_meta(in, a, "oar.optimizer.NAdam", 2, 2);
+  return adam_family_meta(in, a, kNadam, 2, 2);
 }
 Metas radam_meta(std::span<const Tensor> in, const Attrs& a) {
-  return adam_family_meta(in, a, "oar.optimizer.RAdam", 2, 2);
+  return adam_family_meta(in, a, kRadam, 2, 2);
+}
+
+// The merged ops (ops/optimizer.h): the operands of many parameters, each as
+// the single-tensor op takes them, one after another, and the number of
+// states per parameter as the last attribute. All share the first
+// parameter's dtype and device, since one kernel runs them.
+template <MetaFn Single, const char* Api> Metas merged_meta(std::span<const Tensor> in, const Attrs& a) {
+  const int64_t n_states = a.i(a.size() - 1);
+  OAR_CHECK(n_states >= 0 && n_states <= 3, Value, "[", Api, "] num_states must be in 0..3, got ", n_states);
+  const size_t per = 2 + size_t(n_states);
+  OAR_CHECK(in.size() % per == 0, Value, "[", Api, "] expects ", per, " tensors per parameter, got ", in.size(),
+            " tensors");
+  for (size_t k = 0; k < in.size(); k += per) {
+    std::span<const Tensor> one = in.subspan(k, per);
+    Single(one, a);
+    if (k == 0) continue;
+    OAR_CHECK(one[0].dtype() == in[0].dtype(), Type, "[", Api, "] parameter ", k / per, " is ",
+              dtype_name(one[0].dtype()), " but parameter 0 is ", dtype_name(in[0].dtype()),
+              "; one merged update takes parameters of one dtype");
+    OAR_CHECK(one[0].device() == in[0].device(), Value, "[", Api, "] parameter ", k / per, " is on ",
+              one[0].device().str(), " but parameter 0 is on ", in[0].device().str());
+  }
+  return {};
 }
 
 constexpr OpTraits kUpdate{.side_effect = true};
-OpDef& kSgd = OpBuilder("sgd_").attrs({"learning_rate", OAR_DECAY}).meta(sgd_meta).traits(kUpdate);
-OpDef& kMomentum = OpBuilder("momentum_").attrs({"learning_rate", "mu", "use_nesterov", OAR_DECAY})
-                       .meta(momentum_meta).traits(kUpdate);
-OpDef& kAdam = OpBuilder("adam_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", "coeff", OAR_DECAY})
-                   .meta(adam_meta).traits(kUpdate);
-OpDef& kAdamax = OpBuilder("adamax_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", OAR_DECAY})
-                     .meta(adamax_meta).traits(kUpdate);
-OpDef& kAdagrad = OpBuilder("adagrad_").attrs({"learning_rate", "epsilon", OAR_DECAY}).meta(adagrad_meta)
-                      .traits(kUpdate);
-OpDef& kAdadelta = OpBuilder("adadelta_").attrs({"learning_rate", "rho", "epsilon", OAR_DECAY})
-                       .meta(adadelta_meta).traits(kUpdate);
-OpDef& kRmsprop = OpBuilder("rmsprop_").attrs({"learning_rate", "rho", "epsilon", "momentum", OAR_DECAY})
-                      .meta(rmsprop_meta).traits(kUpdate);
-OpDef& kLamb = OpBuilder("lamb_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", "weight_decay",
-                                         "always_adapt", OAR_DECAY}).meta(lamb_meta).traits(kUpdate);
-OpDef& kNadam = OpBuilder("nadam_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", "mu_t", "mu_next",
-                                           "mu_product", OAR_DECAY}).meta(nadam_meta).traits(kUpdate);
-OpDef& kRadam = OpBuilder("radam_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", OAR_DECAY})
-                    .meta(radam_meta).traits(kUpdate);
+// Each update op and its merged form, with the same attributes and then num_states.
+#define OAR_UPDATE_OP(Var, name, meta_fn, api, ...)                                                       \
+  OpDef& k##Var##Op = OpBuilder(name).attrs({__VA_ARGS__}).meta(meta_fn).traits(kUpdate);              \
+  OpDef& kMerged##Var##Op =                                                                              \
+      OpBuilder("merged_" name).attrs({__VA_ARGS__, "num_states"}).meta(merged_meta<meta_fn, api>).traits(kUpdate)
+OAR_UPDATE_OP(Sgd, "sgd_", sgd_meta, kSgd, "learning_rate", OAR_DECAY);
+OAR_UPDATE_OP(Momentum, "momentum_", momentum_meta, kMomentum, "learning_rate", "mu", "use_nesterov", OAR_DECAY);
+OAR_UPDATE_OP(Adam, "adam_", adam_meta, kAdam, "learning_rate", "beta1", "beta2", "epsilon", "step", "coeff",
+              OAR_DECAY);
+OAR_UPDATE_OP(Adamax, "adamax_", adamax_meta, kAdamax, "learning_rate", "beta1", "beta2", "epsilon", "step",
+              OAR_DECAY);
+OAR_UPDATE_OP(Adagrad, "adagrad_", adagrad_meta, kAdagrad, "learning_rate", "epsilon", OAR_DECAY);
+OAR_UPDATE_OP(Adadelta, "adadelta_", adadelta_meta, kAdadelta, "learning_rate", "rho", "epsilon", OAR_DECAY);
+OAR_UPDATE_OP(Rmsprop, "rmsprop_", rmsprop_meta, kRmsprop, "learning_rate", "rho", "epsilon", "momentum",
+              OAR_DECAY);
+OAR_UPDATE_OP(Nadam, "nadam_", nadam_meta, kNadam, "learning_rate", "beta1", "beta2", "epsilon", "step", "mu_t",
+              "mu_next", "mu_product", OAR_DECAY);
+OAR_UPDATE_OP(Radam, "radam_", radam_meta, kRadam, "learning_rate", "beta1", "beta2", "epsilon", "step",
+              OAR_DECAY);
+#undef OAR_UPDATE_OP
+// LAMB's trust ratio needs each parameter's norms: no merged form.
+OpDef& kLambOp = OpBuilder("lamb_").attrs({"learning_rate", "beta1", "beta2", "epsilon", "step", "weight_decay",
+                                           "always_adapt", OAR_DECAY}).meta(lamb_meta).traits(kUpdate);
 
 // See Note [optimizer ops].
 // Autocast would hand the kernel cast copies, and the in-place update would
@@ -135,17 +170,16 @@ struct AutocastOff {
   ~AutocastOff() { dispatch_state().autocast = prev; }
 };
 
-void run_update(const OpDef& op, Tensor& p, const Tensor& g, std::initializer_list<Tensor*> states,
-                const Attrs& attrs) {
-  NoGradGuard ng;
-  AutocastOff no_autocast;
+// Adds one parameter's operands to `in` (see Note [optimizer ops]): the
+// gradient cast to the parameter's dtype and made contiguous, and contiguous
+// stand-ins for the tensors written in place, remembered in targets/copies.
+void add_operands(const OpDef& op, Tensor& p, const Tensor& g, std::span<Tensor* const> states, Tensors& in,
+                  SmallVector<Tensor*, 4>& targets, SmallVector<Tensor, 4>& copies) {
   OAR_CHECK(p.defined() && g.defined(), Value, "[oar.optimizer] ", op.name, " got an undefined tensor");
   Tensor grad = g;
   if (grad.dtype() != p.dtype() && is_floating(grad.dtype()) && is_floating(p.dtype())) grad = cast(grad, p.dtype());
   grad = contiguous(grad);
-  Tensors in;
-  SmallVector<Tensor*, 4> targets;  // in-place operands
-  SmallVector<Tensor, 4> copies;    // their contiguous stand-ins
+  const size_t first = copies.size();
   auto add_target = [&](Tensor* t) {
     OAR_CHECK(t && t->defined(), Value, "[oar.optimizer] ", op.name, " got an undefined state tensor");
     targets.push_back(t);
@@ -153,14 +187,57 @@ void run_update(const OpDef& op, Tensor& p, const Tensor& g, std::initializer_li
   };
   add_target(&p);
   for (Tensor* s : states) add_target(s);
-  in.push_back(copies[0]);
+  in.push_back(copies[first]);
   in.push_back(grad);
-  for (size_t k = 1; k < copies.size(); ++k) in.push_back(copies[k]);
-  dispatch(op, std::span<const Tensor>(in.data(), in.size()), attrs);
+  for (size_t k = first + 1; k < copies.size(); ++k) in.push_back(copies[k]);
+}
+
+// Writes the stand-ins back (or bumps the versions of tensors written directly).
+void finish_update(std::span<Tensor* const> targets, std::span<const Tensor> copies) {
   for (size_t k = 0; k < targets.size(); ++k) {
     if (!copies[k].same(*targets[k])) copy_(*targets[k], copies[k]);
     else targets[k]->storage().bump_version();
   }
+}
+
+void run_update(const OpDef& op, Tensor& p, const Tensor& g, std::initializer_list<Tensor*> states,
+                const Attrs& attrs) {
+  NoGradGuard ng;
+  AutocastOff no_autocast;
+  Tensors in;
+  SmallVector<Tensor*, 4> targets;
+  SmallVector<Tensor, 4> copies;
+  add_operands(op, p, g, std::span<Tensor* const>(states.begin(), states.size()), in, targets, copies);
+  dispatch(op, std::span<const Tensor>(in.data(), in.size()), attrs);
+  finish_update(targets, copies);
+}
+
+// The merged form of run_update: `states` holds one span per state, each with
+// one tensor per parameter; `attrs` gets the number of states appended.
+void run_merged_update(const OpDef& op, std::span<Tensor> p, std::span<const Tensor> g,
+                       std::initializer_list<std::span<Tensor>> states, Attrs attrs) {
+  NoGradGuard ng;
+  AutocastOff no_autocast;
+  OAR_CHECK(g.size() == p.size(), Value, "[oar.optimizer] ", op.name, " got ", p.size(), " parameters but ",
+            g.size(), " gradients");
+  for (std::span<Tensor> s : states)
+    OAR_CHECK(s.size() == p.size(), Value, "[oar.optimizer] ", op.name, " got ", p.size(), " parameters but ",
+              s.size(), " tensors of a state");
+  if (p.empty()) return;
+  Tensors in;
+  in.reserve(p.size() * (2 + states.size()));
+  SmallVector<Tensor*, 4> targets;
+  SmallVector<Tensor, 4> copies;
+  SmallVector<Tensor*, 3> own;
+  for (size_t i = 0; i < p.size(); ++i) {
+    own.clear();
+    for (std::span<Tensor> s : states) own.push_back(&s[i]);
+    add_operands(op, p[i], g[i], std::span<Tensor* const>(own.data(), own.size()), in, targets, copies);
+  }
+  attrs.push_back(int64_t(states.size()));
+  dispatch(op, std::span<const Tensor>(in.data(), in.size()), attrs);
+  finish_update(std::span<Tensor* const>(targets.data(), targets.size()),
+                std::span<const Tensor>(copies.data(), copies.size()));
 }
 
 }  // namespace
@@ -172,46 +249,91 @@ DType state_dtype(DType param) {
 }
 
 void sgd_(Tensor& p, const Tensor& g, double lr, Decay d) {
-  run_update(kSgd, p, g, {}, Attrs{lr, d.l1, d.l2});
+  run_update(kSgdOp, p, g, {}, Attrs{lr, d.l1, d.l2});
 }
 void momentum_(Tensor& p, const Tensor& g, Tensor& velocity, double lr, double mu, bool nesterov, Decay d) {
-  run_update(kMomentum, p, g, {&velocity}, Attrs{lr, mu, nesterov, d.l1, d.l2});
+  run_update(kMomentumOp, p, g, {&velocity}, Attrs{lr, mu, nesterov, d.l1, d.l2});
 }
 void adam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, Tensor* vmax, double lr, double beta1, double beta2,
            double eps, int64_t step, double decoupled_coeff, Decay d) {
   Attrs a{lr, beta1, beta2, eps, step, decoupled_coeff, d.l1, d.l2};
-  if (vmax && vmax->defined()) run_update(kAdam, p, g, {&m, &v, vmax}, a);
-  else run_update(kAdam, p, g, {&m, &v}, a);
+  if (vmax && vmax->defined()) run_update(kAdamOp, p, g, {&m, &v, vmax}, a);
+  else run_update(kAdamOp, p, g, {&m, &v}, a);
 }
 void adamax_(Tensor& p, const Tensor& g, Tensor& m, Tensor& inf_norm, double lr, double beta1, double beta2,
              double eps, int64_t step, Decay d) {
-  run_update(kAdamax, p, g, {&m, &inf_norm}, Attrs{lr, beta1, beta2, eps, step, d.l1, d.l2});
+  run_update(kAdamaxOp, p, g, {&m, &inf_norm}, Attrs{lr, beta1, beta2, eps, step, d.l1, d.l2});
 }
 void adagrad_(Tensor& p, const Tensor& g, Tensor& acc, double lr, double eps, Decay d) {
-  run_update(kAdagrad, p, g, {&acc}, Attrs{lr, eps, d.l1, d.l2});
+  run_update(kAdagradOp, p, g, {&acc}, Attrs{lr, eps, d.l1, d.l2});
 }
 void adadelta_(Tensor& p, const Tensor& g, Tensor& avg_sq_grad, Tensor& avg_sq_update, double lr, double rho,
                double eps, Decay d) {
-  run_update(kAdadelta, p, g, {&avg_sq_grad, &avg_sq_update}, Attrs{lr, rho, eps, d.l1, d.l2});
+  run_update(kAdadeltaOp, p, g, {&avg_sq_grad, &avg_sq_update}, Attrs{lr, rho, eps, d.l1, d.l2});
 }
 void rmsprop_(Tensor& p, const Tensor& g, Tensor& mean_square, Tensor& moment, Tensor* mean_grad, double lr,
               double rho, double eps, double momentum, Decay d) {
   Attrs a{lr, rho, eps, momentum, d.l1, d.l2};
-  if (mean_grad && mean_grad->defined()) run_update(kRmsprop, p, g, {&mean_square, &moment, mean_grad}, a);
-  else run_update(kRmsprop, p, g, {&mean_square, &moment}, a);
+  if (mean_grad && mean_grad->defined()) run_update(kRmspropOp, p, g, {&mean_square, &moment, mean_grad}, a);
+  else run_update(kRmspropOp, p, g, {&mean_square, &moment}, a);
 }
 void lamb_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double beta1, double beta2, double eps,
            int64_t step, double lamb_weight_decay, bool always_adapt, Decay d) {
-  run_update(kLamb, p, g, {&m, &v}, Attrs{lr, beta1, beta2, eps, step, lamb_weight_decay, always_adapt, d.l1, d.l2});
+  run_update(kLambOp, p, g, {&m, &v}, Attrs{lr, beta1, beta2, eps, step, lamb_weight_decay, always_adapt, d.l1, d.l2});
 }
 void nadam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double beta1, double beta2, double eps,
             int64_t step, double mu_t, double mu_next, double mu_product, Decay d) {
-  run_update(kNadam, p, g, {&m, &v},
+  run_update(kNadamOp, p, g, {&m, &v},
              Attrs{lr, beta1, beta2, eps, step, mu_t, mu_next, mu_product, d.l1, d.l2});
 }
 void radam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double beta1, double beta2, double eps,
             int64_t step, Decay d) {
-  run_update(kRadam, p, g, {&m, &v}, Attrs{lr, beta1, beta2, eps, step, d.l1, d.l2});
+  run_update(kRadamOp, p, g, {&m, &v}, Attrs{lr, beta1, beta2, eps, step, d.l1, d.l2});
+}
+
+void merged_sgd_(std::span<Tensor> p, std::span<const Tensor> g, double lr, Decay d) {
+  run_merged_update(kMergedSgdOp, p, g, {}, Attrs{lr, d.l1, d.l2});
+}
+void merged_momentum_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> velocity, double lr,
+                      double mu, bool nesterov, Decay d) {
+  run_merged_update(kMergedMomentumOp, p, g, {velocity}, Attrs{lr, mu, nesterov, d.l1, d.l2});
+}
+void merged_adam_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> m, std::span<Tensor> v,
+                  std::span<Tensor> vmax, double lr, double beta1, double beta2, double eps, int64_t step,
+                  double decoupled_coeff, Decay d) {
+  Attrs a{lr, beta1, beta2, eps, step, decoupled_coeff, d.l1, d.l2};
+  if (vmax.empty()) run_merged_update(kMergedAdamOp, p, g, {m, v}, a);
+  else run_merged_update(kMergedAdamOp, p, g, {m, v, vmax}, a);
+}
+
+void merged_adamax_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> m, std::span<Tensor> inf_norm,
+                    double lr, double beta1, double beta2, double eps, int64_t step, Decay d) {
+  run_merged_update(kMergedAdamaxOp, p, g, {m, inf_norm}, Attrs{lr, beta1, beta2, eps, step, d.l1, d.l2});
+}
+void merged_adagrad_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> acc, double lr, double eps,
+                     Decay d) {
+  run_merged_update(kMergedAdagradOp, p, g, {acc}, Attrs{lr, eps, d.l1, d.l2});
+}
+void merged_adadelta_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> avg_sq_grad,
+                      std::span<Tensor> avg_sq_update, double lr, double rho, double eps, Decay d) {
+  run_merged_update(kMergedAdadeltaOp, p, g, {avg_sq_grad, avg_sq_update}, Attrs{lr, rho, eps, d.l1, d.l2});
+}
+void merged_rmsprop_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> mean_square,
+                     std::span<Tensor> moment, std::span<Tensor> mean_grad, double lr, double rho, double eps,
+                     double momentum, Decay d) {
+  Attrs a{lr, rho, eps, momentum, d.l1, d.l2};
+  if (mean_grad.empty()) run_merged_update(kMergedRmspropOp, p, g, {mean_square, moment}, a);
+  else run_merged_update(kMergedRmspropOp, p, g, {mean_square, moment, mean_grad}, a);
+}
+void merged_nadam_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> m, std::span<Tensor> v,
+                   double lr, double beta1, double beta2, double eps, int64_t step, double mu_t, double mu_next,
+                   double mu_product, Decay d) {
+  run_merged_update(kMergedNadamOp, p, g, {m, v},
+                    Attrs{lr, beta1, beta2, eps, step, mu_t, mu_next, mu_product, d.l1, d.l2});
+}
+void merged_radam_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> m, std::span<Tensor> v,
+                   double lr, double beta1, double beta2, double eps, int64_t step, Decay d) {
+  run_merged_update(kMergedRadamOp, p, g, {m, v}, Attrs{lr, beta1, beta2, eps, step, d.l1, d.l2});
 }
 
 }  // namespace ops

@@ -63,4 +63,33 @@ void nadam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double 
 void radam_(Tensor& p, const Tensor& g, Tensor& m, Tensor& v, double lr, double beta1, double beta2, double eps,
             int64_t step, Decay d = {});
 
+// Multi-tensor (merged) forms of the updates above, all but lamb_ (whose
+// trust ratio needs each parameter's norms): one update with one set of
+// hyperparameters applied to many parameters of one dtype and device, in one
+// op and one parallel region (Note [multi-tensor updates] in
+// kernels/cpu/optimizer.cpp), with the single-tensor ops' results to the bit.
+// The spans hold one entry per parameter; an empty optional-state span
+// (`vmax`, `mean_grad`) means the option is off. The optimizers use them for
+// CPU parameters; on other devices they run one kernel per parameter.
+void merged_sgd_(std::span<Tensor> p, std::span<const Tensor> g, double lr, Decay d = {});
+void merged_momentum_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> velocity, double lr,
+                      double mu, bool nesterov, Decay d = {});
+void merged_adam_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> m, std::span<Tensor> v,
+                  std::span<Tensor> vmax, double lr, double beta1, double beta2, double eps, int64_t step,
+                  double decoupled_coeff = 0.0, Decay d = {});
+void merged_adamax_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> m, std::span<Tensor> inf_norm,
+                    double lr, double beta1, double beta2, double eps, int64_t step, Decay d = {});
+void merged_adagrad_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> acc, double lr, double eps,
+                     Decay d = {});
+void merged_adadelta_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> avg_sq_grad,
+                      std::span<Tensor> avg_sq_update, double lr, double rho, double eps, Decay d = {});
+void merged_rmsprop_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> mean_square,
+                     std::span<Tensor> moment, std::span<Tensor> mean_grad, double lr, double rho, double eps,
+                     double momentum, Decay d = {});
+void merged_nadam_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> m, std::span<Tensor> v,
+                   double lr, double beta1, double beta2, double eps, int64_t step, double mu_t, double mu_next,
+                   double mu_product, Decay d = {});
+void merged_radam_(std::span<Tensor> p, std::span<const Tensor> g, std::span<Tensor> m, std::span<Tensor> v,
+                   double lr, double beta1, double beta2, double eps, int64_t step, Decay d = {});
+
 }  // namespace oar::ops

@@ -94,6 +94,34 @@ def test_update_matches_cpu(case, dtype):
         np.testing.assert_allclose(_numpy(got), _numpy(want), atol=atol, rtol=rtol, err_msg=case)
 
 
+@pytest.mark.parametrize("case", sorted(c for c in UPDATES if not c.startswith("lamb")))
+def test_merged_update_matches_single_updates(case):
+    # The merged op over three parameters (one of them empty) against the op run on each.
+    rng = np.random.default_rng(5)
+    n, kw = UPDATES[case]
+    kw = {k: v for k, v in kw.items() if k != "step0"}
+    if "beta1" in kw:
+        kw["step"] = 1 + UPDATES[case][1].get("step0", 0)
+    shapes = [(37, 129), (0,), (5,)]
+    init = [(rng.uniform(-1, 1, s), rng.uniform(-1, 1, s), [rng.uniform(0.1, 1, s) for _ in range(n)])
+            for s in shapes]
+    if case == "rmsprop_centered":
+        for _, _, st in init:
+            st[2] *= 0.1  # a mean gradient whose square stays below the mean square
+    single = [[_tensor(a, "float32", GPU) for a in [p, g, *st]] for p, g, st in init]
+    merged = [[_tensor(a, "float32", GPU) for a in [p, g, *st]] for p, g, st in init]
+    for p, g, *states in single:
+        _step(case, p, g, states, kw.get("step", 1) - UPDATES[case][1].get("step0", 0))
+    name = case.split("_")[0] + "_"
+    lists = [[t[k] for t in merged] for k in range(2 + n)]
+    if name in ("adam_", "rmsprop_"):
+        lists = lists[:4] + [lists[4] if n == 3 else None]
+    getattr(_C._optimizer, "merged_" + name)(*lists, **kw)
+    for want, got in zip(single, merged):
+        for a, b in zip(want, got):
+            assert np.array_equal(_numpy(a), _numpy(b)), case
+
+
 def test_zero_size_update():
     p, g = _tensor(np.zeros((0, 3)), "float32", GPU), _tensor(np.zeros((0, 3)), "float32", GPU)
     m, v = _tensor(np.zeros((0, 3)), "float32", GPU), _tensor(np.zeros((0, 3)), "float32", GPU)

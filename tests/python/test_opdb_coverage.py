@@ -50,6 +50,7 @@ COVERED_BY = {
 # distributed tensors, fused kernels made by IR passes): the reason, and (file, text) pairs showing the
 # file that checks the op and what in it reaches the op.
 _OPT = "an in-place optimiser update, checked step by step against NumPy by the optimiser's test"
+_MERGED = "a multi-tensor optimiser update, checked bit for bit against the per-parameter op and against NumPy"
 _RAND = "a random draw, checked statistically (moments, ranges, seeds), not for NumPy-equal values"
 _FLOW = "control flow over sub-programs, checked by running the branches and loops it records"
 _DIST = "a distributed-tensor op, checked by running ranks that compare their shards with NumPy"
@@ -65,6 +66,15 @@ EXEMPT = {
     "lamb_": (_OPT, [("test_optimizer.py", "Lamb(")]),
     "nadam_": (_OPT, [("test_optimizer.py", "NAdam(")]),
     "radam_": (_OPT, [("test_optimizer.py", "RAdam(")]),
+    "merged_sgd_": (_MERGED, [("test_optimizer_multi_tensor.py", "optim.SGD(")]),
+    "merged_momentum_": (_MERGED, [("test_optimizer_multi_tensor.py", "optim.Momentum(")]),
+    "merged_adam_": (_MERGED, [("test_optimizer_multi_tensor.py", "optim.Adam(")]),
+    "merged_adamax_": (_MERGED, [("test_optimizer_multi_tensor.py", "optim.Adamax(")]),
+    "merged_adagrad_": (_MERGED, [("test_optimizer_multi_tensor.py", "optim.Adagrad(")]),
+    "merged_adadelta_": (_MERGED, [("test_optimizer_multi_tensor.py", "optim.Adadelta(")]),
+    "merged_rmsprop_": (_MERGED, [("test_optimizer_multi_tensor.py", "optim.RMSProp(")]),
+    "merged_nadam_": (_MERGED, [("test_optimizer_multi_tensor.py", "optim.NAdam(")]),
+    "merged_radam_": (_MERGED, [("test_optimizer_multi_tensor.py", "optim.RAdam(")]),
     "uniform": (_RAND, [("test_random.py", "oar.uniform("), ("test_random.py", "oar.rand(")]),
     "gaussian": (_RAND, [("test_random.py", "oar.randn("), ("test_random.py", "oar.normal(")]),
     "randint": (_RAND, [("test_random.py", "oar.randint(")]),

@@ -1,5 +1,5 @@
 """Adadelta."""
-from .optimizer import Optimizer, _as_float, _ops
+from .optimizer import Optimizer, _as_float
 
 __all__ = ["Adadelta"]
 
@@ -32,6 +32,9 @@ class Adadelta(Optimizer):
     def _init_state(self, p, group):
         return {"avg_squared_grad": self._state_zeros(p), "avg_squared_update": self._state_zeros(p)}
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
-        _ops.adadelta_(p, g, state["avg_squared_grad"], state["avg_squared_update"], lr,
-                       _as_float(self._hp(group, "rho")), _as_float(self._hp(group, "epsilon")), l1, l2)
+    _op, _n_states = "adadelta_", 2
+
+    def _update_plan(self, group):
+        rho, eps = _as_float(self._hp(group, "rho")), _as_float(self._hp(group, "epsilon"))
+        return lambda p, g, state, scalars, lr, l1, l2: (
+            g, (state["avg_squared_grad"], state["avg_squared_update"]), (lr, rho, eps, l1, l2))

@@ -1,5 +1,5 @@
 """Adagrad."""
-from .optimizer import Optimizer, _as_float, _ops
+from .optimizer import Optimizer, _as_float
 
 __all__ = ["Adagrad"]
 
@@ -27,5 +27,8 @@ class Adagrad(Optimizer):
     def _init_state(self, p, group):
         return {"moment": self._state_zeros(p, _as_float(self._hp(group, "initial_accumulator_value")))}
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
-        _ops.adagrad_(p, g, state["moment"], lr, _as_float(self._hp(group, "epsilon")), l1, l2)
+    _op, _n_states = "adagrad_", 1
+
+    def _update_plan(self, group):
+        eps = _as_float(self._hp(group, "epsilon"))
+        return lambda p, g, state, scalars, lr, l1, l2: (g, (state["moment"],), (lr, eps, l1, l2))

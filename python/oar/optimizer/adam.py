@@ -1,5 +1,5 @@
 """Adam."""
-from .optimizer import Optimizer, _as_float, _ops
+from .optimizer import Optimizer, _as_float
 
 __all__ = ["Adam"]
 
@@ -14,6 +14,11 @@ class Adam(Optimizer):
 
     ``weight_decay`` is coupled (added to the gradient); with ``amsgrad`` the
     running maximum of ``v`` replaces ``v`` in the denominator.
+
+    On the CPU the parameters that share dtype and hyperparameters are updated
+    together, by one merged op per step, with the results of one update per
+    parameter to the bit; ``use_multi_tensor`` is accepted for Paddle
+    compatibility and changes nothing.
 
     >>> import oar
     >>> import oar.optimizer
@@ -45,11 +50,24 @@ class Adam(Optimizer):
             st["moment2_max"] = self._state_zeros(p)
         return st
 
-    def _decoupled(self, p, group, lr):
-        return lr, 0.0
+    _op, _n_states = "adam_", 3
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
-        lr, coeff = self._decoupled(p, group, lr)
-        _ops.adam_(p, g, state["moment1"], state["moment2"], state.get("moment2_max"), lr,
-                   _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2")),
-                   _as_float(self._hp(group, "epsilon")), scalars["step"], coeff, l1, l2)
+    def _decoupled(self, group):
+        """(the group's decoupled decay coefficient, a function (param, lr, coeff) -> (lr, coeff) for
+        per-parameter changes or None); Adam has no decoupled decay."""
+        return 0.0, None
+
+    def _update_plan(self, group):
+        b1, b2 = _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2"))
+        eps = _as_float(self._hp(group, "epsilon"))
+        coeff0, per_param = self._decoupled(group)
+
+        def plan(p, g, state, scalars, lr, l1, l2):
+            coeff = coeff0
+            if per_param is not None:
+                lr, coeff = per_param(p, lr, coeff)
+            vmax = state.get("moment2_max")
+            states = (state["moment1"], state["moment2"]) if vmax is None else \
+                (state["moment1"], state["moment2"], vmax)
+            return g, states, (lr, b1, b2, eps, scalars["step"], coeff, l1, l2)
+        return plan

@@ -1,5 +1,5 @@
 """Adamax: Adam with the infinity norm."""
-from .optimizer import Optimizer, _as_float, _ops
+from .optimizer import Optimizer, _as_float
 
 __all__ = ["Adamax"]
 
@@ -28,7 +28,10 @@ class Adamax(Optimizer):
     def _init_state(self, p, group):
         return {"moment": self._state_zeros(p), "inf_norm": self._state_zeros(p)}
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
-        _ops.adamax_(p, g, state["moment"], state["inf_norm"], lr, _as_float(self._hp(group, "beta1")),
-                     _as_float(self._hp(group, "beta2")), _as_float(self._hp(group, "epsilon")), scalars["step"],
-                     l1, l2)
+    _op, _n_states = "adamax_", 2
+
+    def _update_plan(self, group):
+        b1, b2 = _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2"))
+        eps = _as_float(self._hp(group, "epsilon"))
+        return lambda p, g, state, scalars, lr, l1, l2: (
+            g, (state["moment"], state["inf_norm"]), (lr, b1, b2, eps, scalars["step"], l1, l2))

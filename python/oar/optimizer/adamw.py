@@ -41,15 +41,21 @@ class AdamW(Adam):
         self._apply_decay_param_fun = apply_decay_param_fun
         self._default_dict["weight_decay"] = self._coeff
 
-    def _coupled_decay(self, p, group):
+    def _group_decay(self, group):
         # The group's weight_decay is the decoupled coefficient here; only a
         # parameter's own regularizer adds coupled decay.
-        return self._reg_terms(getattr(p, "regularizer", None))
+        return 0.0, 0.0
 
-    def _decoupled(self, p, group, lr):
-        if self._lr_ratio is not None:
-            lr = lr * float(self._lr_ratio(p))
+    def _decoupled(self, group):
         coeff = _as_float(self._hp(group, "weight_decay"))
-        if self._apply_decay_param_fun is not None and not self._apply_decay_param_fun(self._param_name(p)):
-            coeff = 0.0
-        return lr, coeff
+        if self._lr_ratio is None and self._apply_decay_param_fun is None:
+            return coeff, None
+        lr_ratio, decay_fun = self._lr_ratio, self._apply_decay_param_fun
+
+        def per_param(p, lr, coeff):
+            if lr_ratio is not None:
+                lr = lr * float(lr_ratio(p))
+            if decay_fun is not None and not decay_fun(self._param_name(p)):
+                coeff = 0.0
+            return lr, coeff
+        return coeff, per_param

@@ -1,5 +1,5 @@
 """Momentum SGD (heavy-ball or Nesterov)."""
-from .optimizer import Optimizer, _ops
+from .optimizer import Optimizer
 
 __all__ = ["Momentum"]
 
@@ -10,6 +10,11 @@ class Momentum(Optimizer):
 
     ``weight_decay`` (float or L2Decay) is added to the gradient first, and
     ``rescale_grad`` scales the gradient before anything else.
+
+    On the CPU the parameters that share dtype and hyperparameters are updated
+    together, by one merged op per step, with the results of one update per
+    parameter to the bit; ``use_multi_tensor`` is accepted for Paddle
+    compatibility and changes nothing.
 
     >>> import oar
     >>> import oar.optimizer
@@ -34,9 +39,14 @@ class Momentum(Optimizer):
     def _init_state(self, p, group):
         return {"velocity": self._state_zeros(p)}
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
+    _op, _n_states = "momentum_", 1
+
+    def _update_plan(self, group):
         rescale = float(self._hp(group, "rescale_grad"))
-        if rescale != 1.0:
-            g = g * rescale
-        _ops.momentum_(p, g, state["velocity"], lr, float(self._hp(group, "momentum")),
-                       bool(self._hp(group, "use_nesterov")), l1, l2)
+        mu, nesterov = float(self._hp(group, "momentum")), bool(self._hp(group, "use_nesterov"))
+
+        def plan(p, g, state, scalars, lr, l1, l2):
+            if rescale != 1.0:
+                g = g * rescale
+            return g, (state["velocity"],), (lr, mu, nesterov, l1, l2)
+        return plan

@@ -1,7 +1,7 @@
 """NAdam: Adam with Nesterov momentum and momentum decay."""
 import math
 
-from .optimizer import Optimizer, _as_float, _ops
+from .optimizer import Optimizer, _as_float
 
 __all__ = ["NAdam"]
 
@@ -58,12 +58,17 @@ class NAdam(Optimizer):
             used.update({"mu_product"} & set(found))
         return scal, used
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
-        t = scalars["step"]
-        b1 = _as_float(self._hp(group, "beta1"))
-        psi = _as_float(self._hp(group, "momentum_decay"))
-        mu_t = b1 * (1.0 - 0.5 * 0.96 ** (t * psi))
-        mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
-        scalars["mu_product"] *= mu_t
-        _ops.nadam_(p, g, state["moment1"], state["moment2"], lr, b1, _as_float(self._hp(group, "beta2")),
-                    _as_float(self._hp(group, "epsilon")), t, mu_t, mu_next, scalars["mu_product"], l1, l2)
+    _op, _n_states = "nadam_", 2
+
+    def _update_plan(self, group):
+        b1, b2 = _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2"))
+        eps, psi = _as_float(self._hp(group, "epsilon")), _as_float(self._hp(group, "momentum_decay"))
+
+        def plan(p, g, state, scalars, lr, l1, l2):
+            t = scalars["step"]
+            mu_t = b1 * (1.0 - 0.5 * 0.96 ** (t * psi))
+            mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
+            scalars["mu_product"] *= mu_t
+            return g, (state["moment1"], state["moment2"]), \
+                (lr, b1, b2, eps, t, mu_t, mu_next, scalars["mu_product"], l1, l2)
+        return plan

@@ -30,6 +30,25 @@ __all__ = ["Optimizer"]
 
 _ops = _C._optimizer
 
+# Note [multi-tensor optimizer step]
+# The optimizers with an elementwise update (all but Lamb and LBFGS) update
+# the parameters that share dtype and hyperparameters (rate after
+# per-parameter scaling, decay, step count) with one merged op per step
+# (Note [multi-tensor updates] in the CPU kernels). It gives the results of
+# one op per parameter to the bit, so it is always on for CPU tensors;
+# `use_multi_tensor` is accepted for Paddle compatibility and changes
+# nothing. Parameters on other devices and distributed parameters are
+# updated one by one. What is common to a parameter group (its rate, decay
+# and hyperparameters) is worked out once per step, which is most of the
+# saving: the per-parameter Python work costs more than the ops it saves.
+# Tests set this to False to compare with the per-parameter path.
+_MULTI_TENSOR = True
+
+
+def _mergeable(t):
+    """Whether `t` can join a merged update: a CPU tensor that is not distributed."""
+    return _C._device_index(t)[0] == 0 and _C._dist_attr(t) is None
+
 
 def _api(obj):
     return f"[oar.optimizer.{type(obj).__name__}]"
@@ -148,11 +167,15 @@ class Optimizer:
             raise ValueError(f"{_api(self)} a parameter group must be a dict with a 'params' key")
         params = group["params"]
         params = [params] if isinstance(params, _C.Tensor) else list(params)
+        seen = set()
         for p in params:
             if not isinstance(p, _C.Tensor):
                 raise TypeError(f"{_api(self)} parameters must be tensors, got {type(p).__name__}")
             if id(p) in self._group_of:
                 raise ValueError(f"{_api(self)} a parameter appears in more than one parameter group")
+            if id(p) in seen:  # it would be updated twice per step
+                raise ValueError(f"{_api(self)} a parameter appears more than once in the parameter list")
+            seen.add(id(p))
         g = dict(group)
         g["params"] = params
         if "learning_rate" in g:
@@ -215,11 +238,14 @@ class Optimizer:
         return self.get_lr() * _as_float(mult)
 
     def _coupled_decay(self, p, group):
-        """(l1, l2) coefficients added to the gradient for `p`."""
+        """(l1, l2) coefficients added to the gradient for `p`: its own regularizer's, else its group's."""
         reg = getattr(p, "regularizer", None)
-        if reg is None:
-            reg = self._to_regularizer(group["weight_decay"]) if "weight_decay" in group else self.regularization
-        return self._reg_terms(reg)
+        return self._group_decay(group) if reg is None else self._reg_terms(reg)
+
+    def _group_decay(self, group):
+        """(l1, l2) of the parameters of `group` that have no regularizer of their own."""
+        return self._reg_terms(self._to_regularizer(group["weight_decay"]) if "weight_decay" in group
+                               else self.regularization)
 
     def _reg_terms(self, reg):
         if reg is None:
@@ -279,23 +305,98 @@ class Optimizer:
         with no_grad():
             if self._grad_clip is not None:
                 params_grads = self._grad_clip(params_grads)
-            for p, g in params_grads:
-                if g is None:
-                    continue
-                group = self._group_of.get(id(p))
-                if group is None:
-                    raise ValueError(f"{_api(self)} a parameter being updated was not given to this optimizer")
-                state = self._state_of(p, group)
-                scalars = self._scalars[id(p)]
-                scalars["step"] += 1
-                master = self._master_of(p)
-                if master is None:
-                    self._update(p, g, state, scalars, group, self._param_lr(p, group), *self._coupled_decay(p, group))
-                else:  # update the float32 copy, then round it into the low-precision parameter
-                    self._update(master, _C.cast(g, master.dtype), state, scalars, group, self._param_lr(p, group),
-                                 *self._coupled_decay(p, group))
-                    _C._set_data_(p, _C.cast(master, p.dtype))
+            rest = self._apply_merged(params_grads) if self._can_merge() else params_grads
+            # each group's update plan, made once for this step's per-parameter updates
+            self._step_plans = {}
+            try:
+                for p, g in rest:
+                    if g is None:
+                        continue
+                    group = self._group_of.get(id(p))
+                    if group is None:
+                        raise ValueError(f"{_api(self)} a parameter being updated was not given to this optimizer")
+                    state = self._state_of(p, group)
+                    scalars = self._scalars[id(p)]
+                    scalars["step"] += 1
+                    master = self._master_of(p)
+                    lr, (l1, l2) = self._param_lr(p, group), self._coupled_decay(p, group)
+                    if master is None:
+                        self._update(p, g, state, scalars, group, lr, l1, l2)
+                    else:  # update the float32 copy, then round it into the low-precision parameter
+                        self._update(master, _C.cast(g, master.dtype), state, scalars, group, lr, l1, l2)
+                        _C._set_data_(p, _C.cast(master, p.dtype))
+            finally:
+                self._step_plans = None
         return params_grads
+
+    def _can_merge(self):
+        # Subclasses that change how a parameter's rate, decay or update are
+        # found keep the per-parameter path, which asks them.
+        cls = type(self)
+        return (_MULTI_TENSOR and self._op is not None and cls._update is Optimizer._update
+                and cls._param_lr is Optimizer._param_lr and cls._coupled_decay is Optimizer._coupled_decay)
+
+    def _apply_merged(self, params_grads):
+        """Applies the updates of the CPU parameters in `params_grads` with merged ops
+        (Note [multi-tensor optimizer step]); returns the pairs left to the per-parameter path.
+
+        Computes what _apply_optimize's per-parameter path computes, in the same
+        float operations, with what is common to a group worked out once per step."""
+        lr0 = self.get_lr()
+        multi_precision = getattr(self, "_multi_precision", False)
+        accumulators, scalars_of, group_of = self._accumulators, self._scalars, self._group_of
+        groups = {}   # id(group) -> (update plan, group rate or None, group decay)
+        buckets = {}  # (args, dtype, number of states) -> (params, grads, [state lists], [(param, master)])
+        rest = []
+        for p, g in params_grads:
+            if g is None:
+                continue
+            pid = id(p)
+            group = group_of.get(pid)
+            if group is None or not _mergeable(p):
+                rest.append((p, g))
+                continue
+            ctx = groups.get(id(group))
+            if ctx is None:
+                mult = group.get("learning_rate")
+                ctx = groups[id(group)] = (self._update_plan(group), None if mult is None else lr0 * _as_float(mult),
+                                           self._group_decay(group))
+            plan, lr, decay = ctx
+            if lr is None:  # as _param_lr (x * 1.0 is x)
+                attr = getattr(p, "optimize_attr", None)
+                if attr is not None:
+                    lr = lr0 * _as_float(attr.get("learning_rate", 1.0) if isinstance(attr, dict) else 1.0)
+                else:
+                    lr = lr0
+            reg = getattr(p, "regularizer", None)
+            l1, l2 = decay if reg is None else self._reg_terms(reg)
+            state = accumulators.get(pid)
+            if state is None:
+                state = self._state_of(p, group)
+            scalars = scalars_of[pid]
+            scalars["step"] += 1
+            master = self._master_of(p) if multi_precision else None
+            target = p
+            if master is not None:
+                target, g = master, _C.cast(g, master.dtype)
+            g, states, args = plan(target, g, state, scalars, lr, l1, l2)
+            key = (args, id(target.dtype), len(states))  # (dtypes are singletons, hashed in Python)
+            entry = buckets.get(key)
+            if entry is None:
+                entry = buckets[key] = ([], [], [[] for _ in states], [])
+            entry[0].append(target)
+            entry[1].append(g)
+            for lst, st in zip(entry[2], states):
+                lst.append(st)
+            if master is not None:
+                entry[3].append((p, master))
+        if buckets:
+            run, pad = getattr(_ops, "merged_" + self._op), [None] * self._n_states
+            for (args, _, n), (params, grads, states, masters) in buckets.items():
+                run(params, grads, *states, *pad[n:], *args)
+                for p, master in masters:
+                    _C._set_data_(p, _C.cast(master, p.dtype))
+        return rest
 
     def _master_of(self, p):
         """The float32 master weight of a float16/bfloat16 parameter when
@@ -309,8 +410,32 @@ class Optimizer:
             m = masters[id(p)] = _C.cast(p.detach(), _C.dtype.float32)
         return m
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
+    # The fused update op of a subclass whose update has a merged form (all
+    # but Lamb's), and the number of its state operands (trailing ones may be
+    # None); _update_plan gives the operands.
+    _op = None
+    _n_states = 0
+    _step_plans = None  # {id(group): plan} while a step runs
+
+    def _update_plan(self, group):
+        """A function ``(param, grad, state, scalars, lr, l1, l2) -> (grad, state tensors, scalar arguments)``
+        giving the ``_op`` update's operands for a parameter of `group` (`scalars`: its counters, the step
+        count already advanced); what depends only on the group is worked out once, here."""
         raise NotImplementedError(f"{_api(self)} has no update rule")
+
+    def _update(self, p, g, state, scalars, group, lr, l1, l2):
+        if self._op is None:
+            raise NotImplementedError(f"{_api(self)} has no update rule")
+        plans = self._step_plans
+        plan = None if plans is None else plans.get(id(group))
+        if plan is None:
+            plan = self._update_plan(group)
+            if plans is not None:
+                plans[id(group)] = plan
+        g, states, args = plan(p, g, state, scalars, lr, l1, l2)
+        if len(states) < self._n_states:  # absent optional states
+            states += (None,) * (self._n_states - len(states))
+        getattr(_ops, self._op)(p, g, *states, *args)
 
     def step(self):
         """Updates every parameter that has a gradient, once.

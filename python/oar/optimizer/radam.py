@@ -1,7 +1,7 @@
 """RAdam: rectified Adam."""
 import math
 
-from .optimizer import Optimizer, _as_float, _ops
+from .optimizer import Optimizer, _as_float
 
 __all__ = ["RAdam"]
 
@@ -51,7 +51,10 @@ class RAdam(Optimizer):
             used.add("rho")  # follows from the step count
         return scal, used
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
-        _ops.radam_(p, g, state["moment1"], state["moment2"], lr, _as_float(self._hp(group, "beta1")),
-                    _as_float(self._hp(group, "beta2")), _as_float(self._hp(group, "epsilon")), scalars["step"],
-                    l1, l2)
+    _op, _n_states = "radam_", 2
+
+    def _update_plan(self, group):
+        b1, b2 = _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2"))
+        eps = _as_float(self._hp(group, "epsilon"))
+        return lambda p, g, state, scalars, lr, l1, l2: (
+            g, (state["moment1"], state["moment2"]), (lr, b1, b2, eps, scalars["step"], l1, l2))

@@ -1,7 +1,7 @@
 """RMSProp (optionally centered, with momentum)."""
 import numpy as np
 
-from .optimizer import Optimizer, _as_float, _ops, _to_numpy
+from .optimizer import Optimizer, _as_float, _to_numpy
 
 __all__ = ["RMSProp"]
 
@@ -49,7 +49,15 @@ class RMSProp(Optimizer):
             return None, {"mean_grad"}
         return None, set()
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
-        _ops.rmsprop_(p, g, state["mean_square"], state["momentum"], state.get("mean_grad"), lr,
-                      _as_float(self._hp(group, "rho")), _as_float(self._hp(group, "epsilon")),
-                      _as_float(self._hp(group, "momentum")), l1, l2)
+    _op, _n_states = "rmsprop_", 3
+
+    def _update_plan(self, group):
+        rho, eps = _as_float(self._hp(group, "rho")), _as_float(self._hp(group, "epsilon"))
+        momentum = _as_float(self._hp(group, "momentum"))
+
+        def plan(p, g, state, scalars, lr, l1, l2):
+            mg = state.get("mean_grad")
+            states = (state["mean_square"], state["momentum"]) if mg is None else \
+                (state["mean_square"], state["momentum"], mg)
+            return g, states, (lr, rho, eps, momentum, l1, l2)
+        return plan

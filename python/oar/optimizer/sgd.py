@@ -1,5 +1,5 @@
 """Stochastic gradient descent."""
-from .optimizer import Optimizer, _ops
+from .optimizer import Optimizer
 
 __all__ = ["SGD"]
 
@@ -29,5 +29,7 @@ class SGD(Optimizer):
         self._scalars.setdefault(id(p), {"step": 0})
         return self._accumulators.setdefault(id(p), {})
 
-    def _update(self, p, g, state, scalars, group, lr, l1, l2):
-        _ops.sgd_(p, g, lr, l1, l2)
+    _op = "sgd_"
+
+    def _update_plan(self, group):
+        return lambda p, g, state, scalars, lr, l1, l2: (g, (), (lr, l1, l2))

@@ -1,7 +1,9 @@
 // Fused optimizer updates (ops/optimizer.h): one pass over parameter,
-// gradient and state per step. Operands are contiguous and validated by
+// gradient and state per step, for one parameter or, merged, for many (Note
+// [multi-tensor updates]). Operands are contiguous and validated by
 // infer_meta. Half-precision parameters keep float32 state and are computed
 // in float32; float64 parameters in float64.
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -39,181 +41,291 @@ template <typename F> void for_dtype(std::span<const Tensor> in, F&& f) {
   visit_float(in[0].dtype(), [&](auto tag) { f(tag); });
 }
 
-void sgd_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const C lr = C(a.f(0));
-    const Decay<C> dec(a.f(1), a.f(2));
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        o.p[i] = P(p - lr * dec(C(o.g[i]), p));
-      }
-    });
-  });
-}
+// The update rules that also run over many tensors (Note [multi-tensor
+// updates]): Rule<P>(attrs) computes the per-step constants once, and
+// rule(o, b, e) updates elements [b, e) of one parameter. The single-tensor
+// kernel and the multi-tensor walk call the same rule, so their results are
+// the same to the bit.
 
-void momentum_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const C lr = C(a.f(0)), mu = C(a.f(1));
-    const bool nesterov = a.b(2);
-    const Decay<C> dec(a.f(3), a.f(4));
+template <typename P> struct SgdRule {
+  using C = state_t<P>;
+  C lr;
+  Decay<C> dec;
+  explicit SgdRule(const Attrs& a) : lr(C(a.f(0))), dec(a.f(1), a.f(2)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      o.p[i] = P(p - lr * dec(C(o.g[i]), p));
+    }
+  }
+};
+
+template <typename P> struct MomentumRule {
+  using C = state_t<P>;
+  C lr, mu;
+  bool nesterov;
+  Decay<C> dec;
+  explicit MomentumRule(const Attrs& a) : lr(C(a.f(0))), mu(C(a.f(1))), nesterov(a.b(2)), dec(a.f(3), a.f(4)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
     C* vel = o.s[0];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C v = mu * vel[i] + g;
-        vel[i] = v;
-        o.p[i] = P(nesterov ? p - (g + mu * v) * lr : p - lr * v);
-      }
-    });
-  });
-}
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C v = mu * vel[i] + g;
+      vel[i] = v;
+      o.p[i] = P(nesterov ? p - (g + mu * v) * lr : p - lr * v);
+    }
+  }
+};
 
-void adam_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
+template <typename P> struct AdamRule {
+  using C = state_t<P>;
+  C lr_t, eps_t, cb1, cb2, decay;
+  bool decoupled;
+  Decay<C> dec;
+  explicit AdamRule(const Attrs& a) : dec(a.f(6), a.f(7)) {
     const double lr = a.f(0), b1 = a.f(1), b2 = a.f(2), eps = a.f(3), coeff = a.f(5);
     const double t = double(a.i(4));
     const double bc1 = 1.0 - std::pow(b1, t), bc2 = std::sqrt(1.0 - std::pow(b2, t));
-    const C lr_t = C(lr * bc2 / bc1), eps_t = C(eps * bc2);
-    const C cb1 = C(b1), cb2 = C(b2), decay = C(1.0 - lr * coeff);
-    const bool decoupled = coeff != 0.0;
-    const Decay<C> dec(a.f(6), a.f(7));
-    C *m = o.s[0], *v = o.s[1], *vmax = o.s[2];
-    // The options are template flags so that the loop has no branch and
-    // vectorises (the operands never alias: infer_meta checks them).
-    auto run = [&](auto decoupled_c, auto amsgrad_c) {
-      constexpr bool kDecoupled = decltype(decoupled_c)::value, kAmsgrad = decltype(amsgrad_c)::value;
-      parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-        P* __restrict pp = o.p;
-        const P* __restrict gp = o.g;
-        C* __restrict mp = m;
-        C* __restrict vp = v;
-        C* __restrict vm = vmax;
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i) {
-          C p = C(pp[i]);
-          C g = dec(C(gp[i]), p);
-          if constexpr (kDecoupled) p = p * decay;
-          C mi = cb1 * mp[i] + (C(1) - cb1) * g;
-          C vi = cb2 * vp[i] + (C(1) - cb2) * g * g;
-          mp[i] = mi;
-          vp[i] = vi;
-          if constexpr (kAmsgrad) {
-            vi = std::max(vm[i], vi);
-            vm[i] = vi;
-          }
-          pp[i] = P(p - lr_t * mi / (std::sqrt(vi) + eps_t));
-        }
-      });
-    };
+    lr_t = C(lr * bc2 / bc1);
+    eps_t = C(eps * bc2);
+    cb1 = C(b1);
+    cb2 = C(b2);
+    decay = C(1.0 - lr * coeff);
+    decoupled = coeff != 0.0;
+  }
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
     using T = std::true_type;
     using F = std::false_type;
-    if (decoupled) vmax ? run(T{}, T{}) : run(T{}, F{});
-    else vmax ? run(F{}, T{}) : run(F{}, F{});
-  });
-}
+    const bool amsgrad = o.s[2] != nullptr;
+    if (decoupled) amsgrad ? run(o, b, e, T{}, T{}) : run(o, b, e, T{}, F{});
+    else amsgrad ? run(o, b, e, F{}, T{}) : run(o, b, e, F{}, F{});
+  }
+  // The options are template flags so that the loop has no branch and
+  // vectorises (the operands never alias: each is its own tensor).
+  template <typename Dc, typename Ams> void run(const Operands<P>& o, int64_t b, int64_t e, Dc, Ams) const {
+    constexpr bool kDecoupled = Dc::value, kAmsgrad = Ams::value;
+    P* __restrict pp = o.p;
+    const P* __restrict gp = o.g;
+    C* __restrict mp = o.s[0];
+    C* __restrict vp = o.s[1];
+    C* __restrict vm = o.s[2];
+#pragma omp simd
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(pp[i]);
+      C g = dec(C(gp[i]), p);
+      if constexpr (kDecoupled) p = p * decay;
+      C mi = cb1 * mp[i] + (C(1) - cb1) * g;
+      C vi = cb2 * vp[i] + (C(1) - cb2) * g * g;
+      mp[i] = mi;
+      vp[i] = vi;
+      if constexpr (kAmsgrad) {
+        vi = std::max(vm[i], vi);
+        vm[i] = vi;
+      }
+      pp[i] = P(p - lr_t * mi / (std::sqrt(vi) + eps_t));
+    }
+  }
+};
 
-void adamax_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const double b1 = a.f(1);
-    const C lr_t = C(a.f(0) / (1.0 - std::pow(b1, double(a.i(4)))));
-    const C cb1 = C(b1), cb2 = C(a.f(2)), eps = C(a.f(3));
-    const Decay<C> dec(a.f(5), a.f(6));
+template <typename P> struct AdamaxRule {
+  using C = state_t<P>;
+  C lr_t, cb1, cb2, eps;
+  Decay<C> dec;
+  explicit AdamaxRule(const Attrs& a)
+      : lr_t(C(a.f(0) / (1.0 - std::pow(a.f(1), double(a.i(4)))))), cb1(C(a.f(1))), cb2(C(a.f(2))), eps(C(a.f(3))),
+        dec(a.f(5), a.f(6)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
     C *m = o.s[0], *u = o.s[1];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C mi = cb1 * m[i] + (C(1) - cb1) * g;
-        C ui = std::max(cb2 * u[i] + eps, std::abs(g));
-        m[i] = mi;
-        u[i] = ui;
-        o.p[i] = P(p - lr_t * mi / ui);
-      }
-    });
-  });
-}
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C mi = cb1 * m[i] + (C(1) - cb1) * g;
+      C ui = std::max(cb2 * u[i] + eps, std::abs(g));
+      m[i] = mi;
+      u[i] = ui;
+      o.p[i] = P(p - lr_t * mi / ui);
+    }
+  }
+};
 
-void adagrad_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const C lr = C(a.f(0)), eps = C(a.f(1));
-    const Decay<C> dec(a.f(2), a.f(3));
+template <typename P> struct AdagradRule {
+  using C = state_t<P>;
+  C lr, eps;
+  Decay<C> dec;
+  explicit AdagradRule(const Attrs& a) : lr(C(a.f(0))), eps(C(a.f(1))), dec(a.f(2), a.f(3)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
     C* acc = o.s[0];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C h = acc[i] + g * g;
-        acc[i] = h;
-        o.p[i] = P(p - lr * g / (std::sqrt(h) + eps));
-      }
-    });
-  });
-}
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C h = acc[i] + g * g;
+      acc[i] = h;
+      o.p[i] = P(p - lr * g / (std::sqrt(h) + eps));
+    }
+  }
+};
 
-void adadelta_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const C lr = C(a.f(0)), rho = C(a.f(1)), eps = C(a.f(2));
-    const Decay<C> dec(a.f(3), a.f(4));
+template <typename P> struct AdadeltaRule {
+  using C = state_t<P>;
+  C lr, rho, eps;
+  Decay<C> dec;
+  explicit AdadeltaRule(const Attrs& a) : lr(C(a.f(0))), rho(C(a.f(1))), eps(C(a.f(2))), dec(a.f(3), a.f(4)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
     C *eg2 = o.s[0], *edx2 = o.s[1];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C sg = rho * eg2[i] + (C(1) - rho) * g * g;
-        C upd = -std::sqrt((edx2[i] + eps) / (sg + eps)) * g;
-        eg2[i] = sg;
-        edx2[i] = rho * edx2[i] + (C(1) - rho) * upd * upd;
-        o.p[i] = P(p + lr * upd);
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C sg = rho * eg2[i] + (C(1) - rho) * g * g;
+      C upd = -std::sqrt((edx2[i] + eps) / (sg + eps)) * g;
+      eg2[i] = sg;
+      edx2[i] = rho * edx2[i] + (C(1) - rho) * upd * upd;
+      o.p[i] = P(p + lr * upd);
+    }
+  }
+};
+
+template <typename P> struct RmspropRule {
+  using C = state_t<P>;
+  C lr, rho, eps, mom_c;
+  Decay<C> dec;
+  explicit RmspropRule(const Attrs& a)
+      : lr(C(a.f(0))), rho(C(a.f(1))), eps(C(a.f(2))), mom_c(C(a.f(3))), dec(a.f(4), a.f(5)) {}
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    C *ms = o.s[0], *mom = o.s[1], *mg = o.s[2];
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C msi = rho * ms[i] + (C(1) - rho) * g * g;
+      ms[i] = msi;
+      C denom;
+      if (mg) {
+        C mgi = rho * mg[i] + (C(1) - rho) * g;
+        mg[i] = mgi;
+        denom = std::sqrt(msi - mgi * mgi + eps);
+      } else {
+        denom = std::sqrt(msi + eps);
       }
-    });
+      C mi = mom_c * mom[i] + lr * g / denom;
+      mom[i] = mi;
+      o.p[i] = P(p - mi);
+    }
+  }
+};
+
+template <typename P> struct NadamRule {
+  using C = state_t<P>;
+  C cb1, cb2, eps, lr, c_m, c_g, bc2;
+  Decay<C> dec;
+  explicit NadamRule(const Attrs& a) : dec(a.f(8), a.f(9)) {
+    const double b1 = a.f(1), b2 = a.f(2), t = double(a.i(4));
+    const double mu_t = a.f(5), mu_next = a.f(6), mu_prod = a.f(7);
+    cb1 = C(b1);
+    cb2 = C(b2);
+    eps = C(a.f(3));
+    lr = C(a.f(0));
+    c_m = C(mu_next / (1.0 - mu_prod * mu_next));
+    c_g = C((1.0 - mu_t) / (1.0 - mu_prod));
+    bc2 = C(1.0 - std::pow(b2, t));
+  }
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    C *m = o.s[0], *v = o.s[1];
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C mi = cb1 * m[i] + (C(1) - cb1) * g;
+      C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
+      m[i] = mi;
+      v[i] = vi;
+      C m_hat = c_m * mi + c_g * g;
+      o.p[i] = P(p - lr * m_hat / (std::sqrt(vi / bc2) + eps));
+    }
+  }
+};
+
+// Rectified Adam: falls back to momentum SGD while rho_t <= 5.
+template <typename P> struct RadamRule {
+  using C = state_t<P>;
+  C cb1, cb2, eps, lr_m, sbc2;
+  bool rectify;
+  Decay<C> dec;
+  explicit RadamRule(const Attrs& a) : dec(a.f(5), a.f(6)) {
+    const double b1 = a.f(1), b2 = a.f(2), t = double(a.i(4));
+    const double b2t = std::pow(b2, t);
+    const double rho_inf = 2.0 / (1.0 - b2) - 1.0;
+    const double rho_t = rho_inf - 2.0 * t * b2t / (1.0 - b2t);
+    rectify = rho_t > 5.0;
+    const double rect =
+        rectify ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : 1.0;
+    cb1 = C(b1);
+    cb2 = C(b2);
+    eps = C(a.f(3));
+    lr_m = C(a.f(0) / (1.0 - std::pow(b1, t)) * rect);
+    sbc2 = C(std::sqrt(1.0 - b2t));
+  }
+  void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
+    C *m = o.s[0], *v = o.s[1];
+    for (int64_t i = b; i < e; ++i) {
+      C p = C(o.p[i]);
+      C g = dec(C(o.g[i]), p);
+      C mi = cb1 * m[i] + (C(1) - cb1) * g;
+      C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
+      m[i] = mi;
+      v[i] = vi;
+      o.p[i] = P(rectify ? p - lr_m * mi * sbc2 / (std::sqrt(vi) + eps) : p - lr_m * mi);
+    }
+  }
+};
+
+// One parameter: its elements split over the threads.
+template <template <typename> class Rule> void single_kernel(std::span<const Tensor> in, std::span<Tensor>,
+                                                             const Attrs& a) {
+  for_dtype(in, [&](auto tag) {
+    using P = decltype(tag);
+    const Operands<P> o(in);
+    const Rule<P> rule(a);
+    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) { rule(o, b, e); });
   });
 }
 
-void rmsprop_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
+// Note [multi-tensor updates]
+// With one op per parameter, an optimizer step over a model of many small
+// parameters (biases, norm weights) pays, per parameter, a Python call, a
+// dispatch and the start of a parallel region (or runs a small parameter on
+// one thread), for a few hundred elements of work. The merged
+// ops take the operands of many parameters that share dtype, device and
+// hyperparameters, laid out [p0, g0, states0..., p1, g1, states1..., ...]
+// with the number of states as their last attribute, and walk them in ONE
+// parallel region: the parameters are seen as one array, the concatenation
+// of their elements, and parallel_for splits that array by element count, so
+// each thread gets an equal share whether it falls inside a large tensor or
+// spans fifty small ones. Each thread finds the parameter where its share
+// starts and runs the rule over (parameter, element range) pieces. The rule
+// is the single-tensor kernel's and -ffp-contract=off keeps vector and scalar
+// loops alike, so where a range is cut does not change a bit of the result.
+template <template <typename> class Rule> void merged_kernel(std::span<const Tensor> in, std::span<Tensor>,
+                                                             const Attrs& a) {
+  const size_t per = 2 + size_t(a.i(a.size() - 1));
+  const size_t n_params = in.size() / per;
   for_dtype(in, [&](auto tag) {
     using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const C lr = C(a.f(0)), rho = C(a.f(1)), eps = C(a.f(2)), mom_c = C(a.f(3));
-    const Decay<C> dec(a.f(4), a.f(5));
-    C *ms = o.s[0], *mom = o.s[1], *mg = o.s[2];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C msi = rho * ms[i] + (C(1) - rho) * g * g;
-        ms[i] = msi;
-        C denom;
-        if (mg) {
-          C mgi = rho * mg[i] + (C(1) - rho) * g;
-          mg[i] = mgi;
-          denom = std::sqrt(msi - mgi * mgi + eps);
-        } else {
-          denom = std::sqrt(msi + eps);
-        }
-        C mi = mom_c * mom[i] + lr * g / denom;
-        mom[i] = mi;
-        o.p[i] = P(p - mi);
+    std::vector<Operands<P>> ops;
+    std::vector<int64_t> start{0};  // start[k]: the first element of ops[k] in the concatenation
+    ops.reserve(n_params);
+    start.reserve(n_params + 1);
+    for (size_t k = 0; k < n_params; ++k) {
+      Operands<P> o(in.subspan(k * per, per));
+      if (o.n == 0) continue;
+      ops.push_back(o);
+      start.push_back(start.back() + o.n);
+    }
+    const Rule<P> rule(a);
+    parallel_for(start.back(), kGrain, [&](int64_t b, int64_t e) {
+      size_t k = size_t(std::upper_bound(start.begin(), start.end(), b) - start.begin()) - 1;
+      for (; b < e; ++k) {
+        const int64_t hi = std::min(e, start[k + 1]);
+        rule(ops[k], b - start[k], hi - start[k]);
+        b = hi;
       }
     });
   });
@@ -267,73 +379,21 @@ void lamb_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) 
   });
 }
 
-void nadam_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const double b1 = a.f(1), b2 = a.f(2), t = double(a.i(4));
-    const double mu_t = a.f(5), mu_next = a.f(6), mu_prod = a.f(7);
-    const C cb1 = C(b1), cb2 = C(b2), eps = C(a.f(3)), lr = C(a.f(0));
-    const C c_m = C(mu_next / (1.0 - mu_prod * mu_next)), c_g = C((1.0 - mu_t) / (1.0 - mu_prod));
-    const C bc2 = C(1.0 - std::pow(b2, t));
-    const Decay<C> dec(a.f(8), a.f(9));
-    C *m = o.s[0], *v = o.s[1];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C mi = cb1 * m[i] + (C(1) - cb1) * g;
-        C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        C m_hat = c_m * mi + c_g * g;
-        o.p[i] = P(p - lr * m_hat / (std::sqrt(vi / bc2) + eps));
-      }
-    });
-  });
-}
-
-void radam_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) {
-  for_dtype(in, [&](auto tag) {
-    using P = decltype(tag);
-    using C = state_t<P>;
-    Operands<P> o(in);
-    const double b1 = a.f(1), b2 = a.f(2), t = double(a.i(4));
-    const double b2t = std::pow(b2, t);
-    const double rho_inf = 2.0 / (1.0 - b2) - 1.0;
-    const double rho_t = rho_inf - 2.0 * t * b2t / (1.0 - b2t);
-    const bool rectify = rho_t > 5.0;
-    const double rect = rectify ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-                                : 1.0;
-    const C cb1 = C(b1), cb2 = C(b2), eps = C(a.f(3));
-    const C lr_m = C(a.f(0) / (1.0 - std::pow(b1, t)) * rect), sbc2 = C(std::sqrt(1.0 - b2t));
-    const Decay<C> dec(a.f(5), a.f(6));
-    C *m = o.s[0], *v = o.s[1];
-    parallel_for(o.n, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C p = C(o.p[i]);
-        C g = dec(C(o.g[i]), p);
-        C mi = cb1 * m[i] + (C(1) - cb1) * g;
-        C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        o.p[i] = P(rectify ? p - lr_m * mi * sbc2 / (std::sqrt(vi) + eps) : p - lr_m * mi);
-      }
-    });
-  });
-}
-
-KernelRegistrar r_sgd("sgd_", DeviceType::CPU, OAR_FLOAT_DTYPES, sgd_kernel);
-KernelRegistrar r_momentum("momentum_", DeviceType::CPU, OAR_FLOAT_DTYPES, momentum_kernel);
-KernelRegistrar r_adam("adam_", DeviceType::CPU, OAR_FLOAT_DTYPES, adam_kernel);
-KernelRegistrar r_adamax("adamax_", DeviceType::CPU, OAR_FLOAT_DTYPES, adamax_kernel);
-KernelRegistrar r_adagrad("adagrad_", DeviceType::CPU, OAR_FLOAT_DTYPES, adagrad_kernel);
-KernelRegistrar r_adadelta("adadelta_", DeviceType::CPU, OAR_FLOAT_DTYPES, adadelta_kernel);
-KernelRegistrar r_rmsprop("rmsprop_", DeviceType::CPU, OAR_FLOAT_DTYPES, rmsprop_kernel);
+// The single-tensor op and its merged form of each update with a rule.
+#define OAR_UPDATE_KERNELS(op, Rule)                                                                   \
+  KernelRegistrar r_##op(#op "_", DeviceType::CPU, OAR_FLOAT_DTYPES, single_kernel<Rule>);            \
+  KernelRegistrar r_merged_##op("merged_" #op "_", DeviceType::CPU, OAR_FLOAT_DTYPES, merged_kernel<Rule>)
+OAR_UPDATE_KERNELS(sgd, SgdRule);
+OAR_UPDATE_KERNELS(momentum, MomentumRule);
+OAR_UPDATE_KERNELS(adam, AdamRule);
+OAR_UPDATE_KERNELS(adamax, AdamaxRule);
+OAR_UPDATE_KERNELS(adagrad, AdagradRule);
+OAR_UPDATE_KERNELS(adadelta, AdadeltaRule);
+OAR_UPDATE_KERNELS(rmsprop, RmspropRule);
+OAR_UPDATE_KERNELS(nadam, NadamRule);
+OAR_UPDATE_KERNELS(radam, RadamRule);
+#undef OAR_UPDATE_KERNELS
 KernelRegistrar r_lamb("lamb_", DeviceType::CPU, OAR_FLOAT_DTYPES, lamb_kernel);
-KernelRegistrar r_nadam("nadam_", DeviceType::CPU, OAR_FLOAT_DTYPES, nadam_kernel);
-KernelRegistrar r_radam("radam_", DeviceType::CPU, OAR_FLOAT_DTYPES, radam_kernel);
 
 }  // namespace
 }  // namespace oar::cpu

@@ -349,6 +349,29 @@ void lamb_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) 
   cuda_check(cudaGetLastError(), "oar.lamb_", "kernel launch");
 }
 
+// The merged updates (Note [multi-tensor updates] in kernels/cpu/optimizer.cpp)
+// launch the single-parameter kernel once per parameter: the optimizers keep
+// GPU parameters on the single-parameter ops, and this makes the merged op
+// correct wherever it is dispatched.
+template <template <typename> class Rule> void merged(std::span<const Tensor> in, const Attrs& a, const char* api) {
+  const size_t per = 2 + size_t(a.i(a.size() - 1));
+  for (size_t k = 0; k + per <= in.size(); k += per) run<Rule>(in.subspan(k, per), a, api);
+}
+#define OAR_MERGED_KERNEL(op, Rule)                                                        \
+  void merged_##op##_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) { \
+    merged<Rule>(in, a, "oar.merged_" #op "_");                                             \
+  }
+OAR_MERGED_KERNEL(sgd, Sgd)
+OAR_MERGED_KERNEL(momentum, Momentum)
+OAR_MERGED_KERNEL(adam, Adam)
+OAR_MERGED_KERNEL(adamax, Adamax)
+OAR_MERGED_KERNEL(adagrad, Adagrad)
+OAR_MERGED_KERNEL(adadelta, Adadelta)
+OAR_MERGED_KERNEL(rmsprop, Rmsprop)
+OAR_MERGED_KERNEL(nadam, Nadam)
+OAR_MERGED_KERNEL(radam, Radam)
+#undef OAR_MERGED_KERNEL
+
 const bool sgd_reg = register_real("sgd_", sgd_kernel, OAR_FLOAT_DTYPES);
 const bool momentum_reg = register_real("momentum_", momentum_kernel, OAR_FLOAT_DTYPES);
 const bool adam_reg = register_real("adam_", adam_kernel, OAR_FLOAT_DTYPES);
@@ -359,6 +382,15 @@ const bool rmsprop_reg = register_real("rmsprop_", rmsprop_kernel, OAR_FLOAT_DTY
 const bool lamb_reg = register_real("lamb_", lamb_kernel, OAR_FLOAT_DTYPES);
 const bool nadam_reg = register_real("nadam_", nadam_kernel, OAR_FLOAT_DTYPES);
 const bool radam_reg = register_real("radam_", radam_kernel, OAR_FLOAT_DTYPES);
+const bool merged_sgd_reg = register_real("merged_sgd_", merged_sgd_kernel, OAR_FLOAT_DTYPES);
+const bool merged_momentum_reg = register_real("merged_momentum_", merged_momentum_kernel, OAR_FLOAT_DTYPES);
+const bool merged_adam_reg = register_real("merged_adam_", merged_adam_kernel, OAR_FLOAT_DTYPES);
+const bool merged_adamax_reg = register_real("merged_adamax_", merged_adamax_kernel, OAR_FLOAT_DTYPES);
+const bool merged_adagrad_reg = register_real("merged_adagrad_", merged_adagrad_kernel, OAR_FLOAT_DTYPES);
+const bool merged_adadelta_reg = register_real("merged_adadelta_", merged_adadelta_kernel, OAR_FLOAT_DTYPES);
+const bool merged_rmsprop_reg = register_real("merged_rmsprop_", merged_rmsprop_kernel, OAR_FLOAT_DTYPES);
+const bool merged_nadam_reg = register_real("merged_nadam_", merged_nadam_kernel, OAR_FLOAT_DTYPES);
+const bool merged_radam_reg = register_real("merged_radam_", merged_radam_kernel, OAR_FLOAT_DTYPES);
 
 }  // namespace
 }  // namespace oar::cuda
