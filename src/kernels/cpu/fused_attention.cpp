@@ -301,11 +301,17 @@ void attention_grad_typed(std::span<const Tensor> in, std::span<Tensor> out, dou
   const int64_t nd = q.dim();
   const int64_t lq = q.shape()[nd - 2], d = q.shape()[nd - 1], lk = k.shape()[nd - 2], dv = v.shape()[nd - 1];
   T *gq = out[0].data<T>(), *gk = out[1].data<T>(), *gv = out[2].data<T>();
-  // Results nothing flows into are zeros (no rows, no keys, or empty batch).
-  for (Tensor& t : out) std::fill_n(t.data<T>(), t.numel(), T(0));
   int64_t nb = 1;
   for (int64_t dim = 0; dim < nd - 2; ++dim) nb *= q.shape()[dim];
-  if (nb == 0 || lq == 0 || lk == 0) return;
+  if (nb == 0 || lq == 0 || lk == 0) {  // nothing flows: zeros
+    for (Tensor& t : out) std::fill_n(t.data<T>(), t.numel(), T(0));
+    return;
+  }
+  // dQ's rows are written once each; dK and dV accumulate from zero.
+  if constexpr (!half) {
+    std::fill_n(gk, out[1].numel(), T(0));
+    std::fill_n(gv, out[2].numel(), T(0));
+  }
   // dK and dV accumulate in C: in the results themselves, or in float buffers for 16-bit types.
   std::vector<C> kacc(half ? size_t(nb * lk * d) : 0), vacc(half ? size_t(nb * lk * dv) : 0);
   C* kdst = half ? kacc.data() : reinterpret_cast<C*>(gk);
