@@ -99,8 +99,13 @@ def test_max_pool(case, dtype):
     np.testing.assert_array_equal(m.numpy(), mask)
 
 
-@pytest.mark.parametrize("case", CASES + [(2, [13, 12], 3, 2, 1, False), (2, [9, 11], [2, 4], [1, 3], [1, 2], True),
-                                  (1, [12], 4, 3, 2, True)], ids=[str(i) for i in range(len(CASES) + 3)])
+# The 2x2 stride-2 kernel: rows without an odd last column (one pass over many rows), and planes
+# in several chunks ([64, 64]: two planes per chunk).
+TIE_CASES = CASES + [(2, [13, 12], 3, 2, 1, False), (2, [9, 11], [2, 4], [1, 3], [1, 2], True),
+                     (1, [12], 4, 3, 2, True), (2, [8, 8], 2, 2, 0, False), (2, [64, 64], 2, None, 0, False)]
+
+
+@pytest.mark.parametrize("case", TIE_CASES, ids=[str(i) for i in range(len(TIE_CASES))])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_max_pool_ties_and_nans_take_the_first_in_window_order(case, dtype):
     nd, sp, k, s, p, ceil = case

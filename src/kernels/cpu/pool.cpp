@@ -67,6 +67,19 @@ struct PoolGeo {
   }
 };
 
+// take ? d : a without a branch (selected by bit mask).
+template <typename C> inline C pick(bool take, C a, C d) {
+  using U = std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>;
+  U ua, ud;
+  std::memcpy(&ua, &a, sizeof(C));
+  std::memcpy(&ud, &d, sizeof(C));
+  const U m = U(0) - U(take);
+  const U r = (ua & ~m) | (ud & m);
+  C out;
+  std::memcpy(&out, &r, sizeof(C));
+  return out;
+}
+
 int64_t plane_grain(int64_t per_plane) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_plane, 1)); }
 
 // Window bounds along each spatial dim, computed once per call.
@@ -94,29 +107,59 @@ template <typename T> void max_pool_impl(const Tensor& x, Tensor& y, Tensor& mas
   if (!g.adaptive && g.i[0] == 1 && g.k[1] == 2 && g.k[2] == 2 && g.s[1] == 2 && g.s[2] == 2 && g.p[1] == 0 &&
       g.p[2] == 0 && 2 * g.o[1] <= g.i[1] && 2 * g.o[2] <= g.i[2]) {
     // 2x2, stride 2 (MaxPool2D(2)), no window clipped (as ceil_mode's last
-    // ones are): four loads per output in window order.
-    const int64_t iw = g.i[2], ow = g.o[2], oh = g.o[1];
+    // ones are), in two branch-free passes that vectorise: the larger of each
+    // column pair of every input row (across all rows of a chunk of planes at
+    // once when the rows have no odd last column), then the larger of each
+    // row pair. The top or left entry wins ties and NaN wins over numbers, so
+    // the first maximum in window order (and the first NaN) is kept.
+    const int64_t ih = g.i[1], iw = g.i[2], ow = g.o[2], oh = g.o[1];
+    const int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(ih * ow, 1));  // planes per pass
     parallel_for(g.planes, plane_grain(g.isz()), [&](int64_t b, int64_t e) {
-      for (int64_t pl = b; pl < e; ++pl) {
-        const T* xq = xp + pl * g.isz();
-        T* yq = yp + pl * g.osz();
-        int32_t* mq = mp + pl * g.osz();
-        for (int64_t r = 0; r < oh; ++r) {
-          const int64_t r0 = 2 * r * iw, r1 = r0 + iw;
-#pragma omp simd
-          for (int64_t c = 0; c < ow; ++c) {
-            const int64_t f[4] = {r0 + 2 * c, r0 + 2 * c + 1, r1 + 2 * c, r1 + 2 * c + 1};
-            C best = C(xq[f[0]]);
-            int64_t arg = f[0];
-            for (int k = 1; k < 4; ++k) {
-              C v = C(xq[f[k]]);
-              bool take = (v > best) | ((v != v) & (best == best));
-              best = take ? v : best;
-              arg = take ? f[k] : arg;
-            }
-            yq[r * ow + c] = T(best);
-            mq[r * ow + c] = int32_t(arg);
+      const int64_t most = std::min(chunk, e - b);
+      std::vector<C> hm(size_t(most * ih * ow));
+      std::vector<int32_t> hc(hm.size());  // 0 or 1 (int32: AVX2 gathers no bytes)
+      // Per output of a chunk: the first-pass entry of its window's top row,
+      // and its window's top-left element within the plane (the mask).
+      std::vector<int32_t> top(size_t(most * oh * ow)), base(top.size());
+      for (int64_t pl = 0, j = 0; pl < most; ++pl)
+        for (int64_t r = 0; r < oh; ++r)
+          for (int64_t c = 0; c < ow; ++c, ++j) {
+            top[size_t(j)] = int32_t((pl * ih + 2 * r) * ow + c);
+            base[size_t(j)] = int32_t(2 * r * iw + 2 * c);
           }
+      auto pairs = [&](const T* x, C* m, int32_t* c, int64_t n) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) {
+          const C l = C(x[2 * j]), r = C(x[2 * j + 1]);
+          const bool take = (r > l) | ((r != r) & (l == l));
+          m[j] = take ? r : l;
+          c[j] = int32_t(take);
+        }
+      };
+      for (int64_t p0 = b; p0 < e; p0 += chunk) {
+        const int64_t np = std::min(chunk, e - p0);
+        const T* xs = xp + p0 * g.isz();
+        if (iw == 2 * ow) {
+          pairs(xs, hm.data(), hc.data(), np * ih * ow);
+        } else {
+          for (int64_t row = 0; row < np * ih; ++row)
+            pairs(xs + row * iw, hm.data() + row * ow, hc.data() + row * ow, ow);
+        }
+        // One loop over the chunk's outputs: output j reads the first pass's
+        // entries top[j] and top[j] + ow (gathers, which GCC leaves scalar
+        // for generic tuning; pick keeps the scalar loop free of branches,
+        // which random data would mispredict).
+        const int64_t n = np * oh * ow;
+        T* yq = yp + p0 * g.osz();
+        int32_t* mq = mp + p0 * g.osz();
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) {
+          const int32_t t = top[size_t(j)], u = t + int32_t(ow);
+          const C a = hm[size_t(t)], d = hm[size_t(u)];
+          const int32_t ca = hc[size_t(t)], cd = int32_t(iw) + hc[size_t(u)];
+          const bool take = (d > a) | ((d != d) & (a == a));
+          yq[j] = T(pick(take, a, d));
+          mq[j] = base[size_t(j)] + ca + int32_t(take) * (cd - ca);
         }
       }
     });
