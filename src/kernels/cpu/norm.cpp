@@ -26,6 +26,39 @@ Tensors dense_inputs(std::span<const Tensor> in) {
   return d;
 }
 
+// The mean and (biased) variance of channel c of a dense [outer, C, inner]
+// tensor: two passes in double (the statistics of a large channel lose digits
+// in float), each inner run summed in vector lanes.
+struct ChannelStats {
+  double mean, var;
+};
+template <typename T>
+ChannelStats channel_stats(const T* xp, int64_t c, int64_t C, int64_t outer, int64_t inner) {
+  const int64_t M = outer * inner;
+  if (M == 0) return {0.0, 0.0};
+  double s = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* p = xp + (o * C + c) * inner;
+    double a = 0;
+#pragma omp simd reduction(+ : a)
+    for (int64_t i = 0; i < inner; ++i) a += double(compute_t<T>(p[i]));
+    s += a;
+  }
+  const double mu = s / double(M);
+  double q = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* p = xp + (o * C + c) * inner;
+    double a = 0;
+#pragma omp simd reduction(+ : a)
+    for (int64_t i = 0; i < inner; ++i) {
+      const double d = double(compute_t<T>(p[i])) - mu;
+      a += d * d;
+    }
+    q += a;
+  }
+  return {mu, q / double(M)};
+}
+
 // Accumulate in double: the statistics of a large channel lose digits in float.
 template <typename T> void batch_norm_impl(std::span<const Tensor> in, std::span<Tensor> out, const Attrs& a) {
   const Tensor& x = in[0];
@@ -44,21 +77,9 @@ template <typename T> void batch_norm_impl(std::span<const Tensor> in, std::span
     for (int64_t c = cb; c < ce; ++c) {
       double mu, var;
       if (batch) {
-        double s = 0;
-        for (int64_t o = 0; o < outer; ++o) {
-          const T* p = xp + (o * C + c) * inner;
-          for (int64_t i = 0; i < inner; ++i) s += double(compute_t<T>(p[i]));
-        }
-        mu = M ? s / double(M) : 0.0;
-        double q = 0;
-        for (int64_t o = 0; o < outer; ++o) {
-          const T* p = xp + (o * C + c) * inner;
-          for (int64_t i = 0; i < inner; ++i) {
-            double d = double(compute_t<T>(p[i])) - mu;
-            q += d * d;
-          }
-        }
-        var = M ? q / double(M) : 0.0;
+        const ChannelStats st = channel_stats(xp, c, C, outer, inner);
+        mu = st.mean;
+        var = st.var;
       } else {
         mu = double(compute_t<T>(rm[c]));
         var = double(compute_t<T>(rv[c]));
@@ -132,39 +153,46 @@ template <typename T> void batch_norm_grad_impl(std::span<const Tensor> in, std:
   const T *xp = x.data<T>(), *w = in[1].data<T>(), *gp = in[2].data<T>(), *rm = in[3].data<T>(), *rv = in[4].data<T>();
   T *gx = out[0].data<T>(), *gw = out[1].data<T>(), *gb = out[2].data<T>();
   int64_t M = outer * inner;
-  auto at = [&](const T* p, int64_t o, int64_t c, int64_t i) { return double(compute_t<T>(p[(o * C + c) * inner + i])); };
   parallel_for(C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(M, 1)), [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c) {
       double mu, var;
       if (batch) {
-        double s = 0, q = 0;
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t i = 0; i < inner; ++i) s += at(xp, o, c, i);
-        mu = M ? s / double(M) : 0.0;
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t i = 0; i < inner; ++i) { double d = at(xp, o, c, i) - mu; q += d * d; }
-        var = M ? q / double(M) : 0.0;
+        const ChannelStats st = channel_stats(xp, c, C, outer, inner);
+        mu = st.mean;
+        var = st.var;
       } else {
         mu = double(compute_t<T>(rm[c]));
         var = double(compute_t<T>(rv[c]));
       }
-      double r = 1.0 / std::sqrt(var + eps), wc = double(compute_t<T>(w[c]));
-      double sg = 0, sgx = 0;
-      for (int64_t o = 0; o < outer; ++o)
+      const double r = 1.0 / std::sqrt(var + eps), wc = double(compute_t<T>(w[c]));
+      double sg = 0, sgd = 0;  // sums of g and of g (x - mu)
+      for (int64_t o = 0; o < outer; ++o) {
+        const T *g = gp + (o * C + c) * inner, *xr = xp + (o * C + c) * inner;
+        double a = 0, b = 0;
+#pragma omp simd reduction(+ : a, b)
         for (int64_t i = 0; i < inner; ++i) {
-          double g = at(gp, o, c, i);
-          sg += g;
-          sgx += g * (at(xp, o, c, i) - mu) * r;
+          const double gv = double(compute_t<T>(g[i]));
+          a += gv;
+          b += gv * (double(compute_t<T>(xr[i])) - mu);
         }
+        sg += a;
+        sgd += b;
+      }
+      const double sgx = sgd * r;
       gb[c] = T(compute_t<T>(sg));
       gw[c] = T(compute_t<T>(sgx));
-      double mg = M ? sg / double(M) : 0.0, mgx = M ? sgx / double(M) : 0.0;
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i) {
-          double g = at(gp, o, c, i), xh = (at(xp, o, c, i) - mu) * r;
-          double v = batch ? wc * r * (g - mg - xh * mgx) : wc * r * g;
-          gx[(o * C + c) * inner + i] = T(compute_t<T>(v));
-        }
+      const double mg = M ? sg / double(M) : 0.0, mgx = M ? sgx / double(M) : 0.0;
+      // dx = k (g - mg - xhat mgx) = k g + (-k mg + k mu r mgx) - k r mgx x, k = w r
+      // (k g with batch statistics off); per channel constants, then one fused pass.
+      const double k = wc * r;
+      const double kx = batch ? -k * r * mgx : 0.0, k0 = batch ? -k * mg + k * mu * r * mgx : 0.0;
+      for (int64_t o = 0; o < outer; ++o) {
+        const T *g = gp + (o * C + c) * inner, *xr = xp + (o * C + c) * inner;
+        T* dst = gx + (o * C + c) * inner;
+#pragma omp simd
+        for (int64_t i = 0; i < inner; ++i)
+          dst[i] = T(compute_t<T>(k * double(compute_t<T>(g[i])) + kx * double(compute_t<T>(xr[i])) + k0));
+      }
     }
   });
 }
