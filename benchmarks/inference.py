@@ -50,7 +50,7 @@ def paddle_like_model(fw, model):
             self.h = h
 
         def forward(self, x):
-            b, s, w = x.shape
+            s, w = x.shape[1:]  # (the batch dim is dynamic in the saved program)
             q, k, v = fw.split(self.qkv(x), 3, axis=-1)
             q, k, v = [t.reshape([-1, s, self.h, w // self.h]).transpose([0, 2, 1, 3]) for t in (q, k, v)]
             att = F.softmax(fw.matmul(q, k, transpose_y=True) * (1.0 / np.sqrt(w // self.h)), axis=-1)
