@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/dtype_lists.h"
@@ -17,6 +18,14 @@ namespace {
 constexpr int64_t kGrain = 8192;  // the per-element work is a dozen flops
 
 template <typename P> using state_t = compute_t<P>;  // float for half types, else P
+
+// Adam's moment updates in place: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2;
+// returns the new (m, v).
+template <typename C> inline std::pair<C, C> moments(C& m, C& v, C g, C cb1, C cb2) {
+  m = cb1 * m + (C(1) - cb1) * g;
+  v = cb2 * v + (C(1) - cb2) * g * g;
+  return {m, v};
+}
 
 // Operand pointers: the parameter and gradient in P, the states in S.
 template <typename P> struct Operands {
@@ -233,10 +242,7 @@ template <typename P> struct NadamRule {
     for (int64_t i = b; i < e; ++i) {
       C p = C(o.p[i]);
       C g = dec(C(o.g[i]), p);
-      C mi = cb1 * m[i] + (C(1) - cb1) * g;
-      C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
-      m[i] = mi;
-      v[i] = vi;
+      const auto [mi, vi] = moments(m[i], v[i], g, cb1, cb2);
       C m_hat = c_m * mi + c_g * g;
       o.p[i] = P(p - lr * m_hat / (std::sqrt(vi / bc2) + eps));
     }
@@ -268,10 +274,7 @@ template <typename P> struct RadamRule {
     for (int64_t i = b; i < e; ++i) {
       C p = C(o.p[i]);
       C g = dec(C(o.g[i]), p);
-      C mi = cb1 * m[i] + (C(1) - cb1) * g;
-      C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
-      m[i] = mi;
-      v[i] = vi;
+      const auto [mi, vi] = moments(m[i], v[i], g, cb1, cb2);
       o.p[i] = P(rectify ? p - lr_m * mi * sbc2 / (std::sqrt(vi) + eps) : p - lr_m * mi);
     }
   }
@@ -355,10 +358,7 @@ void lamb_kernel(std::span<const Tensor> in, std::span<Tensor>, const Attrs& a) 
         for (int64_t i = c * kChunk, e = std::min(o.n, (c + 1) * kChunk); i < e; ++i) {
           C p = C(o.p[i]);
           C g = dec(C(o.g[i]), p);
-          C mi = cb1 * m[i] + (C(1) - cb1) * g;
-          C vi = cb2 * v[i] + (C(1) - cb2) * g * g;
-          m[i] = mi;
-          v[i] = vi;
+          const auto [mi, vi] = moments(m[i], v[i], g, cb1, cb2);
           C ri = (mi / bc1) / (std::sqrt(vi / bc2) + eps) + wd * p;
           r[size_t(i)] = ri;
           ps += double(p) * double(p);
