@@ -27,8 +27,10 @@ Tensors dense_inputs(std::span<const Tensor> in) {
 }
 
 // The mean and (biased) variance of channel c of a dense [outer, C, inner]
-// tensor: two passes in double (the statistics of a large channel lose digits
-// in float), each inner run summed in vector lanes.
+// tensor in one pass, in double (the statistics of a large channel lose
+// digits in float): sums of d = x - K and d^2 with K the channel's first
+// value, so that a mean large against the spread does not cancel
+// (var = (sum d^2 - (sum d)^2 / M) / M); each inner run in vector lanes.
 struct ChannelStats {
   double mean, var;
 };
@@ -36,27 +38,22 @@ template <typename T>
 ChannelStats channel_stats(const T* xp, int64_t c, int64_t C, int64_t outer, int64_t inner) {
   const int64_t M = outer * inner;
   if (M == 0) return {0.0, 0.0};
-  double s = 0;
+  const double K = double(compute_t<T>(xp[c * inner]));
+  double s = 0, q = 0;
   for (int64_t o = 0; o < outer; ++o) {
     const T* p = xp + (o * C + c) * inner;
-    double a = 0;
-#pragma omp simd reduction(+ : a)
-    for (int64_t i = 0; i < inner; ++i) a += double(compute_t<T>(p[i]));
-    s += a;
-  }
-  const double mu = s / double(M);
-  double q = 0;
-  for (int64_t o = 0; o < outer; ++o) {
-    const T* p = xp + (o * C + c) * inner;
-    double a = 0;
-#pragma omp simd reduction(+ : a)
+    double a = 0, b = 0;
+#pragma omp simd reduction(+ : a, b)
     for (int64_t i = 0; i < inner; ++i) {
-      const double d = double(compute_t<T>(p[i])) - mu;
-      a += d * d;
+      const double d = double(compute_t<T>(p[i])) - K;
+      a += d;
+      b += d * d;
     }
-    q += a;
+    s += a;
+    q += b;
   }
-  return {mu, q / double(M)};
+  const double ds = s / double(M);
+  return {K + ds, std::max(0.0, q / double(M) - ds * ds)};
 }
 
 // Accumulate in double: the statistics of a large channel lose digits in float.
