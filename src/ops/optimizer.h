@@ -11,6 +11,8 @@
 // float16/bfloat16 parameter is float32 (state_dtype), the gradient has the
 // parameter's dtype.
 #pragma once
+#include <cmath>
+
 #include "ops/ops.h"
 
 namespace oar::ops {
@@ -23,6 +25,17 @@ struct Decay {
 
 // The dtype of the optimizer state kept for a parameter of dtype `param`.
 DType state_dtype(DType param);
+
+// RAdam's rectification factor r_t at step t (both kernels, CPU and CUDA), or
+// 0 while rho_t <= 5, when the variance is not yet tractable and the update
+// is momentum SGD.
+inline double radam_rectification(double beta2, double t) {
+  const double b2t = std::pow(beta2, t);
+  const double rho_inf = 2.0 / (1.0 - beta2) - 1.0;
+  const double rho_t = rho_inf - 2.0 * t * b2t / (1.0 - b2t);
+  if (rho_t <= 5.0) return 0.0;
+  return std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+}
 
 // p -= lr * g
 void sgd_(Tensor& p, const Tensor& g, double lr, Decay d = {});

@@ -1,5 +1,5 @@
 """Adam."""
-from .optimizer import Optimizer, _as_float
+from .optimizer import Optimizer
 
 __all__ = ["Adam"]
 
@@ -58,8 +58,7 @@ class Adam(Optimizer):
         return 0.0, None
 
     def _update_plan(self, group):
-        b1, b2 = _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2"))
-        eps = _as_float(self._hp(group, "epsilon"))
+        b1, b2, eps = self._betas(group)
         coeff0, per_param = self._decoupled(group)
 
         def plan(p, g, state, scalars, lr, l1, l2):

@@ -1,5 +1,5 @@
 """Adamax: Adam with the infinity norm."""
-from .optimizer import Optimizer, _as_float
+from .optimizer import Optimizer
 
 __all__ = ["Adamax"]
 
@@ -31,7 +31,6 @@ class Adamax(Optimizer):
     _op, _n_states = "adamax_", 2
 
     def _update_plan(self, group):
-        b1, b2 = _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2"))
-        eps = _as_float(self._hp(group, "epsilon"))
+        b1, b2, eps = self._betas(group)
         return lambda p, g, state, scalars, lr, l1, l2: (
             g, (state["moment"], state["inf_norm"]), (lr, b1, b2, eps, scalars["step"], l1, l2))

@@ -46,6 +46,5 @@ class Lamb(Optimizer):
         wd = _as_float(self._hp(group, "lamb_weight_decay"))
         if self._exclude_fn is not None and self._exclude_fn(p):
             wd = 0.0
-        _ops.lamb_(p, g, state["moment1"], state["moment2"], lr, _as_float(self._hp(group, "beta1")),
-                   _as_float(self._hp(group, "beta2")), _as_float(self._hp(group, "epsilon")), scalars["step"], wd,
+        _ops.lamb_(p, g, state["moment1"], state["moment2"], lr, *self._betas(group), scalars["step"], wd,
                    self._always_adapt, l1, l2)

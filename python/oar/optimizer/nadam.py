@@ -61,8 +61,8 @@ class NAdam(Optimizer):
     _op, _n_states = "nadam_", 2
 
     def _update_plan(self, group):
-        b1, b2 = _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2"))
-        eps, psi = _as_float(self._hp(group, "epsilon")), _as_float(self._hp(group, "momentum_decay"))
+        b1, b2, eps = self._betas(group)
+        psi = _as_float(self._hp(group, "momentum_decay"))
 
         def plan(p, g, state, scalars, lr, l1, l2):
             t = scalars["step"]

@@ -148,6 +148,10 @@ class Optimizer:
         self._beta2 = self._check_beta("beta2", beta2)
         self._epsilon = self._check_positive("epsilon", epsilon)
 
+    def _betas(self, group):
+        """The Adam family's (beta1, beta2, epsilon) for a parameter group, as floats."""
+        return tuple(_as_float(self._hp(group, k)) for k in ("beta1", "beta2", "epsilon"))
+
     def _check_positive(self, name, v, strict=False):
         v = _as_float(v)
         if not math.isfinite(v) or v < 0 or (strict and v == 0):

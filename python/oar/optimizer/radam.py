@@ -54,7 +54,6 @@ class RAdam(Optimizer):
     _op, _n_states = "radam_", 2
 
     def _update_plan(self, group):
-        b1, b2 = _as_float(self._hp(group, "beta1")), _as_float(self._hp(group, "beta2"))
-        eps = _as_float(self._hp(group, "epsilon"))
+        b1, b2, eps = self._betas(group)
         return lambda p, g, state, scalars, lr, l1, l2: (
             g, (state["moment1"], state["moment2"]), (lr, b1, b2, eps, scalars["step"], l1, l2))

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cpu/loops.h"
+#include "ops/optimizer.h"
 
 namespace oar::cpu {
 namespace {
@@ -257,17 +258,13 @@ template <typename P> struct RadamRule {
   Decay<C> dec;
   explicit RadamRule(const Attrs& a) : dec(a.f(5), a.f(6)) {
     const double b1 = a.f(1), b2 = a.f(2), t = double(a.i(4));
-    const double b2t = std::pow(b2, t);
-    const double rho_inf = 2.0 / (1.0 - b2) - 1.0;
-    const double rho_t = rho_inf - 2.0 * t * b2t / (1.0 - b2t);
-    rectify = rho_t > 5.0;
-    const double rect =
-        rectify ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : 1.0;
+    const double r = ops::radam_rectification(b2, t);
+    rectify = r > 0.0;
     cb1 = C(b1);
     cb2 = C(b2);
     eps = C(a.f(3));
-    lr_m = C(a.f(0) / (1.0 - std::pow(b1, t)) * rect);
-    sbc2 = C(std::sqrt(1.0 - b2t));
+    lr_m = C(a.f(0) / (1.0 - std::pow(b1, t)) * (rectify ? r : 1.0));
+    sbc2 = C(std::sqrt(1.0 - std::pow(b2, t)));
   }
   void operator()(const Operands<P>& o, int64_t b, int64_t e) const {
     C *m = o.s[0], *v = o.s[1];

@@ -10,6 +10,7 @@
 #include "kernels/cpu/dtype_lists.h"
 #include "kernels/cuda/loops.cuh"
 #include "kernels/cuda/registry.h"
+#include "ops/optimizer.h"
 
 namespace oar::cuda {
 namespace {
@@ -199,17 +200,13 @@ template <typename C> struct Radam {
   Decay<C> dec;
   Radam(const Attrs& a, size_t) : dec(decay_of<C>(a, 5)) {
     const double cb1 = a.f(1), cb2 = a.f(2), t = double(a.i(4));
-    const double b2t = std::pow(cb2, t);
-    const double rho_inf = 2.0 / (1.0 - cb2) - 1.0;
-    const double rho_t = rho_inf - 2.0 * t * b2t / (1.0 - b2t);
-    rectify = rho_t > 5.0;
-    const double rect =
-        rectify ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : 1.0;
+    const double r = ops::radam_rectification(cb2, t);
+    rectify = r > 0.0;
     b1 = C(cb1);
     b2 = C(cb2);
     eps = C(a.f(3));
-    lr_m = C(a.f(0) / (1.0 - std::pow(cb1, t)) * rect);
-    sbc2 = C(std::sqrt(1.0 - b2t));
+    lr_m = C(a.f(0) / (1.0 - std::pow(cb1, t)) * (rectify ? r : 1.0));
+    sbc2 = C(std::sqrt(1.0 - std::pow(cb2, t)));
   }
   __device__ C operator()(C p, C g, int64_t i, States<C> s) const {
     g = dec(g, p);
